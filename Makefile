@@ -1,0 +1,36 @@
+# Two entry points for a fresh machine (see README):
+#   make reproduce   set up .venv and run the main job (paper 1, Figure 1, quick form)
+#   make test        set up .venv and run the default test suite (< 10 minutes)
+# Also: make test-slow (long statistical tests and full-scale checks), make bench, make lint.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip install -q --disable-pip-version-check -c constraints.txt
+
+.PHONY: install reproduce reproduce-full test test-slow bench lint
+
+$(VENV)/.installed: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) torch==2.13.0
+	$(PIP) -e ".[test]"
+	touch $@
+
+install: $(VENV)/.installed
+
+reproduce: install
+	$(VENV)/bin/privenv reproduce huber-fig1 --quick --output results/huber-fig1-quick
+
+reproduce-full: install
+	$(VENV)/bin/privenv reproduce huber-fig1 --output results/huber-fig1
+
+test: install
+	$(PY) -m pytest -n 2 -q
+
+test-slow: install
+	$(PY) -m pytest -n 2 -q -m slow
+
+bench: install
+	$(PY) benchmarks/run.py
+
+lint: install
+	$(VENV)/bin/ruff check privenv agents wrappers tests examples benchmarks

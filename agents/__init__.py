@@ -1,0 +1,75 @@
+"""The agent zoo (importable as ``privenv.agents``).
+
+:func:`make` builds an agent by its command-line name for an environment, filling the
+constructor's problem parameters (``K``, ``horizon``, ``alpha``, moment bounds, …) from the env's
+public description (:meth:`privenv.envs.base.ProblemEnv.public_info`) unless given explicitly.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any
+
+from privenv.agents.base import Agent, LoopedAgent, as_batched
+
+#: command-line name → (module, class). One module per algorithm family.
+REGISTRY: dict[str, tuple[str, str]] = {
+    # multi-armed bandits: baselines (agents/mab.py)
+    "ucb1": ("privenv.agents.mab", "UCB1"),
+    "robust-ucb": ("privenv.agents.mab", "RobustUCB"),
+    "eps-greedy": ("privenv.agents.mab", "EpsilonGreedy"),
+    # private successive elimination (Sajed & Sheffet 2019), regret and BAI (agents/dp_se.py)
+    "dp-se": ("privenv.agents.dp_se", "DPSE"),
+    # paper 1: private and robust arm elimination (agents/huber.py)
+    "prae-r": ("privenv.agents.huber", "PRAER"),
+    "prae-c": ("privenv.agents.huber", "PRAEC"),
+    "dprse": ("privenv.agents.huber", "DPRSE"),
+}
+
+
+def agent_class(name: str) -> type[Agent]:
+    """The class registered under ``name``."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(sorted(REGISTRY))}")
+    module, cls = REGISTRY[name]
+    return getattr(importlib.import_module(module), cls)
+
+
+def public_info_of(env: Any) -> dict[str, Any]:
+    """The public description of an env id, an env, a vector env, or a wrapped one."""
+    if isinstance(env, str):
+        import gymnasium as gym
+
+        import privenv  # noqa: F401  (registers the ids)
+
+        env = gym.make(env)
+    base = getattr(env, "unwrapped", env)
+    if not hasattr(base, "public_info"):
+        raise TypeError(f"{env!r} is not a privenv environment")
+    return base.public_info()
+
+
+def make(name: str, env: Any, n_runs: int = 1, **params: Any) -> Agent:
+    """Build agent ``name`` for ``env`` (an id or an env) with ``n_runs`` runs.
+
+    ``params`` are constructor arguments; parameters the agent shares with the env's public
+    description (e.g. ``K``, ``horizon``, ``alpha``) default to the env's values.
+    """
+    cls = agent_class(name)
+    signature = inspect.signature(cls.__init__).parameters
+    unknown = [k for k in params if k not in signature]
+    if unknown:
+        allowed = [p for p in signature if p not in ("self", "n_runs")]
+        raise ValueError(f"agent {name!r} has no parameter {unknown[0]!r}; parameters: {allowed}")
+    info = public_info_of(env)
+    kwargs = {k: v for k, v in info.items() if k in signature and k not in params}
+    return cls(n_runs=n_runs, **kwargs, **params)
+
+
+def names() -> list[str]:
+    """Registered agent names."""
+    return sorted(REGISTRY)
+
+
+__all__ = ["Agent", "LoopedAgent", "REGISTRY", "agent_class", "as_batched", "make", "names"]

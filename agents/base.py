@@ -1,0 +1,158 @@
+"""The agent protocol (SPEC §3.0).
+
+Every zoo agent holds the state of ``n_runs`` independent runs with a leading run axis::
+
+    agent.privacy                               # the PrivacyGuarantee it provides
+    agent.reset(seed=None)                      # fresh state; per-run noise streams
+    action = agent.act(observation)             # one action per run
+    agent.observe(action, reward, observation)  # feedback for that action (and the next obs)
+
+**Shapes (one rule):** an agent built with ``n_runs=1`` takes a single observation and returns a
+single action (a Python ``int`` for discrete actions), like a Gymnasium ``Env``; an agent built
+with ``n_runs=N > 1`` takes observations with a leading axis of length N and returns an array of
+N actions, like a Gymnasium ``VectorEnv``. Subclasses write only the batched form,
+:meth:`Agent.act_batch` / :meth:`Agent.observe_batch`, which the runner calls directly.
+
+A one-run agent written without this base class (any object with ``act``, ``observe`` and
+optionally ``reset`` and ``privacy``) runs too: :class:`LoopedAgent` drives one copy per run.
+
+Randomness: an agent draws its noise from ``self.noise`` (:class:`privenv.seeding.RunNoise`),
+whose run *i* stream depends only on run *i*'s seed, so results do not depend on the batch size.
+Agents never see ``info``.
+"""
+
+from __future__ import annotations
+
+import copy
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+
+from privenv._validation import check_int
+from privenv.privacy.guarantee import PrivacyGuarantee
+from privenv.seeding import AGENT, RunNoise, noise_for
+
+
+class Agent(ABC):
+    """Base class of batched agents.
+
+    Args:
+        n_runs: number of independent runs the agent plays at once.
+    """
+
+    #: command-line name (lower-case with hyphens)
+    name: ClassVar[str] = ""
+
+    def __init__(self, n_runs: int = 1) -> None:
+        self.n_runs = check_int("n_runs", n_runs, low=1)
+        self.ledger: Any = None  # a privenv.privacy.ledger.Ledger in checking mode (tests)
+        self.noise: RunNoise | None = None
+        self.t = 0  # rounds observed so far (the same in every run)
+
+    # -- the protocol -------------------------------------------------------------------------
+    @property
+    def privacy(self) -> PrivacyGuarantee:
+        """The guarantee this agent provides on its own inputs (non-private by default)."""
+        return PrivacyGuarantee.none()
+
+    def reset(self, seed: Any = None, *, first_run: int = 0) -> None:
+        """Forget everything; run *i* draws noise from seed ``seed``'s run ``first_run + i``."""
+        self.noise = noise_for(seed, self.n_runs, AGENT, first_run)
+        self.t = 0
+        self.reset_state()
+
+    def act(self, observation: Any) -> Any:
+        """One action per run (a single action when ``n_runs == 1``)."""
+        if self.n_runs == 1:
+            a = self.act_batch(np.asarray(observation)[None])
+            return a[0].item() if a.ndim == 1 else a[0]
+        return self.act_batch(np.asarray(observation))
+
+    def observe(self, action: Any, reward: Any, observation: Any) -> None:
+        """Feedback for ``action``: the (possibly privatized) ``reward`` and the next observation."""
+        if self.n_runs == 1:
+            self.observe_batch(
+                np.asarray(action)[None], np.asarray(reward, dtype=float)[None],
+                np.asarray(observation)[None],
+            )
+        else:
+            self.observe_batch(np.asarray(action), np.asarray(reward, dtype=float),
+                               np.asarray(observation))
+
+    # -- what subclasses write ------------------------------------------------------------------
+    @abstractmethod
+    def reset_state(self) -> None:
+        """Initialise the per-run state (called by :meth:`reset`)."""
+
+    @abstractmethod
+    def act_batch(self, observations: np.ndarray) -> np.ndarray:
+        """Actions of all runs, shape ``(n_runs, …)``."""
+
+    @abstractmethod
+    def observe_batch(
+        self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray
+    ) -> None:
+        """Update every run with its action, reward and next observation (then ``self.t += 1``)."""
+
+    # -- helpers --------------------------------------------------------------------------------
+    def charge(self, runs: np.ndarray, users: np.ndarray, epsilon: float = 0.0, *,
+               rho: float = 0.0, label: str = "") -> None:
+        """Record a noisy release in the ledger (checking mode only; a no-op otherwise)."""
+        if self.ledger is not None:
+            self.ledger.charge(runs, users, epsilon, rho=rho, label=label)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n_runs={self.n_runs}, privacy='{self.privacy}')"
+
+
+class LoopedAgent(Agent):
+    """Runs a one-run agent (``act(obs) -> action``, ``observe(a, r, obs)``) for ``n_runs`` runs
+    by keeping one deep copy per run — slower, but any agent a student writes runs in the runner.
+
+    A copy's ``reset(seed=…)`` (if it has one) receives an int seed derived from run *i*'s own
+    seed, so runs stay independent of the batch size.
+    """
+
+    def __init__(self, agent: Any, n_runs: int = 1) -> None:
+        super().__init__(n_runs)
+        for method in ("act", "observe"):
+            if not callable(getattr(agent, method, None)):
+                raise TypeError(f"agent must have a callable {method}() method, got {agent!r}")
+        self.prototype = agent
+        self.copies = [copy.deepcopy(agent) for _ in range(self.n_runs)]
+        self.name = getattr(agent, "name", type(agent).__name__)
+
+    @property
+    def privacy(self) -> PrivacyGuarantee:
+        return getattr(self.prototype, "privacy", PrivacyGuarantee.none())
+
+    def reset(self, seed: Any = None, *, first_run: int = 0) -> None:
+        super().reset(seed, first_run=first_run)
+        self.copies = [copy.deepcopy(self.prototype) for _ in range(self.n_runs)]
+        assert self.noise is not None
+        for i, c in enumerate(self.copies):
+            if callable(getattr(c, "reset", None)):
+                c.reset(seed=int(self.noise.uniforms(i, 2)[0] * 2**62))
+
+    def reset_state(self) -> None:
+        pass
+
+    def act_batch(self, observations: np.ndarray) -> np.ndarray:
+        return np.asarray([c.act(o) for c, o in zip(self.copies, observations, strict=True)])
+
+    def observe_batch(
+        self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray
+    ) -> None:
+        for c, a, r, o in zip(self.copies, actions, rewards, observations, strict=True):
+            c.observe(a.item() if isinstance(a, np.generic) else a, float(r), o)
+        self.t += 1
+
+
+def as_batched(agent: Any, n_runs: int) -> Agent:
+    """``agent`` itself if it is a batched :class:`Agent` for ``n_runs`` runs, else a loop."""
+    if isinstance(agent, Agent):
+        if agent.n_runs != n_runs:
+            raise ValueError(f"agent was built for n_runs={agent.n_runs}, the run has {n_runs}")
+        return agent
+    return LoopedAgent(agent, n_runs)

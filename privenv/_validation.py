@@ -1,0 +1,99 @@
+"""Parameter validation at the public boundary (scikit-learn style).
+
+Every check raises a ``ValueError`` that names the parameter, the allowed range and the value
+received. Nothing is silently clipped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+def check_real(
+    name: str,
+    value: Any,
+    *,
+    low: float = -math.inf,
+    high: float = math.inf,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """Return ``value`` as a float if it is a finite real in the interval, else raise ValueError.
+
+    ``low``/``high`` bound the interval; ``*_open`` make the bound strict.
+    """
+    left = "(" if low_open else "["
+    right = ")" if high_open else "]"
+    interval = f"{left}{low:g}, {high:g}{right}"
+    if not _is_real(value) or math.isnan(float(value)):
+        raise ValueError(f"{name} must be a real number in {interval}, got {value!r}")
+    v = float(value)
+    if math.isinf(v) and not (math.isinf(low) and v == low) and not (math.isinf(high) and v == high):
+        raise ValueError(f"{name} must be finite and in {interval}, got {value!r}")
+    too_low = v <= low if low_open else v < low
+    too_high = v >= high if high_open else v > high
+    if too_low or too_high:
+        raise ValueError(f"{name} must be in {interval}, got {value!r}")
+    return v
+
+
+def check_epsilon(value: Any, name: str = "epsilon") -> float:
+    """Privacy budget ε: a finite real > 0."""
+    return check_real(name, value, low=0.0, low_open=True, high=math.inf, high_open=True)
+
+
+def check_delta(value: Any, name: str = "delta") -> float:
+    """Failure probability / approximate-DP δ: a real in the open interval (0, 1)."""
+    return check_real(name, value, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+def check_probability(value: Any, name: str, *, high_open: bool = False) -> float:
+    """A probability in [0, 1] (or [0, 1) with ``high_open``)."""
+    return check_real(name, value, low=0.0, high=1.0, high_open=high_open)
+
+
+def check_int(name: str, value: Any, *, low: int = 1, high: int | None = None) -> int:
+    """An integer (Python or numpy, not bool) in [low, high]."""
+    ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    if ok and float(value) == int(value):
+        v = int(value)
+        if v >= low and (high is None or v <= high):
+            return v
+    hi = "∞)" if high is None else f"{high}]"
+    raise ValueError(f"{name} must be an integer in [{low}, {hi}, got {value!r}")
+
+
+def check_vector(
+    name: str,
+    value: Any,
+    *,
+    length: int | None = None,
+    min_length: int = 1,
+    finite: bool = True,
+) -> np.ndarray:
+    """A 1-D float array (optionally of a given length), all finite."""
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D sequence of numbers, got shape {arr.shape}")
+    if length is not None and arr.shape[0] != length:
+        raise ValueError(f"{name} must have length {length}, got {arr.shape[0]}")
+    if arr.shape[0] < min_length:
+        raise ValueError(f"{name} must have at least {min_length} entries, got {arr.shape[0]}")
+    if finite and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite numbers, got {value!r}")
+    return arr
+
+
+def check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
+    """One of a fixed set of values."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+    return value

@@ -1,0 +1,41 @@
+"""Gymnasium environments and their registration (done on ``import privenv``)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+from privenv.envs.base import ProblemEnv, ProblemVectorEnv
+from privenv.envs.huber import HuberBanditEnv, HuberBanditVectorEnv
+
+#: id → (single entry point, vector entry point, default horizon / sample budget)
+ENV_IDS: dict[str, tuple[str, str, int]] = {
+    "HuberBandit-v0": (
+        "privenv.envs.huber:HuberBanditEnv",
+        "privenv.envs.huber:HuberBanditVectorEnv",
+        100_000,
+    ),
+}
+
+
+def register_envs() -> None:
+    """Register every privenv id with Gymnasium (idempotent)."""
+    for env_id, (entry, vector_entry, horizon) in ENV_IDS.items():
+        if env_id in gym.registry:
+            continue
+        gym.register(
+            id=env_id,
+            entry_point=entry,
+            vector_entry_point=vector_entry,
+            max_episode_steps=horizon,
+            disable_env_checker=False,
+        )
+
+
+__all__ = [
+    "ENV_IDS",
+    "HuberBanditEnv",
+    "HuberBanditVectorEnv",
+    "ProblemEnv",
+    "ProblemVectorEnv",
+    "register_envs",
+]

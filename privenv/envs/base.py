@@ -1,0 +1,260 @@
+"""Gymnasium shells over a batched :class:`~privenv.problems.base.Problem`.
+
+:class:`ProblemEnv` (a ``gymnasium.Env``) is the ``n_runs = 1`` view and :class:`ProblemVectorEnv`
+(a native ``gymnasium.vector.VectorEnv``) the ``n_runs = num_envs`` view of the same problem
+object, so each family writes its dynamics once. Both:
+
+* seed every run from its own ``SeedSequence`` (:mod:`privenv.seeding`): run *i* of a vector env
+  reset with ``seed=s`` equals a single env reset with ``seed=s`` and ``options={"first_run": i}``;
+  a single env reset with ``seed=s`` is run 0;
+* truncate regret problems at ``horizon`` and terminate best-arm identification when the agent
+  stops (``truncated`` is never True on a step that terminates);
+* return Python ``float`` rewards and ``bool`` flags from the single env (SB3's checker);
+* put only evaluation quantities in ``info`` (pseudo-regret, expected reward, optimal action, …),
+  never raw rewards or contexts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.error import ResetNeeded
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from privenv._validation import check_choice, check_int
+from privenv.problems.base import Problem
+from privenv.seeding import child, run_seed_sequences
+
+P = TypeVar("P", bound=Problem)
+
+_NEXT_EPISODE = 7  # child key of a run's seed that seeds its next episode (autoreset / reset())
+
+
+def _check_horizon(horizon: Any) -> int | None:
+    return None if horizon is None else check_int("horizon", horizon, low=1)
+
+
+def _first_run(options: dict | None) -> int:
+    if not options or "first_run" not in options:
+        return 0
+    return check_int("options['first_run']", options["first_run"], low=0)
+
+
+class ProblemEnv(gym.Env, Generic[P]):
+    """One run of a batched problem as a ``gymnasium.Env`` (subclasses build ``self.problem``)."""
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(self, problem: P, horizon: int | None = None, render_mode: str | None = None):
+        if problem.n_runs != 1:
+            raise ValueError(f"a single env needs a problem with n_runs=1, got {problem.n_runs}")
+        self.problem = problem
+        self.horizon = _check_horizon(horizon)
+        if render_mode is not None:
+            check_choice("render_mode", render_mode, self.metadata["render_modes"])
+        self.render_mode = render_mode
+        self.observation_space = problem.single_observation_space
+        self.action_space = problem.single_action_space
+        self._run_seed: np.random.SeedSequence | None = None
+        self._t = 0
+        self._done = True
+        self._counts = np.zeros(0, dtype=np.int64)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is not None:
+            (self._run_seed,) = run_seed_sequences(seed, 1, _first_run(options))
+        elif self._run_seed is None:
+            entropy = int(self.np_random.integers(2**62))
+            (self._run_seed,) = run_seed_sequences(entropy, 1, _first_run(options))
+        else:  # the next episode of the same run, deterministic given the first seed
+            self._run_seed = child(self._run_seed, _NEXT_EPISODE)
+        obs, info = self.problem.reset([self._run_seed])
+        self._t = 0
+        self._done = False
+        self._last_action: Any = None
+        return obs[0], _unbatch(info)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise ResetNeeded("the episode has ended: call reset() before step()")
+        if not self.action_space.contains(action):
+            raise ValueError(f"action {action!r} is not in the action space {self.action_space}")
+        obs, reward, terminated, info = self.problem.step(np.asarray([action]))
+        self._t += 1
+        self._last_action = action
+        term = bool(terminated[0])
+        trunc = (not term) and self.horizon is not None and self._t >= self.horizon
+        self._done = term or trunc
+        return obs[0], float(reward[0]), term, bool(trunc), _unbatch(info)
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        return f"{type(self).__name__}: t={self._t}, last action={self._last_action}\n"
+
+    def public_info(self) -> dict[str, Any]:
+        """What agents may know about the instance (shapes, horizon, moment bounds; no data)."""
+        return {**self.problem.public_info(), "horizon": self.horizon}
+
+
+class ProblemVectorEnv(VectorEnv, Generic[P]):
+    """``num_envs`` runs of a batched problem as a native ``gymnasium.vector.VectorEnv``.
+
+    Args:
+        problem: the batched problem (``n_runs = num_envs``).
+        horizon: truncation time of regret problems (``None``: never truncated).
+        autoreset_mode: Gymnasium's ``AutoresetMode`` (``NEXT_STEP`` by default, as in Gymnasium's
+            own vector envs; ``DISABLED`` leaves resets to the caller — the runner uses it).
+    """
+
+    metadata: dict[str, Any] = {
+        "render_modes": ["ansi"],
+        "render_fps": 4,
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
+
+    def __init__(
+        self,
+        problem: P,
+        horizon: int | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        render_mode: str | None = None,
+    ) -> None:
+        self.problem = problem
+        self.num_envs = problem.n_runs
+        self.horizon = _check_horizon(horizon)
+        mode = AutoresetMode(autoreset_mode)
+        self.metadata = {**type(self).metadata, "autoreset_mode": mode}
+        if render_mode is not None:
+            check_choice("render_mode", render_mode, self.metadata["render_modes"])
+        self.render_mode = render_mode
+        self.single_observation_space = problem.single_observation_space
+        self.single_action_space = problem.single_action_space
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._run_seeds: list[np.random.SeedSequence] | None = None
+        self._t = np.zeros(self.num_envs, dtype=np.int64)
+        self._done = np.ones(self.num_envs, dtype=bool)
+        self._all = np.ones(self.num_envs, dtype=bool)
+
+    @property
+    def autoreset_mode(self) -> AutoresetMode:
+        return self.metadata["autoreset_mode"]
+
+    def reset(
+        self,
+        *,
+        seed: int | list[int] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Reset all runs (or those in ``options["reset_mask"]``).
+
+        ``seed`` an int ``s``: run *i* is run ``first_run + i`` of ``s`` (``options["first_run"]``,
+        default 0); a list: run *i* is what a single env reset with ``seed[i]`` gives.
+        """
+        if isinstance(seed, (list, tuple)) or seed is None:
+            super().reset(seed=None if seed is None else int(seed[0]))
+        else:
+            super().reset(seed=seed)
+        mask = None if not options else options.get("reset_mask")
+        if seed is not None:
+            self._run_seeds = run_seed_sequences(seed, self.num_envs, _first_run(options))
+        elif self._run_seeds is None:
+            entropy = int(self.np_random.integers(2**62))
+            self._run_seeds = run_seed_sequences(entropy, self.num_envs, _first_run(options))
+        elif mask is None:
+            self._run_seeds = [child(s, _NEXT_EPISODE) for s in self._run_seeds]
+        if mask is not None and seed is None and self._t.any():
+            runs = np.flatnonzero(np.asarray(mask, dtype=bool))
+            return self._reset_runs(runs)
+        obs, info = self.problem.reset(self._run_seeds)
+        self._t[:] = 0
+        self._done[:] = False
+        return obs, info
+
+    def _reset_runs(self, runs: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        assert self._run_seeds is not None
+        seeds = [child(self._run_seeds[i], _NEXT_EPISODE) for i in runs]
+        for i, s in zip(runs, seeds, strict=True):
+            self._run_seeds[i] = s
+        obs, info = self.problem.reset(seeds, runs)
+        self._t[runs] = 0
+        self._done[runs] = False
+        return obs, info
+
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if self._run_seeds is None:
+            raise ResetNeeded("call reset() before step()")
+        mode = self.autoreset_mode
+        ended = self._done.copy()
+        if mode == AutoresetMode.NEXT_STEP and ended.any():
+            # Gymnasium's next-step autoreset: this step resets the runs that ended last step.
+            self._reset_runs(np.flatnonzero(ended))
+        elif mode == AutoresetMode.DISABLED and ended.all():
+            raise ResetNeeded("every run has ended: call reset() before step()")
+        # Runs that ended (and, under NEXT_STEP, were just reset) sit this step out.
+        live = self._all if mode == AutoresetMode.SAME_STEP else ~ended
+        obs, reward, terminated, info = self.problem.step(
+            np.asarray(actions), None if live.all() else live
+        )
+        self._t += live
+        truncated = np.zeros(self.num_envs, dtype=bool)
+        if self.horizon is not None:
+            truncated = (~terminated) & (self._t >= self.horizon) & live
+        terminated = terminated & live
+        done = terminated | truncated
+        if mode == AutoresetMode.DISABLED:
+            self._done |= done
+        else:
+            self._done = done
+        info = _batch_info(info, live)
+        if mode == AutoresetMode.SAME_STEP and done.any():
+            runs = np.flatnonzero(done)
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            for i in runs:
+                final_obs[i] = obs[i]
+            info = {
+                **info,
+                "final_obs": final_obs,
+                "_final_obs": done,
+                "final_info": dict(info),
+                "_final_info": done,
+            }
+            obs, _ = self._reset_runs(runs)
+        return obs, reward, terminated, truncated, info
+
+    def render(self) -> tuple[str, ...] | None:
+        if self.render_mode != "ansi":
+            return None
+        return tuple(f"run {i}: t={t}\n" for i, t in enumerate(self._t))
+
+    def public_info(self) -> dict[str, Any]:
+        """What agents may know about the instance (shapes, horizon, moment bounds; no data)."""
+        return {**self.problem.public_info(), "horizon": self.horizon}
+
+
+def _unbatch(info: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in info.items():
+        if isinstance(v, np.ndarray) and v.ndim >= 1:
+            x = v[0]
+            out[k] = x.item() if isinstance(x, np.generic) else x
+        else:
+            out[k] = v
+    return out
+
+
+def _batch_info(info: dict[str, Any], mask: np.ndarray) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in info.items():
+        out[k] = v
+        out[f"_{k}"] = mask
+    return out

@@ -1,0 +1,101 @@
+"""The problem layer: pure-numpy, batched descriptions of bandit instances (no Gymnasium here).
+
+A :class:`Problem` holds the state of ``n_runs`` independent runs with a leading run axis. The
+Gymnasium single env is a view of the ``n_runs = 1`` case and the native vector env a view of the
+general case (:mod:`privenv.envs.base`), so the dynamics are written once.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from privenv._validation import check_int
+
+
+class Problem(ABC):
+    """A batched bandit problem.
+
+    Subclasses set ``single_observation_space`` and ``single_action_space`` and implement
+    :meth:`_reset` and :meth:`_step`. Rewards and contexts must come only from per-run streams
+    created in :meth:`_reset` from the run seeds (see :mod:`privenv.seeding`).
+
+    Args:
+        n_runs: number of independent runs held at once.
+    """
+
+    single_observation_space: spaces.Space
+    single_action_space: spaces.Space
+    #: whether an episode ends by the agent's choice (best-arm identification) rather than by time.
+    terminates: bool = False
+
+    def __init__(self, n_runs: int = 1) -> None:
+        self.n_runs = check_int("n_runs", n_runs, low=1)
+
+    def reset(
+        self, run_seeds: Sequence[np.random.SeedSequence], runs: np.ndarray | None = None
+    ) -> tuple[np.ndarray, dict]:
+        """Start runs afresh from their seeds; returns batched (observation, info) for all runs.
+
+        ``runs`` (indices) restricts the reset to some runs (a vector env's autoreset); then
+        ``run_seeds`` has one entry per reset run. The first reset must cover all runs.
+        """
+        runs = np.arange(self.n_runs) if runs is None else np.asarray(runs, dtype=np.int64)
+        if len(run_seeds) != len(runs):
+            raise ValueError(f"run_seeds must have {len(runs)} entries, got {len(run_seeds)}")
+        return self._reset(list(run_seeds), runs)
+
+    def step(
+        self, actions: np.ndarray, live: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+        """Play one action per run; returns batched (observation, reward, terminated, info).
+
+        ``live`` (a boolean mask) restricts the step to some runs: the others consume no
+        randomness, keep their state and get reward 0 (a vector env's finished or just-reset runs).
+        """
+        actions = self.check_actions(actions)
+        return self._step(actions, live)
+
+    def check_actions(self, actions: Any) -> np.ndarray:
+        """Validate a batch of actions against ``single_action_space``."""
+        space = self.single_action_space
+        if isinstance(space, spaces.Discrete):
+            a = np.asarray(actions)
+            if a.shape != (self.n_runs,) or not np.issubdtype(a.dtype, np.integer):
+                raise ValueError(
+                    f"actions must be an integer array of shape ({self.n_runs},), got "
+                    f"{a.dtype} array of shape {a.shape}"
+                )
+            n = int(space.n)
+            if np.any((a < 0) | (a >= n)):
+                bad = a[(a < 0) | (a >= n)][0]
+                raise ValueError(f"action must be in [0, {n - 1}], got {bad}")
+            return a.astype(np.int64, copy=False)
+        a = np.asarray(actions)
+        expected = (self.n_runs, *space.shape)
+        if a.shape != expected:
+            raise ValueError(f"actions must have shape {expected}, got {a.shape}")
+        return a
+
+    @abstractmethod
+    def _reset(
+        self, run_seeds: list[np.random.SeedSequence], runs: np.ndarray
+    ) -> tuple[np.ndarray, dict]: ...
+
+    @abstractmethod
+    def _step(
+        self, actions: np.ndarray, live: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]: ...
+
+    def public_info(self) -> dict[str, Any]:
+        """What an agent may legitimately know about the instance (no data): shapes, horizon,
+        moment bounds, … Agents' defaults are filled from this (see :func:`privenv.agents.make`)."""
+        return {}
+
+    def reference_scale(self) -> float:
+        """A reward scale used to normalise plots (1 unless a family says otherwise)."""
+        return 1.0

@@ -1,0 +1,224 @@
+"""Heavy-tailed K-armed bandit with Huber contamination (paper 1, Definition 3.3).
+
+Each pull of arm *a* returns, with probability 1 − α, a draw from the inlier law P_a (mean exactly
+μ_a) and otherwise a draw from the contamination law G_a. Regret is the *clean* pseudo-regret
+Σ_t (μ* − μ_{a_t}) of Definition 3.6.
+
+Inlier families (all centred so that the mean is exactly μ_a):
+
+* ``"student-t"``: μ_a + t(ν), ν = 2.5 by default (variance ν/(ν − 2) = 5);
+* ``"pareto"``: μ_a + η − s·x_m/(s − 1), η ~ Pareto(shape s = 2.5, scale x_m = 1.5) (variance 5);
+* ``"gaussian"``: μ_a + N(0, σ²), σ = 1 by default;
+* any frozen ``scipy.stats`` law X: μ_a + X − E[X] (slower, checked for NaN).
+
+Contamination laws: ``"gaussian"`` N(0, 50²) (the paper's), ``"adversarial"`` (below), any frozen
+``scipy.stats`` law, or a list of K frozen laws (one per arm).
+
+``"adversarial"`` contamination pushes the estimates of a naive mean toward the wrong order: the
+best arm's outliers are N(μ_min − c, 1) and every other arm's N(μ_max + c, 1), c =
+``contamination_scale`` (50 by default). With α = 5 % the naive means move by up to 7.5 toward
+each other on the default instance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from privenv._validation import check_choice, check_int, check_probability, check_real, check_vector
+from privenv.problems.base import Problem
+from privenv.seeding import ENV, RunStreams, child
+
+INLIER_LAWS = ("student-t", "pareto", "gaussian")
+CONTAMINATION_LAWS = ("gaussian", "adversarial")
+
+
+def paper1_means(K: int = 5) -> np.ndarray:
+    """μ_a = 100 − 100(a − 1)/(K − 1), a = 1…K (paper 1 §7.1)."""
+    K = check_int("K", K, low=2)
+    return 100.0 - 100.0 * np.arange(K) / (K - 1)
+
+
+def _is_frozen(law: Any) -> bool:
+    return hasattr(law, "rvs") and hasattr(law, "mean") and hasattr(law, "var")
+
+
+class _Noise:
+    """Centred inlier noise: ``sample(gen, n)`` has mean 0; ``var`` its variance."""
+
+    def __init__(self, law: Any, params: dict[str, float]) -> None:
+        self.law = law
+        if _is_frozen(law):
+            mean, var = float(law.mean()), float(law.var())
+            if not (np.isfinite(mean) and np.isfinite(var)):
+                raise ValueError(
+                    f"inlier law must have a finite mean and variance, got mean={mean}, var={var}"
+                )
+            self._mean, self.var = mean, var
+            return
+        check_choice("inlier", law, INLIER_LAWS)
+        if law == "student-t":
+            self.nu = check_real("nu", params.get("nu", 2.5), low=2.0, low_open=True)
+            self.var = self.nu / (self.nu - 2.0)
+        elif law == "pareto":
+            self.shape = check_real("shape", params.get("shape", 2.5), low=2.0, low_open=True)
+            self.scale = check_real("scale", params.get("scale", 1.5), low=0.0, low_open=True)
+            s, xm = self.shape, self.scale
+            self._mean = s * xm / (s - 1.0)
+            self.var = xm**2 * s / ((s - 1.0) ** 2 * (s - 2.0))
+        else:
+            self.sigma = check_real("sigma", params.get("sigma", 1.0), low=0.0, low_open=True)
+            self.var = self.sigma**2
+
+    def sample(self, gen: np.random.Generator, n: int) -> np.ndarray:
+        law = self.law
+        if law == "student-t":
+            return gen.standard_t(self.nu, n)
+        if law == "pareto":
+            # numpy's pareto is the Lomax law: x_m·(1 + Lomax(s)) ~ Pareto(s, x_m).
+            return self.scale * (1.0 + gen.pareto(self.shape, n)) - self._mean
+        if law == "gaussian":
+            return self.sigma * gen.standard_normal(n)
+        x = np.asarray(law.rvs(size=n, random_state=gen), dtype=float)
+        if not np.all(np.isfinite(x)):
+            raise ValueError("inlier law returned a non-finite (NaN or inf) reward")
+        return x - self._mean
+
+
+class HuberProblem(Problem):
+    """K-armed heavy-tailed bandit with Huber α-contamination, for ``n_runs`` runs at once.
+
+    Args:
+        K: number of arms (≥ 2); ignored when ``means`` is given.
+        means: inlier means μ_a (default: paper 1's 100 … 0).
+        alpha: contamination level α ∈ [0, 1).
+        inlier: ``"student-t"``, ``"pareto"``, ``"gaussian"`` or a frozen ``scipy.stats`` law.
+        inlier_params: parameters of the named inlier law (``nu``; ``shape``, ``scale``; ``sigma``).
+        contamination: ``"gaussian"``, ``"adversarial"``, a frozen law or a list of K frozen laws.
+        contamination_scale: standard deviation of the Gaussian contamination / offset of the
+            adversarial one (50).
+        n_runs: number of runs.
+    """
+
+    def __init__(
+        self,
+        K: int = 5,
+        means: Sequence[float] | None = None,
+        alpha: float = 0.05,
+        inlier: Any = "student-t",
+        inlier_params: dict[str, float] | None = None,
+        contamination: Any = "gaussian",
+        contamination_scale: float = 50.0,
+        n_runs: int = 1,
+    ) -> None:
+        super().__init__(n_runs)
+        if means is None:
+            means = paper1_means(K)
+        self.means = check_vector("means", means, min_length=2)
+        self.K = self.means.shape[0]
+        self.alpha = check_probability(alpha, "alpha", high_open=True)
+        self.noise = _Noise(inlier, dict(inlier_params or {}))
+        self.contamination_scale = check_real(
+            "contamination_scale", contamination_scale, low=0.0, low_open=True
+        )
+        self.contamination = self._check_contamination(contamination)
+        self.best = int(np.argmax(self.means))
+        self.gaps = self.means.max() - self.means
+        self.single_observation_space = spaces.Discrete(1)
+        self.single_action_space = spaces.Discrete(self.K)
+        self._obs = np.zeros(self.n_runs, dtype=np.int64)
+        self._streams: RunStreams | None = None
+
+    def _check_contamination(self, c: Any) -> Any:
+        if isinstance(c, str):
+            return check_choice("contamination", c, CONTAMINATION_LAWS)
+        if _is_frozen(c):
+            return c
+        if isinstance(c, (list, tuple)) and len(c) == self.K and all(_is_frozen(g) for g in c):
+            return list(c)
+        raise ValueError(
+            "contamination must be 'gaussian', 'adversarial', a frozen scipy.stats law or a list of "
+            f"K={self.K} frozen laws, got {c!r}"
+        )
+
+    # -- sampling -------------------------------------------------------------------------------
+    def _outliers(self, gen: np.random.Generator, n: int, arm: int) -> np.ndarray:
+        c = self.contamination
+        if c == "gaussian":
+            return self.contamination_scale * gen.standard_normal(n)
+        if c == "adversarial":
+            centre = (
+                self.means.min() - self.contamination_scale
+                if arm == self.best
+                else self.means.max() + self.contamination_scale
+            )
+            return centre + gen.standard_normal(n)
+        law = c[arm] if isinstance(c, list) else c
+        x = np.asarray(law.rvs(size=n, random_state=gen), dtype=float)
+        if not np.all(np.isfinite(x)):
+            raise ValueError("contamination law returned a non-finite (NaN or inf) reward")
+        return x
+
+    def _fill(self, gen: np.random.Generator, n: int, row: int) -> np.ndarray:
+        """n pulls of arm ``row % K``: columns (observed reward, contaminated flag)."""
+        arm = row % self.K
+        inlier = self.means[arm] + self.noise.sample(gen, n)
+        flag = gen.random(n) < self.alpha
+        out = np.empty((n, 2))
+        out[:, 0] = inlier
+        out[:, 1] = flag
+        if self.alpha > 0 and flag.any():
+            out[flag, 0] = self._outliers(gen, int(flag.sum()), arm)
+        return out
+
+    # -- Problem API ----------------------------------------------------------------------------
+    def _reset(
+        self, run_seeds: list[np.random.SeedSequence], runs: np.ndarray
+    ) -> tuple[np.ndarray, dict]:
+        # Row run·K + arm owns the stream (run, ENV, arm): common random numbers across agents.
+        seeds = [child(s, ENV, a) for s in run_seeds for a in range(self.K)]
+        if self._streams is None or len(runs) == self.n_runs:
+            if len(runs) != self.n_runs:
+                raise RuntimeError("the first reset must cover all runs")
+            self._streams = RunStreams(seeds, self._fill, block=512)
+        else:
+            self._streams.reseed((runs[:, None] * self.K + np.arange(self.K)).ravel(), seeds)
+        self._rows = np.arange(self.n_runs) * self.K
+        return self._obs.copy(), {}
+
+    def _step(
+        self, actions: np.ndarray, live: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+        if self._streams is None:
+            raise RuntimeError("call reset() before step()")
+        rows = self._rows + actions
+        if live is None:
+            draw = self._streams.take(rows)
+            reward, contaminated = draw[:, 0].copy(), draw[:, 1].astype(bool)
+        else:
+            reward, contaminated = np.zeros(self.n_runs), np.zeros(self.n_runs, dtype=bool)
+            draw = self._streams.take(rows[live])
+            reward[live], contaminated[live] = draw[:, 0], draw[:, 1].astype(bool)
+        info = {
+            "regret": self.gaps[actions],
+            "expected_reward": self.means[actions],
+            "optimal_action": np.full(self.n_runs, self.best),
+            "contaminated": contaminated,
+        }
+        return self._obs.copy(), reward, np.zeros(self.n_runs, dtype=bool), info
+
+    def public_info(self) -> dict[str, Any]:
+        """K, α and the moment bounds of Definitions 3.1/3.2 with k = 2 (what PRAE assumes known):
+        raw bound u = max_a E[X_a²] = max μ_a² + Var, central bound Var, mean range D = max |μ_a|."""
+        var = self.noise.var
+        return {
+            "K": self.K,
+            "alpha": self.alpha,
+            "moment_order": 2.0,
+            "raw_moment_bound": float(np.max(self.means**2) + var),
+            "central_moment_bound": float(var),
+            "mean_range": float(np.max(np.abs(self.means))),
+        }

@@ -1,0 +1,175 @@
+"""Seeding: one independent random stream per run (and per arm), whatever the batch size.
+
+A run's trajectory depends only on its own seed, so run *i* is identical whether simulated alone,
+in a batch of 1000, in another process or on a cluster worker. The rule, used everywhere:
+
+* run *i* of a batch seeded with the integer ``seed`` owns ``SeedSequence(seed, spawn_key=(i,))``;
+* inside a run, each consumer owns a child keyed by a fixed *purpose*: the environment's reward
+  stream of arm *a* is ``(i, ENV, a)``, the agent's noise ``(i, AGENT)``, a local-DP wrapper's
+  noise ``(i, WRAPPER)``. Changing the agent's seed therefore never changes the rewards (common
+  random numbers), and the k-th pull of arm *a* returns the same reward whichever agent plays.
+
+:class:`RunStreams` hands out values row by row from per-row buffers, so a batched agent or
+problem draws for many runs with a few numpy calls while each row's values still come from that
+row's own generator, in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+ENV = 0
+AGENT = 1
+WRAPPER = 2
+
+SeedLike = int | np.random.SeedSequence | None
+
+
+def run_seed_sequences(
+    seed: int | Sequence[int] | Sequence[np.random.SeedSequence] | None,
+    n_runs: int,
+    first_run: int = 0,
+) -> list[np.random.SeedSequence]:
+    """The root ``SeedSequence`` of each run.
+
+    ``seed`` an int: runs ``first_run … first_run + n_runs − 1`` of that seed. ``seed`` a sequence of
+    ints (Gymnasium's per-sub-env seeds): run *i* is run 0 of ``seed[i]``, i.e. what a single env
+    reset with ``seed[i]`` does. A sequence of ``SeedSequence``: used as given. ``None``: fresh OS
+    entropy.
+    """
+    if seed is None:
+        root = np.random.SeedSequence()
+        return [np.random.SeedSequence(root.entropy, spawn_key=(first_run + i,)) for i in range(n_runs)]
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        if seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed}")
+        return [np.random.SeedSequence(int(seed), spawn_key=(first_run + i,)) for i in range(n_runs)]
+    seeds = list(seed)
+    if len(seeds) != n_runs:
+        raise ValueError(f"seed must have one entry per run ({n_runs}), got {len(seeds)}")
+    if all(isinstance(s, np.random.SeedSequence) for s in seeds):
+        return seeds
+    return [np.random.SeedSequence(int(s), spawn_key=(0,)) for s in seeds]
+
+
+def child(ss: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
+    """The child of ``ss`` at ``key`` (deterministic; independent of spawn order)."""
+    return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + tuple(key))
+
+
+def generators(seqs: Sequence[np.random.SeedSequence]) -> list[np.random.Generator]:
+    return [np.random.Generator(np.random.PCG64(s)) for s in seqs]
+
+
+Fill = Callable[[np.random.Generator, int, int], np.ndarray]
+
+
+class RunStreams:
+    """Buffered per-row random streams.
+
+    Row ``r`` owns ``Generator(seeds[r])``; ``fill(generator, n, r)`` must return an array of
+    ``n`` values (shape ``(n, *value_shape)``) drawn from that generator only. :meth:`take` returns
+    the next value of each requested row. Values are produced in blocks, so the cost per value is a
+    few numpy operations whatever the number of rows.
+
+    Args:
+        seeds: one ``SeedSequence`` per row.
+        fill: the sampler.
+        block: values drawn per refill.
+    """
+
+    def __init__(self, seeds: Sequence[np.random.SeedSequence], fill: Fill, block: int = 1024):
+        self._gens = generators(seeds)
+        self._fill = fill
+        self.block = int(block)
+        first = np.asarray(fill(self._gens[0], self.block, 0))
+        self._buf = np.empty((len(self._gens), self.block, *first.shape[1:]), dtype=first.dtype)
+        self._buf[0] = first
+        for r in range(1, len(self._gens)):
+            self._buf[r] = fill(self._gens[r], self.block, r)
+        self._pos = np.zeros(len(self._gens), dtype=np.int64)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self._gens)
+
+    def take(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Next value of each row in ``rows`` (distinct row indices; ``None`` = all rows)."""
+        if rows is None:
+            rows = np.arange(self.n_rows)
+        pos = self._pos[rows]
+        out = self._buf[rows, pos]
+        pos += 1
+        self._pos[rows] = pos
+        full = rows[pos == self.block]
+        for r in full:
+            self._buf[r] = self._fill(self._gens[r], self.block, int(r))
+            self._pos[r] = 0
+        return out
+
+    def reseed(self, rows: np.ndarray, seeds: Sequence[np.random.SeedSequence]) -> None:
+        """Restart the given rows from new seeds (a partial reset)."""
+        for r, s in zip(rows, seeds, strict=True):
+            self._gens[r] = np.random.Generator(np.random.PCG64(s))
+            self._buf[r] = self._fill(self._gens[r], self.block, int(r))
+            self._pos[r] = 0
+
+    def take_many(self, row: int, n: int) -> np.ndarray:
+        """The next ``n`` values of one row, in order."""
+        parts = []
+        while n > 0:
+            p = int(self._pos[row])
+            m = min(n, self.block - p)
+            parts.append(self._buf[row, p : p + m].copy())
+            self._pos[row] = p + m
+            n -= m
+            if self._pos[row] == self.block:
+                self._buf[row] = self._fill(self._gens[row], self.block, row)
+                self._pos[row] = 0
+        return np.concatenate(parts) if parts else self._buf[row, :0].copy()
+
+
+def _uniform_fill(gen: np.random.Generator, n: int, _row: int) -> np.ndarray:
+    return gen.random(n)
+
+
+def _normal_fill(gen: np.random.Generator, n: int, _row: int) -> np.ndarray:
+    return gen.standard_normal(n)
+
+
+class RunNoise:
+    """The per-run noise source of an agent or a wrapper: standard uniforms and normals.
+
+    Each run draws from its own stream, so run *i*'s noise does not depend on the batch size.
+    All the mechanisms of :mod:`privenv.privacy.mechanisms` are transforms of these.
+    """
+
+    def __init__(self, seeds: Sequence[np.random.SeedSequence], block: int = 256):
+        self.n_runs = len(seeds)
+        self._uniform = RunStreams([child(s, 0) for s in seeds], _uniform_fill, block)
+        self._normal = RunStreams([child(s, 1) for s in seeds], _normal_fill, block)
+
+    def uniform(self, runs: np.ndarray | None = None) -> np.ndarray:
+        """One U(0,1) draw for each run in ``runs`` (all runs if ``None``)."""
+        return self._uniform.take(runs)
+
+    def normal(self, runs: np.ndarray | None = None) -> np.ndarray:
+        """One N(0,1) draw for each run in ``runs``."""
+        return self._normal.take(runs)
+
+    def uniforms(self, run: int, n: int) -> np.ndarray:
+        """``n`` consecutive U(0,1) draws of one run."""
+        return self._uniform.take_many(run, n)
+
+    def normals(self, run: int, n: int) -> np.ndarray:
+        """``n`` consecutive N(0,1) draws of one run."""
+        return self._normal.take_many(run, n)
+
+
+def noise_for(seed: Any, n_runs: int, purpose: int, first_run: int = 0) -> RunNoise:
+    """Per-run noise for ``purpose`` (AGENT, WRAPPER, …) from an int seed, a list or ``None``."""
+    roots = run_seed_sequences(seed, n_runs, first_run)
+    return RunNoise([child(s, purpose) for s in roots])
