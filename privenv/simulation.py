@@ -262,23 +262,30 @@ def simulate(
     obs, _ = venv.reset(seed=seed, options={"first_run": first_run})
     agent.reset(seed=seed, first_run=first_run)
     k = 0
+    any_done = False
     for t in range(1, horizon + 1):
         actions = agent.act_batch(obs)
         obs, rewards, terminated, truncated, info = venv.step(actions)
         agent.observe_batch(actions, rewards, obs)
-        live = ~done
-        regret += np.where(live, info["regret"], 0.0)
-        steps += live
+        if any_done:  # finished runs (best-arm identification) accrue nothing
+            live = ~done
+            regret += np.where(live, info["regret"], 0.0)
+            steps += live
+        else:
+            regret += info["regret"]
+            steps += 1
         if t == times[k]:
             curve[:, k] = regret
             k += 1
-        ended = (terminated | truncated) & live
+        ended = terminated | truncated
         if ended.any():
+            ended &= ~done
             for key in EPISODE_KEYS:
                 if key in info:
                     col = episode.setdefault(key, np.zeros(n_runs, dtype=np.asarray(info[key]).dtype))
                     col[ended] = np.asarray(info[key])[ended]
             done |= ended
+            any_done = True
             if done.all():
                 break
     curve[:, k:] = regret[:, None]

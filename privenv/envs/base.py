@@ -93,6 +93,13 @@ class ProblemEnv(gym.Env, Generic[P]):
         self._done = term or trunc
         return obs[0], float(reward[0]), term, bool(trunc), _unbatch(info)
 
+    @property
+    def run_seeds(self) -> list[np.random.SeedSequence]:
+        """The root seed of the current episode's run (wrappers derive their noise from it)."""
+        if self._run_seed is None:
+            raise ResetNeeded("call reset() first")
+        return [self._run_seed]
+
     def render(self) -> str | None:
         if self.render_mode != "ansi":
             return None
@@ -141,6 +148,7 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
         self._run_seeds: list[np.random.SeedSequence] | None = None
         self._t = np.zeros(self.num_envs, dtype=np.int64)
         self._done = np.ones(self.num_envs, dtype=bool)
+        self._n_done = self.num_envs
         self._all = np.ones(self.num_envs, dtype=bool)
 
     @property
@@ -176,6 +184,7 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
         obs, info = self.problem.reset(self._run_seeds)
         self._t[:] = 0
         self._done[:] = False
+        self._n_done = 0
         return obs, info
 
     def _reset_runs(self, runs: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
@@ -186,6 +195,7 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
         obs, info = self.problem.reset(seeds, runs)
         self._t[runs] = 0
         self._done[runs] = False
+        self._n_done = int(np.count_nonzero(self._done))
         return obs, info
 
     def step(
@@ -194,29 +204,36 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
         if self._run_seeds is None:
             raise ResetNeeded("call reset() before step()")
         mode = self.autoreset_mode
-        ended = self._done.copy()
-        if mode == AutoresetMode.NEXT_STEP and ended.any():
-            # Gymnasium's next-step autoreset: this step resets the runs that ended last step.
-            self._reset_runs(np.flatnonzero(ended))
-        elif mode == AutoresetMode.DISABLED and ended.all():
-            raise ResetNeeded("every run has ended: call reset() before step()")
-        # Runs that ended (and, under NEXT_STEP, were just reset) sit this step out.
-        live = self._all if mode == AutoresetMode.SAME_STEP else ~ended
-        obs, reward, terminated, info = self.problem.step(
-            np.asarray(actions), None if live.all() else live
+        live: np.ndarray | None = None  # None: every run steps (the common, fast case)
+        if self._n_done:
+            ended = self._done.copy()
+            if mode == AutoresetMode.NEXT_STEP:
+                # Gymnasium's next-step autoreset: this step resets the runs that ended last step.
+                self._reset_runs(np.flatnonzero(ended))
+            elif mode == AutoresetMode.DISABLED and self._n_done == self.num_envs:
+                raise ResetNeeded("every run has ended: call reset() before step()")
+            # Runs that ended (and, under NEXT_STEP, were just reset) sit this step out.
+            live = ~ended
+        obs, reward, terminated, info = self.problem.step(actions, live)
+        if live is None:
+            self._t += 1
+            live = self._all
+        else:
+            self._t += live
+            terminated = terminated & live
+        truncated = (
+            (~terminated) & (self._t >= self.horizon) & live
+            if self.horizon is not None
+            else np.zeros(self.num_envs, dtype=bool)
         )
-        self._t += live
-        truncated = np.zeros(self.num_envs, dtype=bool)
-        if self.horizon is not None:
-            truncated = (~terminated) & (self._t >= self.horizon) & live
-        terminated = terminated & live
         done = terminated | truncated
         if mode == AutoresetMode.DISABLED:
             self._done |= done
         else:
             self._done = done
+        self._n_done = int(np.count_nonzero(self._done))
         info = _batch_info(info, live)
-        if mode == AutoresetMode.SAME_STEP and done.any():
+        if mode == AutoresetMode.SAME_STEP and self._n_done:
             runs = np.flatnonzero(done)
             final_obs = np.full(self.num_envs, None, dtype=object)
             for i in runs:
@@ -230,6 +247,13 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
             }
             obs, _ = self._reset_runs(runs)
         return obs, reward, terminated, truncated, info
+
+    @property
+    def run_seeds(self) -> list[np.random.SeedSequence]:
+        """The root seed of each run's current episode (wrappers derive their noise from them)."""
+        if self._run_seeds is None:
+            raise ResetNeeded("call reset() first")
+        return list(self._run_seeds)
 
     def render(self) -> tuple[str, ...] | None:
         if self.render_mode != "ansi":

@@ -130,7 +130,9 @@ def laplace_from_uniform(u: np.ndarray | float, scale: float) -> np.ndarray:
     return -sign * scale * log_tail
 
 
-def laplace(scale: float, rng: np.random.Generator, size: int | tuple[int, ...] | None = None) -> np.ndarray:
+def laplace(
+    scale: float, rng: np.random.Generator, size: int | tuple[int, ...] | None = None
+) -> np.ndarray:
     """Draw Laplace(0, b) noise from ``rng`` (see :func:`laplace_from_uniform`)."""
     return laplace_from_uniform(rng.random(size), scale)
 
@@ -159,13 +161,15 @@ def gaussian_sigma_classical(
     if epsilon >= 1.0:
         if not allow_large_epsilon:
             raise ValueError(
-                f"epsilon must be in (0, 1) for the classical Gaussian calibration, got {epsilon!r};"
+                "epsilon must be in (0, 1) for the classical Gaussian calibration, "
+                f"got {epsilon!r};"
                 " use gaussian_sigma_analytic, or pass allow_large_epsilon=True to reproduce a"
                 " paper that uses the classical formula outside its range"
             )
         if gaussian_delta(epsilon, sensitivity / sigma) > delta:
             warnings.warn(
-                f"the classical Gaussian sigma={sigma:.6g} does not give ({epsilon:g}, {delta:g})-DP"
+                f"the classical Gaussian sigma={sigma:.6g} does not give "
+                f"({epsilon:g}, {delta:g})-DP"
                 " (epsilon >= 1, outside the theorem's range)",
                 RuntimeWarning,
                 stacklevel=2,
@@ -226,7 +230,9 @@ def gaussian_from_uniform(u: np.ndarray | float, sigma: float) -> np.ndarray:
     return sigma * special.ndtri(u + _HALF_ULP)
 
 
-def gaussian(sigma: float, rng: np.random.Generator, size: int | tuple[int, ...] | None = None) -> np.ndarray:
+def gaussian(
+    sigma: float, rng: np.random.Generator, size: int | tuple[int, ...] | None = None
+) -> np.ndarray:
     """Draw N(0, σ²) noise from ``rng`` (see :func:`gaussian_from_standard`)."""
     return gaussian_from_standard(rng.standard_normal(size), sigma)
 
@@ -253,7 +259,9 @@ def symmetric_gaussian_from_standard(z: np.ndarray, dim: int, sigma: float) -> n
     z = np.asarray(z, dtype=float)
     n_upper = dim * (dim + 1) // 2
     if z.ndim == 0 or z.shape[-1] != n_upper:
-        raise ValueError(f"z must have last axis d(d+1)/2 = {n_upper} for dim={dim}, got shape {z.shape}")
+        raise ValueError(
+            f"z must have last axis d(d+1)/2 = {n_upper} for dim={dim}, got shape {z.shape}"
+        )
     rows, cols = np.triu_indices(dim)
     out = np.empty((*z.shape[:-1], dim, dim))
     out[..., rows, cols] = sigma * z
@@ -328,7 +336,7 @@ def rr_mean(mu: np.ndarray | float, epsilon: float) -> np.ndarray:
 
 
 def rr_debias_mean(m: np.ndarray | float, epsilon: float) -> np.ndarray:
-    """Unbiased estimate of μ from the mean m of randomized responses: the inverse of :func:`rr_mean`.
+    """Unbiased estimate of μ from the mean m of randomized responses (inverse of :func:`rr_mean`).
 
     μ = (m(e^ε + 1) − 1)/(e^ε − 1), computed as (m − p₀)/tanh(ε/2) with p₀ = 1/(e^ε + 1).
     Not clipped: for an empirical m the estimate can leave [0, 1]. ``m`` must lie in [0, 1].

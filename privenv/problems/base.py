@@ -65,16 +65,16 @@ class Problem(ABC):
         space = self.single_action_space
         if isinstance(space, spaces.Discrete):
             a = np.asarray(actions)
-            if a.shape != (self.n_runs,) or not np.issubdtype(a.dtype, np.integer):
+            if a.shape != (self.n_runs,) or a.dtype.kind not in "iu":
                 raise ValueError(
                     f"actions must be an integer array of shape ({self.n_runs},), got "
                     f"{a.dtype} array of shape {a.shape}"
                 )
             n = int(space.n)
-            if np.any((a < 0) | (a >= n)):
+            if a.min() < 0 or a.max() >= n:
                 bad = a[(a < 0) | (a >= n)][0]
                 raise ValueError(f"action must be in [0, {n - 1}], got {bad}")
-            return a.astype(np.int64, copy=False)
+            return a
         a = np.asarray(actions)
         expected = (self.n_runs, *space.shape)
         if a.shape != expected:

@@ -130,6 +130,7 @@ class HuberProblem(Problem):
         self.single_observation_space = spaces.Discrete(1)
         self.single_action_space = spaces.Discrete(self.K)
         self._obs = np.zeros(self.n_runs, dtype=np.int64)
+        self._obs.flags.writeable = False  # constant: shared, never copied
         self._streams: RunStreams | None = None
 
     def _check_contamination(self, c: Any) -> Any:
@@ -187,6 +188,10 @@ class HuberProblem(Problem):
         else:
             self._streams.reseed((runs[:, None] * self.K + np.arange(self.K)).ravel(), seeds)
         self._rows = np.arange(self.n_runs) * self.K
+        self._optimal = np.full(self.n_runs, self.best)
+        self._optimal.flags.writeable = False
+        self._never = np.zeros(self.n_runs, dtype=bool)
+        self._never.flags.writeable = False
         return self._obs.copy(), {}
 
     def _step(
@@ -205,10 +210,10 @@ class HuberProblem(Problem):
         info = {
             "regret": self.gaps[actions],
             "expected_reward": self.means[actions],
-            "optimal_action": np.full(self.n_runs, self.best),
+            "optimal_action": self._optimal,
             "contaminated": contaminated,
         }
-        return self._obs.copy(), reward, np.zeros(self.n_runs, dtype=bool), info
+        return self._obs, reward, self._never, info
 
     def public_info(self) -> dict[str, Any]:
         """K, α and the moment bounds of Definitions 3.1/3.2 with k = 2 (what PRAE assumes known):
