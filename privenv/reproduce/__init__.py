@@ -1,0 +1,1 @@
+"""Paper reproductions (`privenv reproduce <id>`)."""
