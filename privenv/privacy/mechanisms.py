@@ -92,15 +92,16 @@ def _check_uniform(u: np.ndarray | float, name: str = "u") -> np.ndarray:
     return arr
 
 
-def _uniform_to_symmetric_log(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For u on numpy's grid, return (sign, log(2·min(u', 1−u'))) with u' the cell centre.
+def _cell_centre_tail(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For u on numpy's grid, return (sign, min(u', 1 − u')) with u' the centre of u's cell.
 
-    All the arithmetic is exact in binary64: for u < ½, 2u + 2⁻⁵³ = (2k+1)·2⁻⁵³; for u ≥ ½,
-    2(1−u) − 2⁻⁵³ (Sterbenz: 1−u is exact). Grid points k and 2⁵³−1−k map to ± the same value.
+    Exact in binary64: for u < ½, u + 2⁻⁵⁴ = (2k+1)·2⁻⁵⁴; for u ≥ ½, (1 − u) − 2⁻⁵⁴ (Sterbenz:
+    1 − u is exact). Grid points k and 2⁵³−1−k give the same tail and opposite signs. (Adding
+    2⁻⁵⁴ to u ≥ ½ directly would round, and 1 − 2⁻⁵³ would become 1.)
     """
     lower = u < 0.5
-    tail = np.where(lower, 2.0 * u + 2.0 * _HALF_ULP, 2.0 * (1.0 - u) - 2.0 * _HALF_ULP)
-    return np.where(lower, -1.0, 1.0), np.log(tail)
+    tail = np.where(lower, u + _HALF_ULP, (1.0 - u) - _HALF_ULP)
+    return np.where(lower, -1.0, 1.0), tail
 
 
 # ---------------------------------------------------------------------------------------------
@@ -119,15 +120,15 @@ def laplace_from_uniform(u: np.ndarray | float, scale: float) -> np.ndarray:
     """Laplace(0, b) noise from standard uniforms by the inverse CDF.
 
     F⁻¹(u) = b·ln(2u) for u < ½ and −b·ln(2(1−u)) for u ≥ ½, evaluated at the centre of u's
-    2⁻⁵³ grid cell (so |noise| ≤ 37.4·b: the tail mass lost is 2⁻⁵³, see module docstring).
+    2⁻⁵³ grid cell, so |noise| ≤ 53·ln2·b ≈ 36.7·b (the tail mass lost is 2⁻⁵³).
 
     Args:
         u: standard uniforms in [0, 1) (``Generator.random``), any shape.
         scale: b > 0.
     """
     scale = check_positive(scale, "scale")
-    sign, log_tail = _uniform_to_symmetric_log(_check_uniform(u))
-    return -sign * scale * log_tail
+    sign, tail = _cell_centre_tail(_check_uniform(u))
+    return -sign * scale * np.log(2.0 * tail)
 
 
 def laplace(
@@ -227,7 +228,8 @@ def gaussian_from_uniform(u: np.ndarray | float, sigma: float) -> np.ndarray:
     """N(0, σ²) noise from standard uniforms by the inverse CDF Φ⁻¹ (at the grid-cell centre)."""
     sigma = check_positive(sigma, "sigma")
     u = _check_uniform(u)
-    return sigma * special.ndtri(u + _HALF_ULP)
+    sign, tail = _cell_centre_tail(u)
+    return -sign * sigma * special.ndtri(tail)
 
 
 def gaussian(
