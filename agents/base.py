@@ -73,12 +73,14 @@ class Agent(ABC):
         """Feedback for ``action``: the (possibly privatized) ``reward`` and the next observation."""
         if self.n_runs == 1:
             self.observe_batch(
-                np.asarray(action)[None], np.asarray(reward, dtype=float)[None],
+                np.asarray(action)[None],
+                np.asarray(reward, dtype=float)[None],
                 np.asarray(observation)[None],
             )
         else:
-            self.observe_batch(np.asarray(action), np.asarray(reward, dtype=float),
-                               np.asarray(observation))
+            self.observe_batch(
+                np.asarray(action), np.asarray(reward, dtype=float), np.asarray(observation)
+            )
 
     # -- what subclasses write ------------------------------------------------------------------
     @abstractmethod
@@ -96,8 +98,15 @@ class Agent(ABC):
         """Update every run with its action, reward and next observation (then ``self.t += 1``)."""
 
     # -- helpers --------------------------------------------------------------------------------
-    def charge(self, runs: np.ndarray, users: np.ndarray, epsilon: float = 0.0, *,
-               rho: float = 0.0, label: str = "") -> None:
+    def charge(
+        self,
+        runs: np.ndarray,
+        users: np.ndarray,
+        epsilon: float = 0.0,
+        *,
+        rho: float = 0.0,
+        label: str = "",
+    ) -> None:
         """Record a noisy release in the ledger (checking mode only; a no-op otherwise)."""
         if self.ledger is not None:
             self.ledger.charge(runs, users, epsilon, rho=rho, label=label)

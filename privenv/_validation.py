@@ -36,7 +36,11 @@ def check_real(
     if not _is_real(value) or math.isnan(float(value)):
         raise ValueError(f"{name} must be a real number in {interval}, got {value!r}")
     v = float(value)
-    if math.isinf(v) and not (math.isinf(low) and v == low) and not (math.isinf(high) and v == high):
+    if (
+        math.isinf(v)
+        and not (math.isinf(low) and v == low)
+        and not (math.isinf(high) and v == high)
+    ):
         raise ValueError(f"{name} must be finite and in {interval}, got {value!r}")
     too_low = v <= low if low_open else v < low
     too_high = v >= high if high_open else v > high

@@ -42,11 +42,15 @@ def run_seed_sequences(
     """
     if seed is None:
         root = np.random.SeedSequence()
-        return [np.random.SeedSequence(root.entropy, spawn_key=(first_run + i,)) for i in range(n_runs)]
+        return [
+            np.random.SeedSequence(root.entropy, spawn_key=(first_run + i,)) for i in range(n_runs)
+        ]
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
         if seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed}")
-        return [np.random.SeedSequence(int(seed), spawn_key=(first_run + i,)) for i in range(n_runs)]
+        return [
+            np.random.SeedSequence(int(seed), spawn_key=(first_run + i,)) for i in range(n_runs)
+        ]
     seeds = list(seed)
     if len(seeds) != n_runs:
         raise ValueError(f"seed must have one entry per run ({n_runs}), got {len(seeds)}")
@@ -151,6 +155,11 @@ class RunNoise:
         self.n_runs = len(seeds)
         self._uniform = RunStreams([child(s, 0) for s in seeds], _uniform_fill, block)
         self._normal = RunStreams([child(s, 1) for s in seeds], _normal_fill, block)
+
+    def reseed(self, runs: np.ndarray, seeds: Sequence[np.random.SeedSequence]) -> None:
+        """Restart the given runs from new seeds (a partial reset, e.g. an autoreset)."""
+        self._uniform.reseed(runs, [child(s, 0) for s in seeds])
+        self._normal.reseed(runs, [child(s, 1) for s in seeds])
 
     def uniform(self, runs: np.ndarray | None = None) -> np.ndarray:
         """One U(0,1) draw for each run in ``runs`` (all runs if ``None``)."""

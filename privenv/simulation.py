@@ -282,8 +282,9 @@ def simulate(
             ended &= ~done
             for key in EPISODE_KEYS:
                 if key in info:
-                    col = episode.setdefault(key, np.zeros(n_runs, dtype=np.asarray(info[key]).dtype))
-                    col[ended] = np.asarray(info[key])[ended]
+                    value = np.asarray(info[key])
+                    col = episode.setdefault(key, np.zeros(n_runs, dtype=value.dtype))
+                    col[ended] = value[ended]
             done |= ended
             any_done = True
             if done.all():

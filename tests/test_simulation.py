@@ -75,9 +75,21 @@ def test_student_agent_runs_looped_and_matches_play():
 def test_summary_has_contract_keys_and_frames():
     res = simulate("ucb1", n_runs=3, seed=0, **CFG)
     s = res.summary()
-    for key in ("env", "agent", "privacy", "runs", "horizon", "seed", "regret_mean", "regret_sd",
-                "stopping_time_mean", "stopping_time_sd", "error_rate", "wall_s",
-                "ns_per_run_step"):
+    for key in (
+        "env",
+        "agent",
+        "privacy",
+        "runs",
+        "horizon",
+        "seed",
+        "regret_mean",
+        "regret_sd",
+        "stopping_time_mean",
+        "stopping_time_sd",
+        "error_rate",
+        "wall_s",
+        "ns_per_run_step",
+    ):
         assert key in s
     assert s["stopping_time_mean"] is None and s["error_rate"] is None
     assert s["regret_mean"] == pytest.approx(res.regret.mean())

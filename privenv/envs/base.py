@@ -86,6 +86,7 @@ class ProblemEnv(gym.Env, Generic[P]):
         if not self.action_space.contains(action):
             raise ValueError(f"action {action!r} is not in the action space {self.action_space}")
         obs, reward, terminated, info = self.problem.step(np.asarray([action]))
+        reward = self.problem.gym_reward(reward)
         self._t += 1
         self._last_action = action
         term = bool(terminated[0])
@@ -215,6 +216,7 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
             # Runs that ended (and, under NEXT_STEP, were just reset) sit this step out.
             live = ~ended
         obs, reward, terminated, info = self.problem.step(actions, live)
+        reward = self.problem.gym_reward(reward)
         if live is None:
             self._t += 1
             live = self._all

@@ -91,6 +91,15 @@ class Problem(ABC):
         self, actions: np.ndarray, live: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]: ...
 
+    def gym_reward(self, rewards: np.ndarray) -> np.ndarray:
+        """The Gymnasium reward of each run, shape ``(n_runs,)``, from what :meth:`step` returned.
+
+        The identity for one reward per run; a problem whose :meth:`step` returns several rewards
+        per run (e.g. one per silo, shape ``(n_runs, M)``) reduces them here (the env views call
+        this; the batched problem keeps the detailed rewards for agents that need them).
+        """
+        return rewards
+
     def public_info(self) -> dict[str, Any]:
         """What an agent may legitimately know about the instance (no data): shapes, horizon,
         moment bounds, … Agents' defaults are filled from this (see :func:`privenv.agents.make`)."""
