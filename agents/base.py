@@ -70,7 +70,7 @@ class Agent(ABC):
         return self.act_batch(np.asarray(observation))
 
     def observe(self, action: Any, reward: Any, observation: Any) -> None:
-        """Feedback for ``action``: the (possibly privatized) ``reward`` and the next observation."""
+        """Feedback for ``action``: the (possibly privatized) ``reward`` and the next obs."""
         if self.n_runs == 1:
             self.observe_batch(
                 np.asarray(action)[None],

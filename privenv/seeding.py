@@ -35,8 +35,8 @@ def run_seed_sequences(
 ) -> list[np.random.SeedSequence]:
     """The root ``SeedSequence`` of each run.
 
-    ``seed`` an int: runs ``first_run … first_run + n_runs − 1`` of that seed. ``seed`` a sequence of
-    ints (Gymnasium's per-sub-env seeds): run *i* is run 0 of ``seed[i]``, i.e. what a single env
+    ``seed`` an int: runs ``first_run … first_run + n_runs − 1`` of that seed. ``seed`` a sequence
+    of ints (Gymnasium's per-sub-env seeds): run *i* is run 0 of ``seed[i]``, i.e. what a single env
     reset with ``seed[i]`` does. A sequence of ``SeedSequence``: used as given. ``None``: fresh OS
     entropy.
     """

@@ -141,8 +141,8 @@ class HuberProblem(Problem):
         if isinstance(c, (list, tuple)) and len(c) == self.K and all(_is_frozen(g) for g in c):
             return list(c)
         raise ValueError(
-            "contamination must be 'gaussian', 'adversarial', a frozen scipy.stats law or a list of "
-            f"K={self.K} frozen laws, got {c!r}"
+            "contamination must be 'gaussian', 'adversarial', a frozen scipy.stats law or a "
+            f"list of K={self.K} frozen laws, got {c!r}"
         )
 
     # -- sampling -------------------------------------------------------------------------------
@@ -217,7 +217,8 @@ class HuberProblem(Problem):
 
     def public_info(self) -> dict[str, Any]:
         """K, α and the moment bounds of Definitions 3.1/3.2 with k = 2 (what PRAE assumes known):
-        raw bound u = max_a E[X_a²] = max μ_a² + Var, central bound Var, mean range D = max |μ_a|."""
+        raw bound u = max_a E[X_a²] = max μ_a² + Var, central bound Var, mean range
+        D = max |μ_a|."""
         var = self.noise.var
         return {
             "K": self.K,
