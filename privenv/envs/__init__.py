@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import gymnasium as gym
 
+from privenv.envs.bai import BestArmIdentificationEnv, BestArmIdentificationVectorEnv
 from privenv.envs.base import ProblemEnv, ProblemVectorEnv
+from privenv.envs.federated import FederatedLinearBanditEnv, FederatedLinearBanditVectorEnv
 from privenv.envs.huber import HuberBanditEnv, HuberBanditVectorEnv
+from privenv.envs.linear import LinearContextualBanditEnv, LinearContextualBanditVectorEnv
 
 #: id → (single entry point, vector entry point, default horizon / sample budget)
 ENV_IDS: dict[str, tuple[str, str, int]] = {
@@ -13,6 +16,21 @@ ENV_IDS: dict[str, tuple[str, str, int]] = {
         "privenv.envs.huber:HuberBanditEnv",
         "privenv.envs.huber:HuberBanditVectorEnv",
         100_000,
+    ),
+    "BestArmIdentification-v0": (
+        "privenv.envs.bai:BestArmIdentificationEnv",
+        "privenv.envs.bai:BestArmIdentificationVectorEnv",
+        100_000_000,
+    ),
+    "LinearContextualBandit-v0": (
+        "privenv.envs.linear:LinearContextualBanditEnv",
+        "privenv.envs.linear:LinearContextualBanditVectorEnv",
+        10_000,
+    ),
+    "FederatedLinearBandit-v0": (
+        "privenv.envs.federated:FederatedLinearBanditEnv",
+        "privenv.envs.federated:FederatedLinearBanditVectorEnv",
+        10_000,
     ),
 }
 
@@ -33,8 +51,14 @@ def register_envs() -> None:
 
 __all__ = [
     "ENV_IDS",
+    "BestArmIdentificationEnv",
+    "BestArmIdentificationVectorEnv",
+    "FederatedLinearBanditEnv",
+    "FederatedLinearBanditVectorEnv",
     "HuberBanditEnv",
     "HuberBanditVectorEnv",
+    "LinearContextualBanditEnv",
+    "LinearContextualBanditVectorEnv",
     "ProblemEnv",
     "ProblemVectorEnv",
     "register_envs",

@@ -1,0 +1,143 @@
+"""PettingZoo ``ParallelEnv`` view of ``FederatedLinearBandit-v0``: one agent per silo.
+
+PettingZoo is an optional extra (``pip install 'privenv[pettingzoo]'``); this module imports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.error import ResetNeeded
+
+try:
+    from pettingzoo import ParallelEnv
+except ImportError:  # pragma: no cover - depends on the installation
+    raise ImportError(
+        "the PettingZoo view needs pettingzoo: pip install 'privenv[pettingzoo]'"
+    ) from None
+
+from privenv.envs.federated import DEFAULT_HORIZON, FederatedLinearBanditEnv
+
+
+class FederatedParallelEnv(ParallelEnv):
+    """The federated linear bandit with one PettingZoo agent per silo (``"silo_0"``, …).
+
+    ## Description
+    The problem of :class:`~privenv.envs.federated.FederatedLinearBanditEnv` (paper 2), seen as M
+    agents acting in lock-step: at each round every silo observes its own K×d feature matrix,
+    picks an action and receives **its own** reward (the Gymnasium view sums them).
+
+    ## Action Space
+    ``Discrete(K)`` per agent. Every live agent must act at every step (lock-step rounds).
+
+    ## Observation Space
+    ``Box(-1, 1, (K, d), float32)`` per agent: the silo's features for this round.
+
+    ## Rewards
+    The silo's reward. ``infos[agent]``: the silo's ``regret``, ``expected_reward``,
+    ``optimal_action`` and ``expected_rewards`` (never a realized reward).
+
+    ## Episode End
+    Every agent is truncated at ``horizon`` (T); no agent terminates.
+
+    ## Arguments
+    The keyword arguments of :class:`~privenv.envs.federated.FederatedLinearBanditEnv`
+    (``M``, ``K``, ``d``, ``contexts``, …, ``horizon``, ``render_mode``).
+
+    ## Privacy
+    As for the Gymnasium view: each silo's contexts and rewards are its private data; the
+    guarantee is the silos' protocol's.
+
+    ## Examples
+    >>> from privenv.envs.pettingzoo import FederatedParallelEnv
+    >>> env = FederatedParallelEnv(M=3, K=4, d=5, horizon=10)
+    >>> obs, infos = env.reset(seed=0)
+    >>> actions = {agent: 0 for agent in env.agents}
+    >>> obs, rewards, terminations, truncations, infos = env.step(actions)
+    """
+
+    metadata: dict[str, Any] = {
+        "name": "federated_linear_bandit_v0",
+        "render_modes": ["ansi"],
+        "is_parallelizable": True,
+    }
+
+    def __init__(
+        self, horizon: int | None = DEFAULT_HORIZON, render_mode: str | None = None, **kwargs: Any
+    ) -> None:
+        # The single Gymnasium env supplies the problem and the seeding rules (run i of seed s).
+        self._env = FederatedLinearBanditEnv(horizon=horizon, render_mode=render_mode, **kwargs)
+        self.problem = self._env.problem
+        self.horizon = self._env.horizon
+        self.render_mode = render_mode
+        M, K, d = self.problem.M, self.problem.K, self.problem.d
+        self.possible_agents = [f"silo_{m}" for m in range(M)]
+        self.agents: list[str] = []
+        self._index = {agent: m for m, agent in enumerate(self.possible_agents)}
+        self._observation_spaces = {
+            agent: spaces.Box(-1.0, 1.0, (K, d), np.float32) for agent in self.possible_agents
+        }
+        self._action_spaces = {agent: spaces.Discrete(K) for agent in self.possible_agents}
+        self._t = 0
+
+    def observation_space(self, agent: str) -> spaces.Box:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return self._action_spaces[agent]
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
+        """Start a run: ``seed=s`` (and ``options={"first_run": i}``) is run *i* of seed *s*,
+        exactly as in the Gymnasium views."""
+        obs, _ = self._env.reset(seed=seed, options=options)
+        self.agents = list(self.possible_agents)
+        self._t = 0
+        return {a: obs[m] for a, m in self._index.items()}, {a: {} for a in self.agents}
+
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        if not self.agents:
+            raise ResetNeeded("the episode has ended: call reset() before step()")
+        missing = [a for a in self.agents if a not in actions]
+        if missing:
+            raise ValueError(
+                f"actions must hold one action per silo (lock-step); missing {missing}"
+            )
+        for a in self.agents:
+            if not self._action_spaces[a].contains(actions[a]):
+                raise ValueError(
+                    f"action of {a} must be an integer in [0, {self.problem.K - 1}], "
+                    f"got {actions[a]!r}"
+                )
+        joint = np.array([[int(actions[a]) for a in self.possible_agents]], dtype=np.int64)
+        obs, rewards, _, info = self.problem.step(joint)
+        self._t += 1
+        done = self.horizon is not None and self._t >= self.horizon
+        agents = self.agents
+        out_obs = {a: obs[0, self._index[a]] for a in agents}
+        out_rew = {a: float(rewards[0, self._index[a]]) for a in agents}
+        terminations = dict.fromkeys(agents, False)
+        truncations = dict.fromkeys(agents, bool(done))
+        infos = {
+            a: {
+                "regret": float(info["silo_regret"][0, m]),
+                "expected_reward": float(info["silo_expected_reward"][0, m]),
+                "optimal_action": int(info["optimal_action"][0, m]),
+                "expected_rewards": info["expected_rewards"][0, m],
+            }
+            for a, m in ((a, self._index[a]) for a in agents)
+        }
+        if done:
+            self.agents = []
+        return out_obs, out_rew, terminations, truncations, infos
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        return f"{type(self).__name__}: t={self._t}, silos={len(self.possible_agents)}\n"
+
+    def close(self) -> None:
+        pass

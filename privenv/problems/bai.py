@@ -1,0 +1,231 @@
+"""Fixed-confidence best-arm identification (paper 3: Azize, Jourdan, Al Marjani, Basu,
+*Differentially Private Best-Arm Identification*).
+
+K arms with reward laws ν_a of means μ_a and a **unique** best arm a* = argmax μ_a. At each step the
+learner either pulls an arm and sees one sample, or stops and recommends an arm (Protocol 3 of the
+paper: the stopping time τ is the number of pulls). Actions are encoded in ``Discrete(2K)``:
+``a < K`` pulls arm ``a``; ``a ≥ K`` stops and recommends arm ``a − K`` (helpers :func:`pull`,
+:func:`stop`, :func:`decode`).
+
+Reward laws (each pull of arm *a* has mean exactly μ_a):
+
+* ``"bernoulli"`` (default, the paper's experiments): Ber(μ_a), μ_a ∈ [0, 1];
+* ``"gaussian"``: N(μ_a, σ²), any finite μ_a;
+* ``"beta"``: a bounded law on [0, 1] with mean μ_a: Beta(cμ_a, c(1 − μ_a)) with concentration
+  ``c = concentration`` (2 by default, so μ = 1/2 is the uniform law); μ_a ∈ {0, 1} is the point
+  mass at μ_a (the limit of the Beta law). Every law on [0, 1] is 1/2-sub-Gaussian (Hoeffding), like
+  the Bernoulli ones, so the paper's σ = 1/2 algorithms apply unchanged.
+
+The named instances μ1 … μ6 of Appendix I (from Sajed and Sheffet 2019) are in :data:`INSTANCES`.
+
+Feedback channel: by default (``reward_mode="cost"``) a pull's reward is ``−pull_cost`` (an RL
+signal) and the **observation** carries the sample; with ``reward_mode="sample"`` the reward is the
+sample (as in every other privenv family, so reward-perturbing local-DP wrappers apply unchanged)
+and the observation is always 0. In ``"cost"`` mode the stop step rewards 0 if the recommendation is
+correct and ``−wrong_penalty`` otherwise; in ``"sample"`` mode the reward channel carries samples
+only, so the stop step rewards 0 (correctness is in ``info``) and a local-DP wrapper on the reward
+never sees a penalty outside [0, 1].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from privenv._validation import check_choice, check_real, check_vector
+from privenv.problems.base import Problem
+from privenv.seeding import ENV, RunStreams, child
+
+#: Bernoulli instances of paper 3, Appendix I (Sajed and Sheffet 2019).
+INSTANCES: dict[str, tuple[float, ...]] = {
+    "mu1": (0.95, 0.9, 0.9, 0.9, 0.5),
+    "mu2": (0.75, 0.7, 0.7, 0.7, 0.7),
+    "mu3": (0.0, 0.25, 0.5, 0.75, 1.0),
+    "mu4": (0.75, 0.625, 0.5, 0.375, 0.25),
+    "mu5": (0.75, 0.53125, 0.375, 0.28125, 0.25),
+    "mu6": (0.75, 0.71875, 0.625, 0.46875, 0.25),
+}
+LAWS = ("bernoulli", "gaussian", "beta")
+REWARD_MODES = ("cost", "sample")
+
+
+def pull(a: Any) -> Any:
+    """The action that pulls arm ``a`` (an int or an integer array)."""
+    return a
+
+
+def stop(a: Any, K: int) -> Any:
+    """The action that stops and recommends arm ``a`` among ``K`` arms."""
+    return np.asarray(a) + K if isinstance(a, np.ndarray) else int(a) + int(K)
+
+
+def decode(action: Any, K: int) -> tuple[Any, Any]:
+    """``(stops, arm)`` of an action (or an array of actions): whether it stops, and the arm it
+    pulls or recommends."""
+    if isinstance(action, np.ndarray):
+        return action >= K, np.where(action >= K, action - K, action)
+    action = int(action)
+    return action >= K, action - K if action >= K else action
+
+
+def instance_means(instance: str) -> np.ndarray:
+    """The means of a named instance (``"mu1"`` … ``"mu6"``)."""
+    check_choice("instance", instance, list(INSTANCES))
+    return np.asarray(INSTANCES[instance], dtype=float)
+
+
+class BAIProblem(Problem):
+    """Fixed-confidence best-arm identification for ``n_runs`` runs at once.
+
+    Args:
+        instance: a named instance ``"mu1"`` … ``"mu6"`` (default ``"mu1"`` when ``means`` is not
+            given).
+        means: explicit arm means μ_a (K ≥ 2, a unique maximum); exclusive with ``instance``.
+        law: ``"bernoulli"``, ``"gaussian"`` or ``"beta"``.
+        sigma: standard deviation of the Gaussian law (> 0; only with ``law="gaussian"``).
+        concentration: c of the Beta(cμ, c(1 − μ)) law (> 0; only with ``law="beta"``).
+        pull_cost: reward −pull_cost of each pull in ``reward_mode="cost"`` (≥ 0).
+        wrong_penalty: reward −wrong_penalty of a wrong recommendation in ``"cost"`` mode (≥ 0).
+        reward_mode: ``"cost"`` (reward −pull_cost, sample in the observation) or ``"sample"``
+            (reward = sample, observation 0).
+        n_runs: number of runs.
+    """
+
+    terminates = True
+
+    def __init__(
+        self,
+        instance: str | None = None,
+        means: Sequence[float] | None = None,
+        law: str = "bernoulli",
+        sigma: float | None = None,
+        concentration: float | None = None,
+        pull_cost: float = 1.0,
+        wrong_penalty: float = 1000.0,
+        reward_mode: str = "cost",
+        n_runs: int = 1,
+    ) -> None:
+        super().__init__(n_runs)
+        if instance is not None and means is not None:
+            raise ValueError("give either instance or means, not both")
+        self.law = check_choice("law", law, LAWS)
+        if means is None:
+            self.instance: str | None = "mu1" if instance is None else instance
+            self.means = instance_means(self.instance)
+        else:
+            self.instance = None
+            self.means = check_vector("means", means, min_length=2)
+        self.K = int(self.means.shape[0])
+        if self.law in ("bernoulli", "beta") and (self.means.min() < 0 or self.means.max() > 1):
+            bad = self.means[(self.means < 0) | (self.means > 1)][0]
+            raise ValueError(f"means of a {self.law} law must be in [0, 1], got {bad!r}")
+        if sigma is not None and self.law != "gaussian":
+            raise ValueError(f"sigma is only used with law='gaussian', got law={self.law!r}")
+        if concentration is not None and self.law != "beta":
+            raise ValueError(f"concentration is only used with law='beta', got law={self.law!r}")
+        self.sigma = check_real(
+            "sigma", 1.0 if sigma is None else sigma, low=0.0, low_open=True, high=np.inf,
+            high_open=True,
+        )
+        self.concentration = check_real(
+            "concentration", 2.0 if concentration is None else concentration, low=0.0,
+            low_open=True, high=np.inf, high_open=True,
+        )
+        order = np.sort(self.means)
+        if order[-1] == order[-2]:
+            raise ValueError(
+                f"means must have a unique best arm (best-arm identification), got ties at "
+                f"{order[-1]!r}"
+            )
+        self.pull_cost = check_real("pull_cost", pull_cost, low=0.0)
+        self.wrong_penalty = check_real("wrong_penalty", wrong_penalty, low=0.0)
+        self.reward_mode = check_choice("reward_mode", reward_mode, REWARD_MODES)
+        self.best = int(np.argmax(self.means))
+        if self.law == "gaussian":
+            low, high = -np.inf, np.inf
+        else:
+            low, high = 0.0, 1.0
+        self.single_observation_space = spaces.Box(low, high, shape=(1,), dtype=np.float64)
+        self.single_action_space = spaces.Discrete(2 * self.K)
+        self._streams: RunStreams | None = None
+        self._zero_regret = np.zeros(self.n_runs)
+        self._zero_regret.flags.writeable = False  # constant: shared, never copied
+
+    # -- sampling -------------------------------------------------------------------------------
+    def _fill(self, gen: np.random.Generator, n: int, row: int) -> np.ndarray:
+        """n pulls of arm ``row % K``."""
+        mu = float(self.means[row % self.K])
+        if self.law == "bernoulli":
+            return (gen.random(n) < mu).astype(np.float64)
+        if self.law == "gaussian":
+            return mu + self.sigma * gen.standard_normal(n)
+        if mu in (0.0, 1.0):  # the Beta law's limit: a point mass
+            return np.full(n, mu)
+        c = self.concentration
+        return gen.beta(c * mu, c * (1.0 - mu), n)
+
+    # -- Problem API ----------------------------------------------------------------------------
+    def _reset(
+        self, run_seeds: list[np.random.SeedSequence], runs: np.ndarray
+    ) -> tuple[np.ndarray, dict]:
+        # Row run·K + arm owns the stream (run, ENV, arm): the k-th pull of arm a yields the same
+        # sample whichever agent plays (common random numbers).
+        seeds = [child(s, ENV, a) for s in run_seeds for a in range(self.K)]
+        if self._streams is None or len(runs) == self.n_runs:
+            if len(runs) != self.n_runs:
+                raise RuntimeError("the first reset must cover all runs")
+            self._streams = RunStreams(seeds, self._fill, block=512)
+            self._pulls = np.zeros(self.n_runs, dtype=np.int64)
+            self._obs = np.zeros((self.n_runs, 1))
+        else:
+            self._streams.reseed((runs[:, None] * self.K + np.arange(self.K)).ravel(), seeds)
+            self._pulls[runs] = 0
+            self._obs[runs] = 0.0
+        self._rows = np.arange(self.n_runs) * self.K
+        return self._obs.copy(), {}
+
+    def _step(
+        self, actions: np.ndarray, live: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+        if self._streams is None:
+            raise RuntimeError("call reset() before step()")
+        stops = actions >= self.K
+        arms = np.where(stops, actions - self.K, actions)
+        pulls = ~stops if live is None else (~stops & live)
+        stopping = stops if live is None else (stops & live)
+        sample = np.zeros(self.n_runs)
+        if pulls.any():
+            sample[pulls] = self._streams.take(self._rows[pulls] + arms[pulls])
+        self._pulls += pulls
+        correct = stopping & (arms == self.best)
+        if self.reward_mode == "cost":
+            reward = np.where(pulls, -self.pull_cost, 0.0)
+            if live is not None:  # runs sitting out keep their observation
+                self._obs[live, 0] = sample[live]
+            else:
+                self._obs[:, 0] = sample
+            reward = np.where(stopping & ~correct, -self.wrong_penalty, reward)
+        else:
+            reward = sample
+        info = {
+            "regret": self._zero_regret,  # no pseudo-regret in best-arm identification
+            "stopping_time": self._pulls.copy(),
+            "recommendation": np.where(stopping, arms, -1),
+            "correct": correct,
+        }
+        return self._obs.copy(), reward, stopping, info
+
+    def public_info(self) -> dict[str, Any]:
+        """K, the law, its sub-Gaussian scale σ (1/2 for Bernoulli and [0, 1]-bounded laws, σ for
+        Gaussian), the reward encoding — never the means."""
+        return {
+            "K": self.K,
+            "law": self.law,
+            "sigma": self.sigma if self.law == "gaussian" else 0.5,
+            "reward_mode": self.reward_mode,
+            "pull_cost": self.pull_cost,
+            "wrong_penalty": self.wrong_penalty,
+        }

@@ -1,0 +1,666 @@
+"""Local differential privacy: wrappers that randomize each user's feedback before the learner
+sees it (SPEC §1.1, §4, §8).
+
+Each wrapper does one thing — apply one *local randomizer* to the reward of every step — and
+declares its guarantee as ``wrapper.privacy`` (a
+:class:`~privenv.privacy.guarantee.PrivacyGuarantee` with ``model="local"``). Anything a learner
+computes from the released stream is post-processing, so an agent behind an ε-LDP wrapper is an
+ε-LDP system (:func:`privenv.privacy.guarantee.system_guarantee`; the runner records it).
+
+* ``RandomizedResponse`` / ``VectorRandomizedResponse`` — ε-LDP on rewards r ∈ [0, 1]: release
+  Bernoulli((r(e^ε − 1) + 1)/(e^ε + 1)) (CTB, paper 3 Algorithm 4 line 2, after Ren et al. 2020);
+* ``LaplaceReward`` / ``VectorLaplaceReward`` — ε-LDP on r ∈ [lo, hi]: r + Lap((hi − lo)/ε);
+* ``GaussianReward`` / ``VectorGaussianReward`` — (ε, δ)-LDP on r ∈ [lo, hi]: r + N(0, σ²) with
+  Δ₂ = hi − lo, σ analytic (Balle & Wang 2018) or classical Δ₂√(2 ln(1.25/δ))/ε (paper 3
+  Algorithm 8, with γ as δ);
+* ``LaplaceLabel`` / ``VectorLaplaceLabel`` — ε-LDP on the label y ∈ [−1, 1] of a linear
+  contextual bandit: y + Lap(2/ε) (paper 4, SPEC §3.3).
+
+The neighbouring relation is replace-one: a user's reward r is replaced by any r′ in the declared
+range, so the sensitivity is hi − lo (randomized response: the range is [0, 1]).
+
+## One implementation per mechanism
+
+A mechanism is a :class:`LocalRandomizer` applied to a *batch* of values, one per run, with each
+run's next draw from its own noise stream. The single-env wrapper (a ``gymnasium.RewardWrapper``)
+is the batch-of-one case of the same object that the vector wrapper (a
+``gymnasium.vector.VectorRewardWrapper``) applies to ``num_envs`` runs at once. The samplers are
+the transforms of :mod:`privenv.privacy.mechanisms` (``randomized_response_from_uniform``,
+``laplace_from_uniform``, ``gaussian_from_standard`` and the Gaussian calibrations). The paired
+classes follow Gymnasium's own convention (``TransformReward`` / ``vector.TransformReward``).
+
+## Per-run noise
+
+After ``reset`` the wrapper takes the base env's ``run_seeds`` (one ``SeedSequence`` per run, see
+:mod:`privenv.seeding`) and draws run *i*'s noise only from ``child(run_seeds[i], WRAPPER, k)``,
+where ``k`` is the number of local-DP wrappers beneath this one (stacked wrappers never share a
+stream). So run *i*'s released rewards are the same in a vector env of 1000 runs and in a single
+env reset with ``options={"first_run": i}``, and they do not depend on the agent's seed. A vector
+wrapper follows the env's autoreset mode: a run that sits a step out (finished, or being reset
+under ``NEXT_STEP``) consumes no noise and gets reward 0, as from the env; a run the env restarts
+(autoreset, or ``reset(options={"reset_mask": …})``) restarts its noise from its new seed.
+
+## Trust boundary (what "local" means in a simulator)
+
+The agent-facing stream is exactly what ``step`` returns: the randomized reward, the observation,
+the flags and ``info``. Neither the envs nor these wrappers put raw rewards or raw contexts into
+``info`` (wrappers leave ``info`` untouched), and a wrapper keeps no raw value in any attribute.
+But local DP is *simulated* here: the raw rewards exist inside the process — ``env.unwrapped`` is
+the env itself, its problem buffers future raw rewards, and the noise is a deterministic function
+of the seed, so anyone holding the env object or the seed can undo the randomization. The runner
+(:func:`privenv.simulation.simulate`, :func:`privenv.simulation.play`) therefore never passes the
+env, the seed or ``info`` to an agent; an agent written for privenv must only use what ``act`` and
+``observe`` give it. The guarantee is about that stream.
+
+## Numerics
+
+The Laplace and Gaussian samplers use idealized floating-point arithmetic (Mironov 2012; see
+:mod:`privenv.privacy.mechanisms`): acceptable because released numbers never leave the simulator.
+
+Rewards outside the declared range raise ``ValueError`` naming ``reward`` and the range; they are
+clipped only if the caller asks for it (``clip=True``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.error import ResetNeeded
+from gymnasium.vector import AutoresetMode, VectorEnv, VectorRewardWrapper
+
+from privenv._validation import check_choice, check_delta, check_epsilon, check_real
+from privenv.privacy.guarantee import PrivacyGuarantee
+from privenv.privacy.mechanisms import (
+    gaussian_from_standard,
+    gaussian_sigma_analytic,
+    gaussian_sigma_classical,
+    laplace_from_uniform,
+    laplace_scale,
+    randomized_response_from_uniform,
+)
+from privenv.problems.base import Problem
+from privenv.seeding import WRAPPER, RunNoise, child
+
+__all__ = [
+    "GaussianRandomizer",
+    "GaussianReward",
+    "LABEL_RANGE",
+    "LaplaceLabel",
+    "LaplaceRandomizer",
+    "LaplaceReward",
+    "LocalDPRewardWrapper",
+    "LocalDPVectorRewardWrapper",
+    "LocalRandomizer",
+    "RandomizedResponse",
+    "RandomizedResponseRandomizer",
+    "VectorGaussianReward",
+    "VectorLaplaceLabel",
+    "VectorLaplaceReward",
+    "VectorRandomizedResponse",
+    "ldp_stack_depth",
+]
+
+CALIBRATIONS = ("analytic", "classical")
+#: range of the labels y of a linear contextual bandit (SPEC §2.3)
+LABEL_RANGE = (-1.0, 1.0)
+
+
+def _check_reward_range(reward_range: Any) -> tuple[float, float]:
+    """A pair (lo, hi) of finite reals with lo < hi."""
+    try:
+        lo, hi = reward_range
+    except (TypeError, ValueError):
+        raise ValueError(
+            "reward_range must be a pair (lo, hi) of finite reals with lo < hi, "
+            f"got {reward_range!r}"
+        ) from None
+    lo = check_real("reward_range[0]", lo, low_open=True, high_open=True)  # finite
+    hi = check_real("reward_range[1]", hi, low_open=True, high_open=True)
+    if not lo < hi:
+        raise ValueError(f"reward_range must have lo < hi, got {reward_range!r}")
+    return lo, hi
+
+
+# ---------------------------------------------------------------------------------------------
+# Local randomizers: one implementation of each mechanism, applied to a batch of runs
+# ---------------------------------------------------------------------------------------------
+
+
+class LocalRandomizer(ABC):
+    """A local randomizer of scalar feedback in ``[lo, hi]``, applied to one value per run.
+
+    ``randomizer(values, noise, runs)`` validates the values (or clips them if ``clip``) and
+    returns their randomized release; ``values[j]`` is perturbed with the next draw of run
+    ``runs[j]`` of ``noise`` (all runs in order when ``runs`` is ``None``).
+
+    Args:
+        epsilon: ε > 0.
+        delta: δ (0 for pure ε-LDP).
+        reward_range: the declared range (lo, hi) of one user's value.
+        clip: clip values into the range instead of raising ``ValueError``.
+        unit: the protected unit recorded in the guarantee.
+    """
+
+    #: what the error messages call the mechanism
+    description: str = "local randomizer"
+
+    def __init__(
+        self,
+        epsilon: float,
+        delta: float,
+        reward_range: tuple[float, float],
+        clip: bool,
+        unit: str,
+    ) -> None:
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = delta
+        self.reward_range = _check_reward_range(reward_range)
+        if not isinstance(clip, (bool, np.bool_)):
+            raise ValueError(f"clip must be a bool, got {clip!r}")
+        self.clip = bool(clip)
+        self.unit = unit
+
+    @property
+    def privacy(self) -> PrivacyGuarantee:
+        """The (ε, δ)-local-DP guarantee of one release, per ``unit``, replace-one."""
+        return PrivacyGuarantee("local", self.epsilon, self.delta, self.unit)
+
+    @property
+    def sensitivity(self) -> float:
+        """hi − lo: how far replacing one user's value can move it (L1 = L2 for a scalar)."""
+        lo, hi = self.reward_range
+        return hi - lo
+
+    def validate(self, values: np.ndarray, runs: np.ndarray | None = None) -> np.ndarray:
+        """``values`` as floats in the range (clipped if ``clip``); else ``ValueError``."""
+        lo, hi = self.reward_range
+        x = np.asarray(values, dtype=float)
+        nan = np.isnan(x)
+        outside = nan if self.clip else ~((x >= lo) & (x <= hi))
+        if outside.any():
+            j = int(np.flatnonzero(outside)[0])
+            run = j if runs is None else int(runs[j])
+            hint = "" if self.clip else " (pass clip=True to clip it into the range)"
+            raise ValueError(
+                f"reward must lie in [{lo:g}, {hi:g}] for {self.description}{hint}, got "
+                f"{x.flat[j]!r} (run {run}); {int(outside.sum())} value(s) outside"
+            )
+        return np.clip(x, lo, hi) if self.clip else x
+
+    def __call__(
+        self, values: np.ndarray, noise: RunNoise, runs: np.ndarray | None = None
+    ) -> np.ndarray:
+        return self.perturb(self.validate(values, runs), noise, runs)
+
+    @abstractmethod
+    def perturb(self, x: np.ndarray, noise: RunNoise, runs: np.ndarray | None) -> np.ndarray:
+        """The release of validated values ``x``, with one noise draw of each run in ``runs``."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.privacy})"
+
+
+class RandomizedResponseRandomizer(LocalRandomizer):
+    """Randomized response for values in [0, 1]: report 1 with probability
+    q(r) = (r(e^ε − 1) + 1)/(e^ε + 1), else 0 (CTB, paper 3 Algorithm 4 line 2; Lemma 12:
+    ε-LDP on [0, 1]). The report's mean is q(μ) (:func:`privenv.privacy.mechanisms.rr_mean`);
+    de-bias with :func:`privenv.privacy.mechanisms.rr_debias_mean`."""
+
+    description = "randomized response"
+
+    def __init__(self, epsilon: float, clip: bool = False, unit: str = "reward") -> None:
+        super().__init__(epsilon, 0.0, (0.0, 1.0), clip, unit)
+
+    def perturb(self, x: np.ndarray, noise: RunNoise, runs: np.ndarray | None) -> np.ndarray:
+        return randomized_response_from_uniform(x, noise.uniform(runs), self.epsilon)
+
+
+class LaplaceRandomizer(LocalRandomizer):
+    """r + Lap(b), b = (hi − lo)/ε: the Laplace mechanism on one value (ε-LDP, replace-one)."""
+
+    description = "the Laplace mechanism"
+
+    def __init__(
+        self,
+        epsilon: float,
+        reward_range: tuple[float, float],
+        clip: bool = False,
+        unit: str = "reward",
+    ) -> None:
+        super().__init__(epsilon, 0.0, reward_range, clip, unit)
+        self.scale = laplace_scale(self.epsilon, self.sensitivity)
+
+    def perturb(self, x: np.ndarray, noise: RunNoise, runs: np.ndarray | None) -> np.ndarray:
+        return x + laplace_from_uniform(noise.uniform(runs), self.scale)
+
+
+class GaussianRandomizer(LocalRandomizer):
+    """r + N(0, σ²): the Gaussian mechanism on one value, (ε, δ)-LDP with Δ₂ = hi − lo.
+
+    ``calibration="analytic"`` (default): the smallest σ giving (ε, δ)-DP (Balle & Wang 2018,
+    Theorem 8), valid for every ε. ``"classical"``: σ = Δ₂√(2 ln(1.25/δ))/ε, the formula of
+    paper 3 Algorithm 8 (after Zheng et al. 2020, with their γ as δ); it is a theorem only for
+    ε < 1 (Dwork & Roth 2014, Theorem A.1), so ε ≥ 1 raises ``ValueError`` — a wrapper must not
+    declare a guarantee its noise does not give.
+    """
+
+    description = "the Gaussian mechanism"
+
+    def __init__(
+        self,
+        epsilon: float,
+        delta: float,
+        reward_range: tuple[float, float],
+        calibration: str = "analytic",
+        clip: bool = False,
+        unit: str = "reward",
+    ) -> None:
+        super().__init__(epsilon, check_delta(delta), reward_range, clip, unit)
+        self.calibration = check_choice("calibration", calibration, CALIBRATIONS)
+        if calibration == "analytic":
+            self.sigma = gaussian_sigma_analytic(self.epsilon, self.delta, self.sensitivity)
+        else:
+            self.sigma = gaussian_sigma_classical(self.epsilon, self.delta, self.sensitivity)
+
+    def perturb(self, x: np.ndarray, noise: RunNoise, runs: np.ndarray | None) -> np.ndarray:
+        return x + gaussian_from_standard(noise.normal(runs), self.sigma)
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-run noise of a wrapper
+# ---------------------------------------------------------------------------------------------
+
+
+class _LocalDP:
+    """Marker of privenv's local-DP wrappers (counted to give stacked wrappers distinct streams)."""
+
+    randomizer: LocalRandomizer
+
+    @property
+    def privacy(self) -> PrivacyGuarantee:
+        """The local-DP guarantee this wrapper provides (see :class:`LocalRandomizer`)."""
+        return self.randomizer.privacy
+
+
+def ldp_stack_depth(env: Any) -> int:
+    """The number of privenv local-DP wrappers in ``env``'s wrapper chain (walking ``.env``)."""
+    n = 0
+    while env is not None:
+        n += isinstance(env, _LocalDP)
+        env = getattr(env, "env", None)
+    return n
+
+
+def _run_seeds(wrapper: gym.Wrapper | VectorRewardWrapper) -> list[np.random.SeedSequence]:
+    base = wrapper.unwrapped
+    if not hasattr(type(base), "run_seeds"):
+        raise TypeError(
+            f"{type(wrapper).__name__} draws each run's noise from the env's per-run seeds "
+            f"(`run_seeds`, provided by privenv envs); {type(base).__name__} has none"
+        )
+    return base.run_seeds
+
+
+def _public_info(env: Any) -> dict[str, Any]:
+    base = getattr(env, "unwrapped", env)
+    return base.public_info() if callable(getattr(base, "public_info", None)) else {}
+
+
+def _check_feedback_channel(env: Any, wrapper: str) -> None:
+    """Refuse an env whose Gymnasium reward is not one user's raw feedback, where a reward
+    randomizer would leave data in the clear or declare the wrong unit:
+
+    * best-arm identification with ``reward_mode="cost"`` carries the sample in the observation
+      (its reward is −pull_cost); ``reward_mode="sample"`` puts it in the reward;
+    * a problem whose reward aggregates several users (it overrides ``Problem.gym_reward``, e.g.
+      the federated env's sum over silos): privacy there is the silos' protocol (paper 2).
+    """
+    info = _public_info(env)
+    if info.get("reward_mode", "sample") != "sample":
+        raise ValueError(
+            f"{wrapper} randomizes the reward, but this env has reward_mode="
+            f"{info['reward_mode']!r} and releases the raw sample in the observation; build it "
+            "with reward_mode='sample'"
+        )
+    problem = getattr(getattr(env, "unwrapped", env), "problem", None)
+    if isinstance(problem, Problem) and type(problem).gym_reward is not Problem.gym_reward:
+        raise ValueError(
+            f"{wrapper} randomizes one user's reward, but the reward of "
+            f"{type(problem).__name__} aggregates several users' rewards (e.g. a sum over silos);"
+            " its privacy is the agents' protocol, not a reward wrapper"
+        )
+
+
+def _noise_seeds(
+    run_seeds: Sequence[np.random.SeedSequence], stack_index: int
+) -> list[np.random.SeedSequence]:
+    return [child(s, WRAPPER, stack_index) for s in run_seeds]
+
+
+# ---------------------------------------------------------------------------------------------
+# The two wrapper bases: single env (batch of one) and native vector env
+# ---------------------------------------------------------------------------------------------
+
+
+class LocalDPRewardWrapper(_LocalDP, gym.RewardWrapper, gym.utils.RecordConstructorArgs):
+    """Releases ``randomizer(reward)`` instead of the reward of a single privenv env.
+
+    Records its constructor arguments (``gym.utils.RecordConstructorArgs``), so the env's spec
+    can rebuild it (``env.spec.make()``, used by Gymnasium's checker).
+
+    Args:
+        env: a privenv env (or a wrapper of one), which provides per-run seeds.
+        randomizer: the local randomizer.
+    """
+
+    def __init__(self, env: gym.Env, randomizer: LocalRandomizer) -> None:
+        # a subclass records its own (public) arguments first; this call is then ignored
+        gym.utils.RecordConstructorArgs.__init__(self, randomizer=randomizer)
+        gym.RewardWrapper.__init__(self, env)
+        _check_feedback_channel(env, type(self).__name__)
+        self.randomizer = randomizer
+        #: number of local-DP wrappers beneath this one (its noise stream key)
+        self.stack_index = ldp_stack_depth(env)
+        self._noise: RunNoise | None = None
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._noise = RunNoise(_noise_seeds(_run_seeds(self), self.stack_index))
+        return obs, info
+
+    def reward(self, reward: SupportsFloat) -> float:
+        """The randomized release of one reward (a Python float)."""
+        if self._noise is None:
+            raise ResetNeeded("call reset() before step()")
+        return float(self.randomizer(np.array([reward], dtype=float), self._noise)[0])
+
+
+class LocalDPVectorRewardWrapper(_LocalDP, VectorRewardWrapper):
+    """Releases ``randomizer(rewards)`` instead of the rewards of a native privenv vector env.
+
+    Follows the env's ``autoreset_mode``: runs that sit a step out get reward 0 and consume no
+    noise; runs the env restarts restart their noise from their new seeds.
+
+    Args:
+        env: a privenv vector env (or a wrapper of one), which provides per-run seeds.
+        randomizer: the local randomizer.
+    """
+
+    def __init__(self, env: VectorEnv, randomizer: LocalRandomizer) -> None:
+        VectorRewardWrapper.__init__(self, env)
+        _check_feedback_channel(env, type(self).__name__)
+        self.randomizer = randomizer
+        self.stack_index = ldp_stack_depth(env)
+        self._mode = AutoresetMode(env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP))
+        self._noise: RunNoise | None = None
+        self._ended = np.zeros(self.num_envs, dtype=bool)  # runs that sit the next step out
+        self._n_ended = 0
+
+    def reset(
+        self,
+        *,
+        seed: int | list[int] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[Any, dict[str, Any]]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        mask = None if not options else options.get("reset_mask")
+        if self._noise is None or seed is not None or mask is None:
+            self._noise = RunNoise(_noise_seeds(_run_seeds(self), self.stack_index))
+            self._ended[:] = False
+        else:
+            runs = np.flatnonzero(np.asarray(mask, dtype=bool))
+            self._reseed(runs)
+            self._ended[runs] = False
+        self._n_ended = int(np.count_nonzero(self._ended))
+        return obs, info
+
+    def _reseed(self, runs: np.ndarray) -> None:
+        assert self._noise is not None
+        seeds = _run_seeds(self)
+        self._noise.reseed(runs, _noise_seeds([seeds[i] for i in runs], self.stack_index))
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        obs, rewards, terminated, truncated, info = self.env.step(actions)
+        if self._noise is None:
+            raise ResetNeeded("call reset() before step()")
+        live = None  # None: every run stepped (the common case)
+        if self._n_ended and self._mode != AutoresetMode.SAME_STEP:
+            if self._mode == AutoresetMode.NEXT_STEP:  # the env restarted these runs this step
+                self._reseed(np.flatnonzero(self._ended))
+            live = np.flatnonzero(~self._ended)
+        released = self.rewards(rewards, live)
+        done = terminated | truncated
+        if self._mode == AutoresetMode.DISABLED:
+            self._ended |= done
+        else:
+            self._ended = done.copy()
+        self._n_ended = int(np.count_nonzero(self._ended))
+        if self._mode == AutoresetMode.SAME_STEP and self._n_ended:  # restarted after the step
+            self._reseed(np.flatnonzero(done))
+        return obs, released, terminated, truncated, info
+
+    def rewards(self, rewards: np.ndarray, runs: np.ndarray | None = None) -> np.ndarray:
+        """The randomized release of a batch of rewards; only ``runs`` (indices) if given, the
+        other runs getting 0."""
+        if self._noise is None:
+            raise ResetNeeded("call reset() before step()")
+        rewards = np.asarray(rewards, dtype=float)
+        if runs is None:
+            return self.randomizer(rewards, self._noise)
+        out = np.zeros(rewards.shape)
+        out[runs] = self.randomizer(rewards[runs], self._noise, runs)
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The public wrappers
+# ---------------------------------------------------------------------------------------------
+
+
+class RandomizedResponse(LocalDPRewardWrapper):
+    """ε-local DP on rewards in [0, 1] by randomized response (CTB).
+
+    ## Description
+    Each reward r ∈ [0, 1] is replaced by a Bernoulli((r(e^ε − 1) + 1)/(e^ε + 1)) report
+    (paper 3, Algorithm 4 line 2, after Ren et al. 2020; Lemma 12). A Bernoulli(μ) reward becomes
+    Bernoulli(μ_ε), μ_ε = (2μ − 1)(e^ε − 1)/(2(e^ε + 1)) + ½, so any non-private algorithm run
+    behind this wrapper is CTB-style ε-LDP (e.g. TTUCB → CTB-TT).
+
+    ## Rewards
+    0.0 or 1.0 (a Python float). A reward outside [0, 1] raises ``ValueError`` unless
+    ``clip=True``. On ``BestArmIdentification-v0`` the sample must be the reward
+    (``reward_mode="sample"``; the default ``"cost"`` mode is refused, its observation carries the
+    raw sample), and the stop step's reward −``wrong_penalty`` lies outside [0, 1]: use
+    ``wrong_penalty=0`` (the stop reward is then 0 and randomized like any other; a BAI agent
+    ignores it).
+
+    ## Privacy
+    ``privacy``: ε-DP, local model, per reward (replace-one).
+
+    ## Arguments
+    ``env`` (a privenv env), ``epsilon`` (ε > 0), ``clip`` (default False).
+
+    ## Example
+    >>> import gymnasium as gym, privenv
+    >>> from privenv.wrappers import RandomizedResponse
+    >>> base = gym.make("BestArmIdentification-v0", reward_mode="sample", wrong_penalty=0.0)
+    >>> env = RandomizedResponse(base, epsilon=1.0)
+    >>> obs, info = env.reset(seed=0)
+    """
+
+    def __init__(self, env: gym.Env, epsilon: float, clip: bool = False) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self, epsilon=epsilon, clip=clip)
+        super().__init__(env, RandomizedResponseRandomizer(epsilon, clip))
+
+
+class VectorRandomizedResponse(LocalDPVectorRewardWrapper):
+    """:class:`RandomizedResponse` for a native privenv vector env (same randomizer, batched)."""
+
+    def __init__(self, env: VectorEnv, epsilon: float, clip: bool = False) -> None:
+        super().__init__(env, RandomizedResponseRandomizer(epsilon, clip))
+
+
+class LaplaceReward(LocalDPRewardWrapper):
+    """ε-local DP on bounded rewards by the Laplace mechanism.
+
+    ## Description
+    Each reward r ∈ [lo, hi] is released as r + Lap((hi − lo)/ε) (Dwork & Roth 2014,
+    Theorem 3.6, sensitivity hi − lo under replace-one).
+
+    ## Rewards
+    A Python float, unbiased for r. A reward outside ``reward_range`` raises ``ValueError``
+    unless ``clip=True`` (then it is clipped into the range before the noise: the released value
+    is unbiased for the *clipped* reward — e.g. for heavy-tailed or contaminated rewards).
+
+    ## Privacy
+    ``privacy``: ε-DP, local model, per reward.
+
+    ## Arguments
+    ``env``, ``epsilon`` (ε > 0), ``reward_range`` = (lo, hi), lo < hi, ``clip`` (default False).
+
+    ## Example
+    >>> import gymnasium as gym, privenv
+    >>> from privenv.wrappers import LaplaceReward
+    >>> env = LaplaceReward(gym.make("HuberBandit-v0"), epsilon=1.0, reward_range=(-50, 150),
+    ...                     clip=True)
+    >>> obs, info = env.reset(seed=0)
+    """
+
+    def __init__(
+        self,
+        env: gym.Env,
+        epsilon: float,
+        reward_range: tuple[float, float],
+        clip: bool = False,
+    ) -> None:
+        gym.utils.RecordConstructorArgs.__init__(
+            self, epsilon=epsilon, reward_range=reward_range, clip=clip
+        )
+        super().__init__(env, LaplaceRandomizer(epsilon, reward_range, clip))
+
+
+class VectorLaplaceReward(LocalDPVectorRewardWrapper):
+    """:class:`LaplaceReward` for a native privenv vector env (same randomizer, batched)."""
+
+    def __init__(
+        self,
+        env: VectorEnv,
+        epsilon: float,
+        reward_range: tuple[float, float],
+        clip: bool = False,
+    ) -> None:
+        super().__init__(env, LaplaceRandomizer(epsilon, reward_range, clip))
+
+
+class GaussianReward(LocalDPRewardWrapper):
+    """(ε, δ)-local DP on bounded rewards by the Gaussian mechanism.
+
+    ## Description
+    Each reward r ∈ [lo, hi] is released as r + N(0, σ²) with Δ₂ = hi − lo and σ from
+    ``calibration``: ``"analytic"`` (default; Balle & Wang 2018, exact for every ε) or
+    ``"classical"`` (σ = Δ₂√(2 ln(1.25/δ))/ε, paper 3 Algorithm 8 with γ as δ; ε < 1 only).
+    On rewards in [0, 1] with the classical calibration, a non-private TTUCB behind this wrapper
+    is paper 3's (ε, γ)-LDP TTUCB (Algorithm 8, after Zheng et al. 2020).
+
+    ## Rewards
+    A Python float, unbiased for r. Out-of-range rewards: as :class:`LaplaceReward`.
+
+    ## Privacy
+    ``privacy``: (ε, δ)-DP, local model, per reward.
+
+    ## Arguments
+    ``env``, ``epsilon`` (ε > 0), ``delta`` (δ ∈ (0, 1)), ``reward_range`` = (lo, hi),
+    ``calibration`` (``"analytic"`` or ``"classical"``), ``clip`` (default False).
+    """
+
+    def __init__(
+        self,
+        env: gym.Env,
+        epsilon: float,
+        delta: float,
+        reward_range: tuple[float, float],
+        calibration: str = "analytic",
+        clip: bool = False,
+    ) -> None:
+        gym.utils.RecordConstructorArgs.__init__(
+            self,
+            epsilon=epsilon,
+            delta=delta,
+            reward_range=reward_range,
+            calibration=calibration,
+            clip=clip,
+        )
+        super().__init__(env, GaussianRandomizer(epsilon, delta, reward_range, calibration, clip))
+
+
+class VectorGaussianReward(LocalDPVectorRewardWrapper):
+    """:class:`GaussianReward` for a native privenv vector env (same randomizer, batched)."""
+
+    def __init__(
+        self,
+        env: VectorEnv,
+        epsilon: float,
+        delta: float,
+        reward_range: tuple[float, float],
+        calibration: str = "analytic",
+        clip: bool = False,
+    ) -> None:
+        super().__init__(env, GaussianRandomizer(epsilon, delta, reward_range, calibration, clip))
+
+
+def _check_label_bound(env: Any, clip: bool) -> None:
+    """Fail at construction, not mid-run, when the env declares unbounded labels."""
+    bound = _public_info(env).get("reward_bound", 1.0)
+    if not clip and (bound is None or bound > 1.0):
+        raise ValueError(
+            f"reward must lie in [-1, 1] for LaplaceLabel, but the env declares reward_bound="
+            f"{bound!r} (e.g. noise='gaussian'); pass clip=True to clip labels into [-1, 1]"
+        )
+
+
+class LaplaceLabel(LocalDPRewardWrapper):
+    """ε-local DP on the label of a linear contextual bandit: y + Lap(2/ε), y ∈ [−1, 1].
+
+    ## Description
+    For ``LinearContextualBandit-v0`` (SPEC §2.3, paper 4): the reward is the label
+    y ∈ [−1, 1] of the user served at this round; the wrapper releases y + Lap(2/ε) (the
+    Laplace randomizer with range [−1, 1], sensitivity 2). It protects the **label only**: the
+    context φ(x_t, ·) is the observation, which the learner needs to act and sees in the clear.
+
+    It is *not* the user-side randomizer of LDP-LinUCB (Zheng et al. 2020; SPEC §3.3), where each
+    user sends (φφᵀ + symmetric Gaussian noise, φy + Gaussian noise) for the chosen action and the
+    learner never touches the raw pair: that is a per-agent user-side component of the linear
+    agents, not this wrapper.
+
+    ## Rewards
+    A Python float, unbiased for y. An env that declares unbounded labels
+    (``public_info()["reward_bound"] is None``, e.g. ``noise="gaussian"``) is refused at
+    construction, and a label outside [−1, 1] raises ``ValueError``, unless ``clip=True``.
+    With ``contexts="dataset"`` the context predicts the label (it *is* the class): that is
+    inference from the public context, which this wrapper does not hide.
+
+    ## Privacy
+    ``privacy``: ε-DP, local model, per label.
+
+    ## Arguments
+    ``env``, ``epsilon`` (ε > 0), ``clip`` (default False).
+    """
+
+    def __init__(self, env: gym.Env, epsilon: float, clip: bool = False) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self, epsilon=epsilon, clip=clip)
+        _check_label_bound(env, clip)
+        super().__init__(env, LaplaceRandomizer(epsilon, LABEL_RANGE, clip, unit="label"))
+
+
+class VectorLaplaceLabel(LocalDPVectorRewardWrapper):
+    """:class:`LaplaceLabel` for a native privenv vector env (same randomizer, batched)."""
+
+    def __init__(self, env: VectorEnv, epsilon: float, clip: bool = False) -> None:
+        _check_label_bound(env, clip)
+        super().__init__(env, LaplaceRandomizer(epsilon, LABEL_RANGE, clip, unit="label"))
