@@ -22,6 +22,10 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
+from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+import privenv  # noqa: F401
+from privenv.envs import ENV_IDS
 from privenv.wrappers import (
     GaussianReward,
     LaplaceLabel,
@@ -32,10 +36,6 @@ from privenv.wrappers import (
     VectorLaplaceReward,
     VectorRandomizedResponse,
 )
-from stable_baselines3.common.env_checker import check_env as sb3_check_env
-
-import privenv  # noqa: F401
-from privenv.envs import ENV_IDS
 
 HUBER = (-50.0, 150.0)
 

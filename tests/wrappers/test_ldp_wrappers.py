@@ -7,6 +7,14 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
+
+import privenv  # noqa: F401  (registers the ids)
+from privenv.envs.bai import BestArmIdentificationEnv, BestArmIdentificationVectorEnv
+from privenv.envs.huber import HuberBanditEnv, HuberBanditVectorEnv
+from privenv.privacy.guarantee import PrivacyGuarantee
+from privenv.privacy.mechanisms import gaussian_sigma_analytic, laplace_from_uniform
+from privenv.seeding import WRAPPER, RunNoise, child, run_seed_sequences
+from privenv.simulation import play, simulate, wrapper_guarantees
 from privenv.wrappers import (
     GaussianRandomizer,
     GaussianReward,
@@ -20,14 +28,6 @@ from privenv.wrappers import (
     VectorRandomizedResponse,
     ldp_stack_depth,
 )
-
-import privenv  # noqa: F401  (registers the ids)
-from privenv.envs.bai import BestArmIdentificationEnv, BestArmIdentificationVectorEnv
-from privenv.envs.huber import HuberBanditEnv, HuberBanditVectorEnv
-from privenv.privacy.guarantee import PrivacyGuarantee
-from privenv.privacy.mechanisms import gaussian_sigma_analytic, laplace_from_uniform
-from privenv.seeding import WRAPPER, RunNoise, child, run_seed_sequences
-from privenv.simulation import play, simulate, wrapper_guarantees
 
 HUBER_RANGE = (-50.0, 150.0)
 

@@ -25,15 +25,6 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
-from privenv.wrappers import (
-    GaussianRandomizer,
-    LaplaceLabel,
-    LaplaceRandomizer,
-    LaplaceReward,
-    LocalDPRewardWrapper,
-    LocalDPVectorRewardWrapper,
-    RandomizedResponseRandomizer,
-)
 from scipy import special, stats
 
 import privenv  # noqa: F401
@@ -44,6 +35,15 @@ from privenv.envs.linear import LinearContextualBanditEnv, LinearContextualBandi
 from privenv.privacy.audit import goodness_of_fit
 from privenv.problems.base import Problem
 from privenv.seeding import WRAPPER, RunNoise, child
+from privenv.wrappers import (
+    GaussianRandomizer,
+    LaplaceLabel,
+    LaplaceRandomizer,
+    LaplaceReward,
+    LocalDPRewardWrapper,
+    LocalDPVectorRewardWrapper,
+    RandomizedResponseRandomizer,
+)
 
 ALPHA = 1e-6  # family-wise false-alarm probability of each statistical test function
 
