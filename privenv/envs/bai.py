@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gymnasium.vector import AutoresetMode
-
-from privenv.envs.base import ProblemEnv, ProblemVectorEnv
+from privenv.envs.base import FamilyVectorEnv, ProblemEnv
 from privenv.problems.bai import BAIProblem, decode, pull, stop
 
 DEFAULT_HORIZON = 100_000_000  # the sample budget
@@ -97,7 +95,7 @@ class BestArmIdentificationEnv(ProblemEnv[BAIProblem]):
         super().__init__(problem, horizon=horizon, render_mode=render_mode)
 
 
-class BestArmIdentificationVectorEnv(ProblemVectorEnv[BAIProblem]):
+class BestArmIdentificationVectorEnv(FamilyVectorEnv[BAIProblem]):
     """``num_envs`` independent runs of :class:`BestArmIdentificationEnv` as a native vector env.
 
     Takes the keyword arguments of :class:`BestArmIdentificationEnv`, plus ``num_envs``,
@@ -106,15 +104,7 @@ class BestArmIdentificationVectorEnv(ProblemVectorEnv[BAIProblem]):
     ``BestArmIdentificationEnv().reset(seed=s, options={"first_run": i})``.
     """
 
-    def __init__(
-        self,
-        num_envs: int = 1,
-        horizon: int | None = None,
-        max_episode_steps: int | None = None,
-        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-        render_mode: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        horizon = horizon or max_episode_steps or DEFAULT_HORIZON
-        problem = BAIProblem(n_runs=num_envs, **kwargs)
-        super().__init__(problem, horizon, autoreset_mode, render_mode)
+    default_horizon = DEFAULT_HORIZON
+
+    def make_problem(self, num_envs: int, horizon: int | None, **kwargs: Any) -> BAIProblem:
+        return BAIProblem(n_runs=num_envs, **kwargs)

@@ -267,6 +267,34 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
         return {**self.problem.public_info(), "horizon": self.horizon}
 
 
+class FamilyVectorEnv(ProblemVectorEnv[P]):
+    """Base of the registered native vector envs: builds its problem from keyword arguments.
+
+    Takes the keyword arguments of the family's single env, plus ``num_envs``, ``autoreset_mode``
+    and ``max_episode_steps`` (what ``gym.make_vec`` passes; used as the horizon when ``horizon``
+    is not given). Subclasses set ``default_horizon`` and write :meth:`make_problem`.
+    """
+
+    default_horizon: int | None = None
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        horizon: int | None = None,
+        max_episode_steps: int | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        render_mode: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        horizon = horizon or max_episode_steps or self.default_horizon
+        problem = self.make_problem(num_envs, horizon, **kwargs)
+        super().__init__(problem, horizon, autoreset_mode, render_mode)
+
+    def make_problem(self, num_envs: int, horizon: int | None, **kwargs: Any) -> P:
+        """The batched problem of ``num_envs`` runs."""
+        raise NotImplementedError
+
+
 def _unbatch(info: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in info.items():

@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gymnasium.vector import AutoresetMode
-
-from privenv.envs.base import ProblemEnv, ProblemVectorEnv
+from privenv.envs.base import FamilyVectorEnv, ProblemEnv
 from privenv.envs.linear import _hard_n
 from privenv.problems.federated import FederatedLinearProblem
 
@@ -102,7 +100,7 @@ class FederatedLinearBanditEnv(ProblemEnv[FederatedLinearProblem]):
         super().__init__(problem, horizon=horizon, render_mode=render_mode)
 
 
-class FederatedLinearBanditVectorEnv(ProblemVectorEnv[FederatedLinearProblem]):
+class FederatedLinearBanditVectorEnv(FamilyVectorEnv[FederatedLinearProblem]):
     """``num_envs`` independent runs of :class:`FederatedLinearBanditEnv` as a native vector env.
 
     Takes the keyword arguments of :class:`FederatedLinearBanditEnv`, plus ``num_envs``,
@@ -112,16 +110,10 @@ class FederatedLinearBanditVectorEnv(ProblemVectorEnv[FederatedLinearProblem]):
     i})``.
     """
 
-    def __init__(
-        self,
-        num_envs: int = 1,
-        horizon: int | None = None,
-        max_episode_steps: int | None = None,
-        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-        render_mode: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        horizon = horizon or max_episode_steps or DEFAULT_HORIZON
+    default_horizon = DEFAULT_HORIZON
+
+    def make_problem(
+        self, num_envs: int, horizon: int | None, **kwargs: Any
+    ) -> FederatedLinearProblem:
         kwargs["n"] = _hard_n(kwargs.get("contexts", "paper2"), kwargs.get("n"), horizon)
-        problem = FederatedLinearProblem(n_runs=num_envs, **kwargs)
-        super().__init__(problem, horizon, autoreset_mode, render_mode)
+        return FederatedLinearProblem(n_runs=num_envs, **kwargs)

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gymnasium.vector import AutoresetMode
-
-from privenv.envs.base import ProblemEnv, ProblemVectorEnv
+from privenv.envs.base import FamilyVectorEnv, ProblemEnv
 from privenv.problems.huber import HuberProblem
 
 DEFAULT_HORIZON = 100_000
@@ -79,7 +77,7 @@ class HuberBanditEnv(ProblemEnv[HuberProblem]):
         super().__init__(problem, horizon=horizon, render_mode=render_mode)
 
 
-class HuberBanditVectorEnv(ProblemVectorEnv[HuberProblem]):
+class HuberBanditVectorEnv(FamilyVectorEnv[HuberProblem]):
     """``num_envs`` independent runs of :class:`HuberBanditEnv` as a native vector env.
 
     Takes the keyword arguments of :class:`HuberBanditEnv`, plus ``num_envs``, ``autoreset_mode``
@@ -88,15 +86,7 @@ class HuberBanditVectorEnv(ProblemVectorEnv[HuberProblem]):
     options={"first_run": i})``.
     """
 
-    def __init__(
-        self,
-        num_envs: int = 1,
-        horizon: int | None = None,
-        max_episode_steps: int | None = None,
-        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-        render_mode: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        horizon = horizon or max_episode_steps or DEFAULT_HORIZON
-        problem = HuberProblem(n_runs=num_envs, **kwargs)
-        super().__init__(problem, horizon, autoreset_mode, render_mode)
+    default_horizon = DEFAULT_HORIZON
+
+    def make_problem(self, num_envs: int, horizon: int | None, **kwargs: Any) -> HuberProblem:
+        return HuberProblem(n_runs=num_envs, **kwargs)

@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gymnasium.vector import AutoresetMode
-
-from privenv.envs.base import ProblemEnv, ProblemVectorEnv
+from privenv.envs.base import FamilyVectorEnv, ProblemEnv
 from privenv.problems.linear import LinearContextualProblem
 
 DEFAULT_HORIZON = 10_000
@@ -103,7 +101,7 @@ class LinearContextualBanditEnv(ProblemEnv[LinearContextualProblem]):
         super().__init__(problem, horizon=horizon, render_mode=render_mode)
 
 
-class LinearContextualBanditVectorEnv(ProblemVectorEnv[LinearContextualProblem]):
+class LinearContextualBanditVectorEnv(FamilyVectorEnv[LinearContextualProblem]):
     """``num_envs`` independent runs of :class:`LinearContextualBanditEnv` as a native vector env.
 
     Takes the keyword arguments of :class:`LinearContextualBanditEnv`, plus ``num_envs``,
@@ -112,16 +110,10 @@ class LinearContextualBanditVectorEnv(ProblemVectorEnv[LinearContextualProblem])
     ``LinearContextualBanditEnv().reset(seed=s, options={"first_run": i})``.
     """
 
-    def __init__(
-        self,
-        num_envs: int = 1,
-        horizon: int | None = None,
-        max_episode_steps: int | None = None,
-        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-        render_mode: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        horizon = horizon or max_episode_steps or DEFAULT_HORIZON
+    default_horizon = DEFAULT_HORIZON
+
+    def make_problem(
+        self, num_envs: int, horizon: int | None, **kwargs: Any
+    ) -> LinearContextualProblem:
         kwargs["n"] = _hard_n(kwargs.get("contexts", "sphere"), kwargs.get("n"), horizon)
-        problem = LinearContextualProblem(n_runs=num_envs, **kwargs)
-        super().__init__(problem, horizon, autoreset_mode, render_mode)
+        return LinearContextualProblem(n_runs=num_envs, **kwargs)
