@@ -1,1 +1,36 @@
-"""Paper reproductions (`privenv reproduce <id>`)."""
+"""Paper reproductions (SPEC §6.1): one command per figure, ``privenv reproduce <id>``.
+
+Each figure is a module registered in :data:`FIGURES` under its id. A figure module provides
+
+* ``ID`` and ``DESCRIPTION`` (one line, shown by ``privenv reproduce --list``);
+* ``add_arguments(parser)``: its command-line options (at least those of
+  :func:`privenv.reproduce.cells.add_common_arguments`: ``--quick``, ``--output``, ``--workers``,
+  ``--seed``);
+* ``main(args) -> int``: run from the parsed options, print a summary table;
+* a Python entry point ``reproduce(output=None, *, quick=False, workers=None, …)``.
+
+Full scale is the default and ``--quick`` a reduced version. Independent cells run on local worker
+processes (:func:`privenv.reproduce.cells.run_cells`) with seeds fixed per cell, so results do not
+depend on the number of workers. A later figure registers itself by adding its module here.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from privenv.reproduce import huber_fig1
+
+#: figure id → module
+FIGURES: dict[str, ModuleType] = {
+    huber_fig1.ID: huber_fig1,
+}
+
+
+def figure(name: str) -> ModuleType:
+    """The module of figure ``name``."""
+    if name not in FIGURES:
+        raise ValueError(f"unknown figure {name!r}; known figures: {', '.join(sorted(FIGURES))}")
+    return FIGURES[name]
+
+
+__all__ = ["FIGURES", "figure"]

@@ -52,7 +52,7 @@ def iota(alpha: float) -> float:
     return (1.0 - alpha) / (0.249 - alpha)
 
 
-# -- Theorem 4.1: minimax lower bound ---------------------------------------------------------------
+# -- Theorem 4.1: minimax lower bound -------------------------------------------------------------
 
 
 def lower_bound_terms(
@@ -93,7 +93,7 @@ def lower_bound_rate(T: Any, K: int, epsilon: float, alpha: float, k: float = 2.
 
 
 def _private_terms(t: np.ndarray, K: int, epsilon: float, k: float) -> dict[str, np.ndarray]:
-    """√(KT log T) + (K log T/ε)^{(k−1)/k}·T^{1/k}: the first two terms of Theorems 6.2/6.10/6.12."""
+    """√(KT log T) + (K log T/ε)^{(k−1)/k}·T^{1/k}: first two terms of Thms 6.2/6.10/6.12."""
     log_t = np.log(t)
     return {
         "sqrt(KT log T)": np.sqrt(K * t * log_t),
@@ -131,7 +131,7 @@ def upper_bound_raw_rate(
     return sum(upper_bound_raw_terms(T, K, epsilon, alpha, k).values())
 
 
-# -- Theorems 6.10 and 6.12: Algorithm 1 + Algorithm 3, finite central moment (PRAE-C) -------------
+# -- Theorems 6.10 and 6.12: Algorithm 1 + Algorithm 3, finite central moment (PRAE-C) ------------
 
 
 def upper_bound_central_terms(

@@ -1,0 +1,409 @@
+"""The ``privenv`` command line (SPEC §6).
+
+::
+
+    privenv envs [--format json]                 registered environments
+    privenv agents [--format json]               the agent zoo
+    privenv run --env ID --agent NAME [--runs N] [--horizon T] [--seed S]
+                [--set key=value ...] [--first-run I] [--format json]
+    privenv reproduce --list                     paper figures
+    privenv reproduce huber-fig1 [--quick] [--output DIR] [--workers N] [--runs N] [--horizon T]
+
+``privenv run`` is a contract for scripts: with ``--format json`` it prints exactly one JSON object
+on stdout with (at least) the keys of :data:`RUN_KEYS`, ``null`` where a key does not apply.
+``--set key=value`` sets a constructor parameter of the agent, ``--set env.key=value`` one of the
+env; values are parsed as JSON when possible (numbers, ``true``/``false``, lists, objects), else
+kept as strings.
+
+Errors in what the user asked for (unknown env, agent or parameter, a value out of range) print
+one line ``privenv <command>: error: …`` on stderr and exit with code 2; no traceback (set the
+environment variable ``PRIVENV_DEBUG=1`` to see it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+#: keys ``privenv run --format json`` always prints (SPEC §6, the scripting contract)
+RUN_KEYS = (
+    "env", "agent", "privacy", "runs", "horizon", "seed", "regret_mean", "regret_sd",
+    "stopping_time_mean", "stopping_time_sd", "error_rate", "wall_s", "ns_per_run_step",
+)
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+class UsageError(ValueError):
+    """Something the user asked for cannot be done (reported without a traceback, exit code 2)."""
+
+
+# -- helpers --------------------------------------------------------------------------------------
+
+
+def _first_line(doc: str | None) -> str:
+    """The first sentence-line of a docstring."""
+    for line in (doc or "").strip().splitlines():
+        line = line.strip()
+        if line:
+            return line
+    return ""
+
+
+def _summary_line(doc: str | None) -> str:
+    """The first sentence of a docstring's first paragraph, on one line."""
+    para = []
+    for line in (doc or "").strip().splitlines():
+        if not line.strip():
+            break
+        para.append(line.strip())
+    text = " ".join(para).replace("**", "")
+    end = text.find(". ")
+    return text if end < 0 else text[: end + 1]
+
+
+def _import(entry_point: str) -> Any:
+    module, _, name = entry_point.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _params(cls: type) -> dict[str, inspect.Parameter]:
+    return {k: p for k, p in inspect.signature(cls.__init__).parameters.items()
+            if k != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+
+
+def _env_ids() -> dict[str, tuple[str, str, int]]:
+    import privenv  # noqa: F401  (registers the ids)
+    from privenv.envs import ENV_IDS
+
+    return ENV_IDS
+
+
+def _env_class(env_id: str) -> type:
+    ids = _env_ids()
+    if env_id not in ids:
+        raise UsageError(f"unknown env {env_id!r}; known envs: {', '.join(sorted(ids))}")
+    return _import(ids[env_id][0])
+
+
+def _agent_class(name: str) -> type:
+    from privenv.agents import REGISTRY, agent_class
+
+    if name not in REGISTRY:
+        raise UsageError(f"unknown agent {name!r}; known agents: {', '.join(sorted(REGISTRY))}")
+    try:
+        return agent_class(name)
+    except (ImportError, AttributeError) as e:
+        module, cls = REGISTRY[name]
+        raise UsageError(
+            f"agent {name!r} is registered ({module}.{cls}) but cannot be imported: {e}"
+        ) from e
+
+
+def _json_default(obj: Any) -> Any:
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    return str(obj)
+
+
+def _dumps(obj: Any, **kw: Any) -> str:
+    return json.dumps(obj, default=_json_default, **kw)
+
+
+def _table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*map(str, r)) for r in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+# -- privenv envs ---------------------------------------------------------------------------------
+
+
+def env_catalogue() -> list[dict[str, Any]]:
+    """Every registered env: id, one-line description, default instance (constructor defaults)."""
+    out = []
+    for env_id, (entry, vector_entry, horizon) in _env_ids().items():
+        cls = _import(entry)
+        defaults = {k: p.default for k, p in _params(cls).items()
+                    if p.default is not inspect.Parameter.empty and p.default is not None
+                    and k != "render_mode"}
+        defaults.setdefault("horizon", horizon)
+        out.append({
+            "id": env_id,
+            "description": _first_line(cls.__doc__),
+            "defaults": defaults,
+            "entry_point": entry,
+            "vector_entry_point": vector_entry,
+        })
+    return out
+
+
+def _cmd_envs(args: argparse.Namespace) -> int:
+    cat = env_catalogue()
+    if args.format == "json":
+        print(_dumps(cat, indent=2))
+        return EXIT_OK
+    for e in cat:
+        print(f"{e['id']}\n    {e['description']}")
+        print("    default: " + ", ".join(f"{k}={v!r}" for k, v in e["defaults"].items()))
+    return EXIT_OK
+
+
+# -- privenv agents -------------------------------------------------------------------------------
+
+
+def agent_catalogue() -> list[dict[str, Any]]:
+    """Every registered agent: name, privacy model (of the agent built with its defaults for the
+    first env it accepts), one-line description from the class docstring, parameters, envs."""
+    import gymnasium as gym
+
+    from privenv.agents import REGISTRY, make
+
+    envs = {}
+    for env_id in _env_ids():
+        try:
+            envs[env_id] = gym.make(env_id)
+        except Exception as e:  # an env that cannot be built is reported, not fatal here
+            print(f"privenv agents: warning: cannot build {env_id}: {e}", file=sys.stderr)
+    out = []
+    for name in sorted(REGISTRY):
+        module, clsname = REGISTRY[name]
+        row: dict[str, Any] = {"name": name, "class": f"{module}.{clsname}"}
+        try:
+            cls = _agent_class(name)
+        except UsageError as e:
+            row.update(available=False, description=f"(not available: {e.__cause__})",
+                       privacy_model=None, privacy=None, envs=[], parameters=[])
+            out.append(row)
+            continue
+        row.update(available=True, description=_summary_line(cls.__doc__),
+                   parameters=[k for k in _params(cls) if k != "n_runs"])
+        fits, privacy = [], None
+        for env_id, env in envs.items():
+            try:
+                agent = make(name, env, 1)
+            except (ValueError, TypeError):
+                continue
+            fits.append(env_id)
+            privacy = privacy or agent.privacy
+        row.update(envs=fits, privacy_model=privacy.model if privacy else None,
+                   privacy=str(privacy) if privacy else None)
+        out.append(row)
+    for env in envs.values():
+        env.close()
+    return out
+
+
+def _cmd_agents(args: argparse.Namespace) -> int:
+    cat = agent_catalogue()
+    if args.format == "json":
+        print(_dumps(cat, indent=2))
+        return EXIT_OK
+    rows = [(a["name"], a["privacy_model"] or "?", a["description"]) for a in cat]
+    print(_table(rows, ("agent", "privacy", "description")))
+    return EXIT_OK
+
+
+# -- privenv run ----------------------------------------------------------------------------------
+
+
+def parse_value(text: str) -> Any:
+    """A ``--set`` value: JSON when it parses (``0.5``, ``true``, ``[1, 2]``), else the string."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_sets(items: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``--set`` items → (agent kwargs, env kwargs); ``env.`` prefixes an env parameter."""
+    agent_kwargs: dict[str, Any] = {}
+    env_kwargs: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key or key == "env.":
+            raise UsageError(f"--set expects key=value or env.key=value, got {item!r}")
+        if key.startswith("env."):
+            env_kwargs[key[4:]] = parse_value(value)
+        else:
+            agent_kwargs[key] = parse_value(value)
+    return agent_kwargs, env_kwargs
+
+
+def _check_env_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> None:
+    allowed = [k for k in _params(_env_class(env_id)) if k not in ("render_mode",)]
+    for key in env_kwargs:
+        if key == "horizon":
+            raise UsageError("set the horizon with --horizon, not --set env.horizon")
+        if key not in allowed:
+            raise UsageError(
+                f"env {env_id!r} has no parameter {key!r}; parameters: "
+                f"{[k for k in allowed if k != 'horizon']}"
+            )
+
+
+def _check_agent_kwargs(name: str, agent_kwargs: dict[str, Any]) -> None:
+    allowed = [k for k in _params(_agent_class(name)) if k != "n_runs"]
+    for key in agent_kwargs:
+        if key not in allowed:
+            raise UsageError(
+                f"agent {name!r} has no parameter {key!r}; parameters: {allowed} "
+                "(env parameters take the prefix env., e.g. --set env.alpha=0.1)"
+            )
+
+
+def run_summary(args: argparse.Namespace) -> dict[str, Any]:
+    """Simulate the configuration of ``privenv run`` and return its summary dict."""
+    from privenv.simulation import simulate
+
+    agent_kwargs, env_kwargs = parse_sets(args.set)
+    _env_class(args.env)
+    _check_env_kwargs(args.env, env_kwargs)
+    _check_agent_kwargs(args.agent, agent_kwargs)
+    result = simulate(
+        args.agent, args.env, n_runs=args.runs, horizon=args.horizon, seed=args.seed,
+        first_run=args.first_run, env_kwargs=env_kwargs, agent_kwargs=agent_kwargs,
+    )
+    summary = result.summary()
+    missing = [k for k in RUN_KEYS if k not in summary]
+    if missing:  # pragma: no cover - a bug in SimulationResult.summary
+        raise RuntimeError(f"summary lacks the contract keys {missing}")
+    return summary
+
+
+def _format_run_table(s: dict[str, Any]) -> str:
+    def fmt(v: Any) -> str:
+        if v is None:
+            return "-"
+        if isinstance(v, float):
+            return f"{v:.6g}"
+        if isinstance(v, dict):
+            return ", ".join(f"{k}={x!r}" for k, x in v.items()) or "-"
+        return str(v)
+
+    keys = [k for k in s if k != "versions"]
+    width = max(len(k) for k in keys)
+    lines = [f"{k:<{width}}  {fmt(s[k])}" for k in keys]
+    lines.append(f"{'versions':<{width}}  {fmt(s.get('versions', {}))}")
+    return "\n".join(lines)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    summary = run_summary(args)
+    if args.format == "json":
+        print(_dumps(summary, allow_nan=False))
+    else:
+        print(_format_run_table(summary))
+    return EXIT_OK
+
+
+# -- privenv reproduce ----------------------------------------------------------------------------
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from privenv.reproduce import FIGURES
+
+    if args.list or not getattr(args, "figure", None):
+        rows = [(fid, mod.DESCRIPTION) for fid, mod in FIGURES.items()]
+        print(_table(rows, ("figure", "description")))
+        if not args.list:
+            print("\nusage: privenv reproduce FIGURE [--quick] [options]", file=sys.stderr)
+            return EXIT_USAGE
+        return EXIT_OK
+    return FIGURES[args.figure].main(args)
+
+
+# -- parser ---------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="privenv",
+        description="Private bandit environments and the agent zoo: list, simulate, reproduce.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("envs", help="list the registered environments",
+                       description="List the registered environments with their default instance.")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.set_defaults(func=_cmd_envs)
+
+    p = sub.add_parser("agents", help="list the agent zoo",
+                       description="List the agents with their privacy model and description.")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.set_defaults(func=_cmd_agents)
+
+    p = sub.add_parser(
+        "run", help="simulate one configuration",
+        description="Simulate N runs of one agent on one environment and print a summary.",
+        epilog="examples: privenv run --env HuberBandit-v0 --agent ucb1 --runs 30 --horizon 10000 "
+               "--set sigma=2.2 --set env.alpha=0.1 --format json",
+    )
+    p.add_argument("--env", default="HuberBandit-v0", help="environment id (default: %(default)s)")
+    p.add_argument("--agent", required=True, help="agent name (see `privenv agents`)")
+    p.add_argument("--runs", type=int, default=10, metavar="N", help="runs (default: %(default)s)")
+    p.add_argument("--horizon", type=int, default=None, metavar="T",
+                   help="horizon / sample budget (default: the env's)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default: %(default)s)")
+    p.add_argument("--first-run", type=int, default=0, metavar="I",
+                   help="index of the first run, to reproduce a slice of runs (default: 0)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="agent parameter (e.g. epsilon=0.5) or, prefixed env., env parameter "
+                        "(e.g. env.alpha=0.1); repeatable; values parsed as JSON when possible")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.set_defaults(func=_cmd_run)
+
+    from privenv.reproduce import FIGURES
+
+    p = sub.add_parser("reproduce", help="reproduce a paper figure",
+                       description="Reproduce a paper figure (full scale by default).")
+    p.add_argument("--list", action="store_true", help="list the figures")
+    p.set_defaults(func=_cmd_reproduce)
+    figs = p.add_subparsers(dest="figure", metavar="FIGURE")
+    for fid, mod in FIGURES.items():
+        fp = figs.add_parser(fid, help=mod.DESCRIPTION, description=mod.__doc__,
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
+        mod.add_arguments(fp)
+        fp.set_defaults(func=_cmd_reproduce, list=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``privenv`` script; returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse: --help (0) or a usage error (2)
+        return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
+    try:
+        return args.func(args)
+    except UsageError as e:
+        return _error(args.command, str(e))
+    except (ValueError, TypeError) as e:
+        # the library's validation (ValueError naming the parameter) or a parameter of the wrong
+        # type; surfaced as one line, no traceback (PRIVENV_DEBUG=1 shows it)
+        if os.environ.get("PRIVENV_DEBUG"):
+            raise
+        return _error(args.command, str(e))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _error(command: str, message: str) -> int:
+    print(f"privenv {command}: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

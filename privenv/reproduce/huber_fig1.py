@@ -1,0 +1,460 @@
+"""``huber-fig1``: paper 1, Figure 1 (a–f) — private and robust arm elimination on heavy tails.
+
+Paper 1 §7 (Wu, Zhou, Tao, Wang, *On Private and Robust Bandits*, NeurIPS 2023): K = 5 arms with
+means μ_a = 100 − 100(a − 1)/(K − 1), Huber contamination N(0, 50²), horizon T = 10⁵ (δ = 1/T),
+30 runs; cumulative clean regret against t for PRAE-R, PRAE-C and DPRSE.
+
+======  ===========================  =====  =====
+panel   inliers                      α      ε
+======  ===========================  =====  =====
+(a)     Student-t, ν = 2.5           5 %    0.2
+(b)     Student-t, ν = 2.5           5 %    0.5
+(c)     Student-t, ν = 2.5           5 %    1
+(d)     Pareto, s = 2.5, x_m = 1.5   2 %    0.5
+(e)     Pareto, s = 2.5, x_m = 1.5   5 %    0.5
+(f)     Pareto, s = 2.5, x_m = 1.5   10 %   0.5
+======  ===========================  =====  =====
+
+The paper reports PRAE-C ≤ PRAE-R < DPRSE in every panel, DPRSE degrading as α grows while PRAE
+barely moves, and regret growing as ε shrinks. The agents' constants (confidence radius, first
+phase) are fixed once in :mod:`privenv.agents.huber`; nothing here is tuned per panel.
+
+Each (panel, agent) pair is one *cell*, simulated by :func:`privenv.simulation.simulate` with the
+same integer seed for every cell: run *i* of every cell sees the same reward streams (common random
+numbers), so agents and panels are compared on paired data, and a cell's numbers do not depend on
+the number of worker processes. Cell (a, prae-r) is exactly ``privenv run --env HuberBandit-v0
+--agent prae-r --runs 30 --horizon 100000 --seed 0 --set epsilon=0.2 --set env.alpha=0.05``
+(the metadata file lists the command of every cell).
+
+Outputs (in ``--output``): ``runs.csv`` (one row per run: final regret), ``curves.csv`` (the
+regret of every run at log-spaced checkpoints), ``metadata.json`` (versions, seeds, privacy
+guarantees, agent parameters, theory rates, wall times) and ``huber-fig1.png``/``.pdf``.
+
+The grey reference lines are the paper's rates (:mod:`privenv.theory.huber`) with **every
+constant set to 1**, rescaled from the unit moment bound of the theorems to this instance
+(:func:`theory_curves`): orders, not bounds for this instance — Theorem 4.1 is a minimax lower
+bound over all instances of the class.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import inspect
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privenv._validation import check_int
+from privenv.reproduce.cells import (
+    Progress,
+    add_common_arguments,
+    default_workers,
+    run_cells,
+    stderr_progress,
+    utc_now,
+    write_json,
+)
+
+ID = "huber-fig1"
+DESCRIPTION = ("paper 1, Figure 1 (a-f): PRAE-R, PRAE-C and DPRSE on heavy-tailed bandits with "
+               "Huber contamination (6 panels)")
+ENV_ID = "HuberBandit-v0"
+
+#: the agents of the figure (registry names, :mod:`privenv.agents`)
+AGENTS: tuple[str, ...] = ("prae-r", "prae-c", "dprse")
+
+
+@dataclass(frozen=True)
+class Scale:
+    runs: int
+    horizon: int
+
+
+#: paper scale (§7.1) and the ``--quick`` scale. The quick scale checks the pipeline in seconds;
+#: the cost per step is mostly per-step overhead, so fewer runs at T = 10⁵ would not be quicker,
+#: and at T = 10⁴ the agents are still in their first batches: the comparison needs T = 10⁵.
+FULL = Scale(runs=30, horizon=100_000)
+QUICK = Scale(runs=10, horizon=10_000)
+#: log-spaced regret checkpoints per run (the curves of the figure)
+N_CHECKPOINTS = 200
+DEFAULT_OUTPUT = "results/huber-fig1"
+
+_INLIER_NAMES = {"student-t": "Student's t", "pareto": "Pareto"}
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One panel of Figure 1: inlier law, contamination level α, privacy budget ε."""
+
+    key: str
+    inlier: str
+    alpha: float
+    epsilon: float
+
+    @property
+    def title(self) -> str:
+        return (f"({self.key}) {_INLIER_NAMES[self.inlier]}, α = {100 * self.alpha:g}%, "
+                f"ε = {self.epsilon:g}")
+
+    @property
+    def env_kwargs(self) -> dict[str, Any]:
+        return {"inlier": self.inlier, "alpha": self.alpha}
+
+
+PANELS: tuple[Panel, ...] = (
+    Panel("a", "student-t", 0.05, 0.2),
+    Panel("b", "student-t", 0.05, 0.5),
+    Panel("c", "student-t", 0.05, 1.0),
+    Panel("d", "pareto", 0.02, 0.5),
+    Panel("e", "pareto", 0.05, 0.5),
+    Panel("f", "pareto", 0.10, 0.5),
+)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (panel, agent) configuration; everything its result depends on."""
+
+    panel: Panel
+    agent: str
+    runs: int
+    horizon: int
+    seed: int
+    n_checkpoints: int = N_CHECKPOINTS
+
+    @property
+    def agent_kwargs(self) -> dict[str, Any]:
+        """The panel's ε, for agents that take one (non-private baselines do not)."""
+        from privenv.agents import agent_class
+
+        params = inspect.signature(agent_class(self.agent).__init__).parameters
+        return {"epsilon": self.panel.epsilon} if "epsilon" in params else {}
+
+    def command(self) -> str:
+        """The ``privenv run`` command that reproduces this cell's final regrets."""
+        sets = [f"--set {k}={v!r}" for k, v in self.agent_kwargs.items()]
+        sets += [f"--set env.{k}={v}" for k, v in self.panel.env_kwargs.items()]
+        return (f"privenv run --env {ENV_ID} --agent {self.agent} --runs {self.runs} "
+                f"--horizon {self.horizon} --seed {self.seed} " + " ".join(sets))
+
+
+@dataclass
+class CellResult:
+    cell: Cell
+    t: np.ndarray  # checkpoint times
+    curve: np.ndarray  # (runs, len(t)) cumulative clean pseudo-regret
+    privacy: dict[str, Any]
+    agent_params: dict[str, Any]
+    wall_s: float
+    ns_per_run_step: float
+
+    @property
+    def regret(self) -> np.ndarray:
+        return self.curve[:, -1]
+
+
+def _simple_params(agent: Any) -> dict[str, Any]:
+    """The agent's constructor parameters as resolved (defaults filled from the env)."""
+    out = {}
+    for name in inspect.signature(type(agent).__init__).parameters:
+        value = getattr(agent, name, None)
+        if name not in ("self", "n_runs") and isinstance(value, (bool, int, float, str)):
+            out[name] = value
+    return out
+
+
+def run_cell(cell: Cell) -> CellResult:
+    """Simulate one cell (module-level, so worker processes can run it)."""
+    from privenv.agents import make
+    from privenv.simulation import make_vector_env, simulate
+
+    env = make_vector_env(ENV_ID, cell.runs, cell.horizon, **cell.panel.env_kwargs)
+    agent = make(cell.agent, env, cell.runs, **cell.agent_kwargs)
+    res = simulate(agent, env, n_runs=cell.runs, seed=cell.seed,
+                   n_checkpoints=cell.n_checkpoints)
+    return CellResult(
+        cell=cell,
+        t=res.checkpoint_times,
+        curve=res.regret_curve,
+        privacy=res.privacy.as_dict(),
+        agent_params=_simple_params(agent),
+        wall_s=res.wall_s,
+        ns_per_run_step=res.ns_per_run_step,
+    )
+
+
+def make_cells(agents: Sequence[str] = AGENTS, runs: int = FULL.runs,
+               horizon: int = FULL.horizon, seed: int = 0,
+               panels: Sequence[Panel] = PANELS) -> list[Cell]:
+    """Every (panel, agent) cell, panel-major; every cell uses the same ``seed``."""
+    from privenv.agents import agent_class
+
+    runs = check_int("runs", runs, low=1)
+    horizon = check_int("horizon", horizon, low=2)
+    seed = check_int("seed", seed, low=0)
+    for a in agents:  # unknown or missing agents fail here, before any work starts
+        try:
+            agent_class(a)
+        except (ImportError, AttributeError) as e:
+            raise ValueError(f"agent {a!r} is registered but cannot be imported: {e}") from e
+    return [Cell(p, a, runs, horizon, seed) for p in panels for a in agents]
+
+
+# -- theory references ----------------------------------------------------------------------------
+
+
+def theory_curves(panel: Panel, t: np.ndarray) -> dict[str, np.ndarray]:
+    """Paper 1 rates on this panel's instance, all constants 1, rescaled to reward units.
+
+    The theorems are stated for a unit moment bound; the class of instances with bound u is the
+    unit class scaled by u^{1/k}, so its rates are u^{1/k} times the unit rates:
+
+    * Theorem 4.1 (minimax lower-bound rate) and Theorem 6.2 (PRAE-R): × u^{1/k} with u the raw
+      moment bound max_a E[X_a²] (≈ 100² on the paper's instance), the class Algorithm 2 assumes;
+    * Theorem 6.12 (PRAE-C): × σ = (central moment bound)^{1/k} = √5, with D = max|μ_a|/σ.
+    """
+    from privenv.problems.huber import HuberProblem
+    from privenv.theory import huber as th
+
+    info = HuberProblem(**panel.env_kwargs).public_info()
+    k = info["moment_order"]
+    s_raw = info["raw_moment_bound"] ** (1.0 / k)
+    s_central = info["central_moment_bound"] ** (1.0 / k)
+    K, eps, alpha = info["K"], panel.epsilon, info["alpha"]
+    t = np.asarray(t, dtype=float)
+    return {
+        "Thm 4.1 lower-bound rate": s_raw * th.lower_bound_rate(t, K, eps, alpha, k),
+        "Thm 6.2 PRAE-R rate": s_raw * th.upper_bound_raw_rate(t, K, eps, alpha, k),
+        "Thm 6.12 PRAE-C rate": s_central * th.upper_bound_central_rate(
+            t, K, eps, alpha, k, D=info["mean_range"] / s_central),
+    }
+
+
+#: the theory curves drawn in the figure (Theorem 6.12's rate is recorded in the metadata but not
+#: drawn: its first-phase term D·K·log T/α², D = 100/σ ≈ 45, is 10⁶–10⁷·σ at T = 10⁵)
+DRAWN_THEORY = ("Thm 4.1 lower-bound rate", "Thm 6.2 PRAE-R rate")
+THEORY_NOTE = ("grey: paper 1 rates with all constants set to 1 (orders only), rescaled by "
+               "u^(1/k) = √(max E[X²]) ≈ 100 (raw-moment class); Thm 4.1 is a minimax bound over "
+               "that class, not a bound for this instance")
+
+
+# -- the reproduction -----------------------------------------------------------------------------
+
+
+@dataclass
+class Reproduction:
+    output: Path
+    cells: list[Cell]
+    results: list[CellResult]
+    wall_s: float  # the whole reproduction: simulations, CSVs and figure
+    workers: int
+    files: dict[str, Path] = field(default_factory=dict)
+    simulation_wall_s: float = 0.0  # the cells only
+
+    def table(self) -> str:
+        """Final regret, mean ± sd over runs, one row per panel and one column per agent."""
+        agents = list(dict.fromkeys(c.agent for c in self.cells))
+        panels = list(dict.fromkeys(c.panel for c in self.cells))
+        by = {(r.cell.panel, r.cell.agent): r.regret for r in self.results}
+
+        def cell(x: np.ndarray) -> str:
+            sd = x.std(ddof=1) if len(x) > 1 else 0.0
+            return f"{x.mean():.0f} ± {sd:.0f}"
+
+        texts = {key: cell(x) for key, x in by.items()}
+        width = max(len(a) for a in agents) + 3
+        width = max(width, *(len(v) + 3 for v in texts.values()))
+        title = max(len(p.title) for p in panels) + 1
+        head = f"{'panel':<{title}}" + "".join(f"{a:>{width}}" for a in agents)
+        lines = [head, "-" * len(head)]
+        for p in panels:
+            lines.append(f"{p.title:<{title}}" + "".join(f"{texts[(p, a)]:>{width}}"
+                                                         for a in agents))
+        return "\n".join(lines)
+
+
+def _describe(cell: Cell, result: CellResult) -> str:
+    r = result.regret
+    sd = r.std(ddof=1) if len(r) > 1 else 0.0
+    return (f"({cell.panel.key}) {cell.agent:<10} final regret {r.mean():9.0f} ± {sd:7.0f}  "
+            f"[{result.wall_s:.1f} s, {result.ns_per_run_step:.0f} ns/run-step]")
+
+
+def _fmt(x: float) -> str:
+    return repr(float(x))
+
+
+def write_csvs(results: Sequence[CellResult], output: Path) -> dict[str, Path]:
+    """``runs.csv`` (final regret per run) and ``curves.csv`` (regret at every checkpoint).
+    Nothing timing-dependent goes into them, so equal seeds give byte-identical files."""
+    runs_path, curves_path = output / "runs.csv", output / "curves.csv"
+    with runs_path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["panel", "inlier", "alpha", "epsilon", "agent", "privacy", "seed", "run",
+                    "horizon", "regret"])
+        for r in results:
+            c = r.cell
+            for i, x in enumerate(r.regret):
+                w.writerow([c.panel.key, c.panel.inlier, c.panel.alpha, c.panel.epsilon, c.agent,
+                            r.privacy["privacy"], c.seed, i, c.horizon, _fmt(x)])
+    with curves_path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["panel", "agent", "run", "t", "regret"])
+        for r in results:
+            for i, row in enumerate(r.curve):
+                for t, x in zip(r.t, row, strict=True):
+                    w.writerow([r.cell.panel.key, r.cell.agent, i, int(t), _fmt(x)])
+    return {"runs": runs_path, "curves": curves_path}
+
+
+def draw(results: Sequence[CellResult], output: Path, runs: int, horizon: int) -> list[Path]:
+    """The six-panel figure (PNG and PDF) in the layout of paper 1 Figure 1."""
+    from privenv.plotting import Reference, RegretPanel, regret_grid, save_figure
+
+    panels = []
+    for p in dict.fromkeys(r.cell.panel for r in results):
+        mine = [r for r in results if r.cell.panel == p]
+        t = mine[0].t
+        theory = theory_curves(p, t)
+        refs = [Reference(f"{name}, consts 1 ({theory[name][-1]:.2g} at T)", t, theory[name])
+                for name in DRAWN_THEORY]
+        panels.append(RegretPanel(p.title, t, {r.cell.agent: r.curve for r in mine}, refs))
+    fig = regret_grid(
+        panels, ncols=3,
+        suptitle=(f"Paper 1 Figure 1 — K = 5, μ = 100…0, T = {horizon:,}, {runs} runs, "
+                  "mean ± 1 sd"),
+        footnote=THEORY_NOTE,
+    )
+    return save_figure(fig, output / ID)
+
+
+def reproduce(
+    output: str | Path | None = None,
+    *,
+    quick: bool = False,
+    runs: int | None = None,
+    horizon: int | None = None,
+    workers: int | None = None,
+    seed: int = 0,
+    agents: Sequence[str] = AGENTS,
+    progress: Progress | bool = True,
+    figure: bool = True,
+) -> Reproduction:
+    """Run the reproduction and write its files; returns the results.
+
+    Args:
+        output: directory (created); default ``results/huber-fig1`` (``…-quick`` with ``quick``).
+        quick: the reduced scale :data:`QUICK` instead of :data:`FULL`.
+        runs, horizon: override the scale's.
+        workers: local worker processes (default: one per CPU).
+        seed: the seed of every cell.
+        agents: registry names (default: the figure's :data:`AGENTS`).
+        progress: ``True`` for a line per finished cell on stderr, or a callback.
+        figure: draw the PNG/PDF (needs matplotlib).
+    """
+    scale = QUICK if quick else FULL
+    runs = scale.runs if runs is None else runs
+    horizon = scale.horizon if horizon is None else horizon
+    workers = default_workers() if workers is None else check_int("workers", workers, low=1)
+    cells = make_cells(agents, runs, horizon, seed)
+    out = Path(output if output is not None else DEFAULT_OUTPUT + ("-quick" if quick else ""))
+    out.mkdir(parents=True, exist_ok=True)
+    callback = stderr_progress(_describe) if progress is True else (progress or None)
+
+    start = time.perf_counter()
+    results = run_cells(run_cell, cells, workers, callback)
+    rep = Reproduction(out, cells, results, 0.0, workers)
+    rep.simulation_wall_s = time.perf_counter() - start
+    rep.files.update(write_csvs(results, out))
+    if figure:
+        png, pdf = draw(results, out, runs, horizon)
+        rep.files.update(png=png, pdf=pdf)
+    rep.files["metadata"] = out / "metadata.json"
+    rep.wall_s = time.perf_counter() - start  # simulation + files + figure (not the metadata)
+    write_json(rep.files["metadata"], _metadata(rep, quick))
+    return rep
+
+
+def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
+    from privenv.simulation import versions
+
+    cells = []
+    for r in rep.results:
+        c = r.cell
+        x = r.regret
+        cells.append({
+            "panel": c.panel.key, "agent": c.agent, "seed": c.seed, "runs": c.runs,
+            "first_run": 0, "horizon": c.horizon, "env_kwargs": c.panel.env_kwargs,
+            "agent_kwargs": c.agent_kwargs, "agent_params": r.agent_params, **r.privacy,
+            "regret_mean": float(x.mean()),
+            "regret_sd": float(x.std(ddof=1)) if len(x) > 1 else 0.0,
+            "wall_s": r.wall_s, "ns_per_run_step": r.ns_per_run_step, "command": c.command(),
+        })
+    theory = {}
+    for p in dict.fromkeys(c.panel for c in rep.cells):
+        horizon = rep.cells[0].horizon
+        theory[p.key] = {k: float(v[-1]) for k, v in theory_curves(p, np.array([horizon])).items()}
+    return {
+        "figure": ID,
+        "description": DESCRIPTION,
+        "paper": "Wu, Zhou, Tao, Wang, On Private and Robust Bandits (NeurIPS 2023), §7, Fig. 1",
+        "created": utc_now(),
+        "argv": list(sys.argv),
+        "quick": quick,
+        "env": ENV_ID,
+        "agents": list(dict.fromkeys(c.agent for c in rep.cells)),
+        "runs": rep.cells[0].runs,
+        "horizon": rep.cells[0].horizon,
+        "seed": rep.cells[0].seed,
+        "seeding": "every cell uses the same seed; run i owns SeedSequence(seed, spawn_key=(i,)) "
+                   "(privenv.seeding), so agents and panels are compared on common random numbers",
+        "panels": [{"key": p.key, "title": p.title, "env_kwargs": p.env_kwargs,
+                    "epsilon": p.epsilon} for p in dict.fromkeys(c.panel for c in rep.cells)],
+        "cells": cells,
+        "theory_at_horizon": theory,
+        "theory_note": THEORY_NOTE + "; Thm 6.12 rescaled by σ = √(central moment bound), "
+                                     "D = max|μ|/σ",
+        "workers": rep.workers,
+        "wall_s": rep.wall_s,
+        "simulation_wall_s": rep.simulation_wall_s,
+        "cell_wall_s_total": float(sum(r.wall_s for r in rep.results)),
+        "versions": versions(),
+        "files": {k: v.name for k, v in rep.files.items()},
+        "scale": {"full": asdict(FULL), "quick": asdict(QUICK), "n_checkpoints": N_CHECKPOINTS},
+    }
+
+
+# -- command line ---------------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``privenv reproduce huber-fig1``."""
+    add_common_arguments(parser, DEFAULT_OUTPUT)
+    parser.add_argument("--runs", type=int, default=None,
+                        help=f"runs per cell (default {FULL.runs}; {QUICK.runs} with --quick)")
+    parser.add_argument("--horizon", type=int, default=None, metavar="T",
+                        help=f"horizon T (default {FULL.horizon}; {QUICK.horizon} with --quick)")
+    parser.add_argument("--agents", default=",".join(AGENTS),
+                        help=f"comma-separated agent names (default: {','.join(AGENTS)})")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run from parsed command-line options; prints the final-regret table on stdout."""
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    if not agents:
+        raise ValueError("agents must name at least one agent")
+    rep = reproduce(args.output, quick=args.quick, runs=args.runs, horizon=args.horizon,
+                    workers=args.workers, seed=args.seed, agents=agents)
+    print(f"huber-fig1: {len(rep.cells)} cells, {rep.cells[0].runs} runs, "
+          f"T = {rep.cells[0].horizon}, {rep.workers} workers, wall time {rep.wall_s:.1f} s")
+    print("final cumulative regret, mean ± sd over runs:")
+    print(rep.table())
+    for name, path in rep.files.items():
+        print(f"{name:>9}: {path}")
+    return 0

@@ -1,0 +1,113 @@
+"""``privenv reproduce huber-fig1`` on a tiny configuration: files, determinism across workers,
+and agreement with ``privenv run``."""
+
+import json
+import shlex
+
+import numpy as np
+import pytest
+
+from privenv import agents
+from privenv.cli import main
+from privenv.reproduce import FIGURES, figure
+from privenv.reproduce import huber_fig1 as fig1
+from privenv.reproduce.cells import run_cells
+
+
+def _figure_agents() -> tuple[str, ...]:
+    """The figure's agents once they exist; the baselines until then."""
+    try:
+        for a in fig1.AGENTS:
+            agents.agent_class(a)
+        return fig1.AGENTS
+    except (ImportError, AttributeError):
+        return ("ucb1", "eps-greedy")
+
+
+AGENTS = _figure_agents()
+TINY = ["--runs", "2", "--horizon", "2000", "--agents", ",".join(AGENTS)]
+
+
+def test_registry():
+    assert FIGURES["huber-fig1"] is fig1
+    assert figure("huber-fig1") is fig1
+    with pytest.raises(ValueError, match="unknown figure"):
+        figure("nope")
+    for mod in FIGURES.values():
+        assert mod.ID and mod.DESCRIPTION and callable(mod.add_arguments) and callable(mod.main)
+
+
+def test_panels_match_paper_1_section_7():
+    assert [(p.inlier, p.alpha, p.epsilon) for p in fig1.PANELS] == [
+        ("student-t", 0.05, 0.2), ("student-t", 0.05, 0.5), ("student-t", 0.05, 1.0),
+        ("pareto", 0.02, 0.5), ("pareto", 0.05, 0.5), ("pareto", 0.10, 0.5),
+    ]
+    assert fig1.AGENTS == ("prae-r", "prae-c", "dprse")
+    assert (fig1.FULL.runs, fig1.FULL.horizon) == (30, 100_000)
+
+
+def test_tiny_reproduction_writes_csv_json_png_pdf(tmp_path, capsys):
+    out = tmp_path / "fig"
+    assert main(["reproduce", "huber-fig1", *TINY, "--output", str(out), "--workers", "2"]) == 0
+    captured = capsys.readouterr()
+    for name in ("runs.csv", "curves.csv", "metadata.json", "huber-fig1.png", "huber-fig1.pdf"):
+        assert (out / name).stat().st_size > 0, name
+    assert (out / "huber-fig1.png").read_bytes().startswith(b"\x89PNG")
+    assert (out / "huber-fig1.pdf").read_bytes().startswith(b"%PDF")
+    # the final-regret table on stdout, one progress line per cell on stderr
+    assert "final cumulative regret" in captured.out
+    assert all(p.title in captured.out for p in fig1.PANELS)
+    assert captured.err.count("final regret") == 6 * len(AGENTS)
+
+    rows = (out / "runs.csv").read_text().splitlines()
+    assert len(rows) == 1 + 6 * len(AGENTS) * 2
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["runs"] == 2 and meta["horizon"] == 2000 and meta["seed"] == 0
+    assert meta["versions"]["numpy"] and meta["wall_s"] > 0
+    assert len(meta["cells"]) == 6 * len(AGENTS)
+    for cell in meta["cells"]:
+        assert cell["privacy_model"] in ("none", "central") and cell["command"]
+        if cell["privacy_model"] == "central":
+            assert cell["privacy_epsilon"] == cell["agent_kwargs"]["epsilon"]
+    assert set(meta["theory_at_horizon"]) == set("abcdef")
+
+
+def test_results_do_not_depend_on_the_number_of_workers(tmp_path):
+    kw = dict(runs=2, horizon=300, agents=AGENTS, progress=False, figure=False)
+    one = fig1.reproduce(tmp_path / "w1", workers=1, **kw)
+    two = fig1.reproduce(tmp_path / "w2", workers=2, **kw)
+    for name in ("runs.csv", "curves.csv"):
+        assert (tmp_path / "w1" / name).read_bytes() == (tmp_path / "w2" / name).read_bytes()
+    assert [r.cell for r in one.results] == [r.cell for r in two.results]
+
+
+def test_a_cell_equals_its_privenv_run_command(tmp_path, capsys):
+    rep = fig1.reproduce(tmp_path, runs=3, horizon=500, agents=AGENTS[:1], workers=1,
+                         progress=False, figure=False)
+    result = rep.results[-1]  # panel (f)
+    args = shlex.split(result.cell.command())[1:]
+    assert main([*args, "--format", "json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["regret_mean"] == pytest.approx(float(np.mean(result.regret)), rel=1e-12)
+    assert s["env_kwargs"] == {"inlier": "pareto", "alpha": 0.1}
+
+
+def _fails(x: int) -> int:
+    if x == 2:
+        raise ValueError("cell 2 failed")
+    return x * x
+
+
+def test_run_cells_keeps_order_and_reraises():
+    assert run_cells(_fails, [0, 1, 3, 4], workers=2) == [0, 1, 9, 16]
+    assert run_cells(_fails, [0, 1, 3], workers=1) == [0, 1, 9]
+    with pytest.raises(ValueError, match="cell 2 failed"):
+        run_cells(_fails, [0, 1, 2, 3], workers=2)
+
+
+def test_bad_options_are_clear_errors(tmp_path, capsys):
+    out = str(tmp_path)
+    assert main(["reproduce", "huber-fig1", "--agents", "nope", "--output", out]) == 2
+    assert "unknown agent 'nope'" in capsys.readouterr().err
+    assert main(["reproduce", "huber-fig1", "--runs", "0", "--output", out]) == 2
+    assert "runs" in capsys.readouterr().err
