@@ -236,6 +236,14 @@ def theory_curves(panel: Panel, t: np.ndarray) -> dict[str, np.ndarray]:
     }
 
 
+def uniform_regret_rate(panel: Panel) -> float:
+    """Expected regret per round of uniformly random play, the mean gap (50 on the paper's
+    instance): the scale against which 'learned nothing yet' is read off the figure."""
+    from privenv.problems.huber import HuberProblem
+
+    return float(HuberProblem(**panel.env_kwargs).gaps.mean())
+
+
 #: the theory curves drawn in the figure (Theorem 6.12's rate is recorded in the metadata but not
 #: drawn: its first-phase term D·K·log T/α², D = 100/σ ≈ 45, is 10⁶–10⁷·σ at T = 10⁵)
 DRAWN_THEORY = ("Thm 4.1 lower-bound rate", "Thm 6.2 PRAE-R rate")
@@ -324,6 +332,7 @@ def draw(results: Sequence[CellResult], output: Path, runs: int, horizon: int) -
         theory = theory_curves(p, t)
         refs = [Reference(f"{name}, consts 1 ({theory[name][-1]:.2g} at T)", t, theory[name])
                 for name in DRAWN_THEORY]
+        refs.append(Reference("uniform play: t · mean gap", t, t * uniform_regret_rate(p)))
         panels.append(RegretPanel(p.title, t, {r.cell.agent: r.curve for r in mine}, refs))
     fig = regret_grid(
         panels, ncols=3,
