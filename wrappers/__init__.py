@@ -1,40 +1,7 @@
 """Gymnasium wrappers (importable as ``privenv.wrappers``): local-DP perturbation of what the
 learner sees, contamination, observation views for RL agents."""
 
-from privenv.wrappers.ldp import (
-    LABEL_RANGE,
-    GaussianRandomizer,
-    GaussianReward,
-    LaplaceLabel,
-    LaplaceRandomizer,
-    LaplaceReward,
-    LocalDPRewardWrapper,
-    LocalDPVectorRewardWrapper,
-    LocalRandomizer,
-    RandomizedResponse,
-    RandomizedResponseRandomizer,
-    VectorGaussianReward,
-    VectorLaplaceLabel,
-    VectorLaplaceReward,
-    VectorRandomizedResponse,
-    ldp_stack_depth,
-)
+from privenv.wrappers import ldp
+from privenv.wrappers.ldp import *  # noqa: F403  (the public names listed in ldp.__all__)
 
-__all__ = [
-    "GaussianRandomizer",
-    "GaussianReward",
-    "LABEL_RANGE",
-    "LaplaceLabel",
-    "LaplaceRandomizer",
-    "LaplaceReward",
-    "LocalDPRewardWrapper",
-    "LocalDPVectorRewardWrapper",
-    "LocalRandomizer",
-    "RandomizedResponse",
-    "RandomizedResponseRandomizer",
-    "VectorGaussianReward",
-    "VectorLaplaceLabel",
-    "VectorLaplaceReward",
-    "VectorRandomizedResponse",
-    "ldp_stack_depth",
-]
+__all__ = list(ldp.__all__)

@@ -37,7 +37,7 @@ from gymnasium import spaces
 
 from privenv._validation import check_choice, check_real, check_vector
 from privenv.problems.base import Problem
-from privenv.seeding import ENV, RunStreams, child
+from privenv.seeding import RunStreams
 
 #: Bernoulli instances of paper 3, Appendix I (Sajed and Sheffet 2019).
 INSTANCES: dict[str, tuple[float, ...]] = {
@@ -171,20 +171,12 @@ class BAIProblem(Problem):
     def _reset(
         self, run_seeds: list[np.random.SeedSequence], runs: np.ndarray
     ) -> tuple[np.ndarray, dict]:
-        # Row run·K + arm owns the stream (run, ENV, arm): the k-th pull of arm a yields the same
-        # sample whichever agent plays (common random numbers).
-        seeds = [child(s, ENV, a) for s in run_seeds for a in range(self.K)]
-        if self._streams is None or len(runs) == self.n_runs:
-            if len(runs) != self.n_runs:
-                raise RuntimeError("the first reset must cover all runs")
-            self._streams = RunStreams(seeds, self._fill, block=512)
+        if self.reset_arm_streams(run_seeds, runs, self.K, self._fill):
             self._pulls = np.zeros(self.n_runs, dtype=np.int64)
             self._obs = np.zeros((self.n_runs, 1))
         else:
-            self._streams.reseed((runs[:, None] * self.K + np.arange(self.K)).ravel(), seeds)
             self._pulls[runs] = 0
             self._obs[runs] = 0.0
-        self._rows = np.arange(self.n_runs) * self.K
         return self._obs.copy(), {}
 
     def _step(

@@ -15,6 +15,7 @@ import numpy as np
 from gymnasium import spaces
 
 from privenv._validation import check_int
+from privenv.seeding import ENV, Fill, RunStreams, child
 
 
 class Problem(ABC):
@@ -90,6 +91,30 @@ class Problem(ABC):
     def _step(
         self, actions: np.ndarray, live: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]: ...
+
+    def reset_arm_streams(
+        self,
+        run_seeds: list[np.random.SeedSequence],
+        runs: np.ndarray,
+        n_arms: int,
+        fill: Fill,
+    ) -> bool:
+        """(Re)start one reward stream per (run, arm) for the runs in ``runs``.
+
+        Row ``run·n_arms + arm`` of ``self._streams`` owns the stream (run, ENV, arm), so the k-th
+        pull of an arm yields the same reward whichever agent plays (common random numbers);
+        ``self._rows[i]`` is run i's first row. ``fill(generator, n, row)`` draws n pulls of arm
+        ``row % n_arms``. Returns whether every run was reset (the first reset must be).
+        """
+        seeds = [child(s, ENV, a) for s in run_seeds for a in range(n_arms)]
+        if len(runs) == self.n_runs:
+            self._streams = RunStreams(seeds, fill, block=512)
+            self._rows = np.arange(self.n_runs) * n_arms
+            return True
+        if getattr(self, "_streams", None) is None:
+            raise RuntimeError("the first reset must cover all runs")
+        self._streams.reseed((runs[:, None] * n_arms + np.arange(n_arms)).ravel(), seeds)
+        return False
 
     def gym_reward(self, rewards: np.ndarray) -> np.ndarray:
         """The Gymnasium reward of each run, shape ``(n_runs,)``, from what :meth:`step` returned.

@@ -30,7 +30,7 @@ from gymnasium import spaces
 
 from privenv._validation import check_choice, check_int, check_probability, check_real, check_vector
 from privenv.problems.base import Problem
-from privenv.seeding import ENV, RunStreams, child
+from privenv.seeding import RunStreams
 
 INLIER_LAWS = ("student-t", "pareto", "gaussian")
 CONTAMINATION_LAWS = ("gaussian", "adversarial")
@@ -179,15 +179,7 @@ class HuberProblem(Problem):
     def _reset(
         self, run_seeds: list[np.random.SeedSequence], runs: np.ndarray
     ) -> tuple[np.ndarray, dict]:
-        # Row run·K + arm owns the stream (run, ENV, arm): common random numbers across agents.
-        seeds = [child(s, ENV, a) for s in run_seeds for a in range(self.K)]
-        if self._streams is None or len(runs) == self.n_runs:
-            if len(runs) != self.n_runs:
-                raise RuntimeError("the first reset must cover all runs")
-            self._streams = RunStreams(seeds, self._fill, block=512)
-        else:
-            self._streams.reseed((runs[:, None] * self.K + np.arange(self.K)).ravel(), seeds)
-        self._rows = np.arange(self.n_runs) * self.K
+        self.reset_arm_streams(run_seeds, runs, self.K, self._fill)
         self._optimal = np.full(self.n_runs, self.best)
         self._optimal.flags.writeable = False
         self._never = np.zeros(self.n_runs, dtype=bool)
