@@ -8,12 +8,23 @@
                 [--set key=value ...] [--first-run I] [--format json]
     privenv reproduce --list                     paper figures
     privenv reproduce huber-fig1 [--quick] [--output DIR] [--workers N] [--runs N] [--horizon T]
+    privenv sweep CONFIG --store PATH [--backend local|ray|dask] [--address ADDR] [--workers N]
+                  [--resume] [--progress auto|bar|lines|none]
+    privenv export STORE --format csv|parquet --output FILE [--table runs|curves|cells]
+    privenv plot STORE --output DIR
 
 ``privenv run`` is a contract for scripts: with ``--format json`` it prints exactly one JSON object
 on stdout with (at least) the keys of :data:`RUN_KEYS`, ``null`` where a key does not apply.
 ``--set key=value`` sets a constructor parameter of the agent, ``--set env.key=value`` one of the
 env; values are parsed as JSON when possible (numbers, ``true``/``false``, lists, objects), else
 kept as strings.
+
+``privenv sweep`` runs a sweep config (:mod:`privenv.sweep`) into a results store
+(:mod:`privenv.store`), progress on stderr, a one-line summary on stdout. Exit codes: 0 when every
+cell is done, 1 when some cells failed (they are stored as failed with their error, the rest of
+the sweep completed; ``--resume`` retries them), 2 for a usage or config error, 130 when
+interrupted (finished cells stay in the store; ``--resume`` continues). ``privenv export`` writes
+one row per run, sorted deterministically (``--output -``: CSV on stdout).
 
 Errors in what the user asked for (unknown env, agent or parameter, a value out of range) print
 one line ``privenv <command>: error: …`` on stderr and exit with code 2; no traceback (set the
@@ -38,6 +49,7 @@ RUN_KEYS = (
 )
 
 EXIT_OK = 0
+EXIT_FAILED_CELLS = 1
 EXIT_USAGE = 2
 
 
@@ -323,6 +335,73 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return FIGURES[args.figure].main(args)
 
 
+# -- privenv sweep / export / plot ---------------------------------------------------------------
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from privenv.sweep import load_config, run_sweep
+
+    config = load_config(args.config)
+    try:
+        report = run_sweep(config, args.store, backend=args.backend, workers=args.workers,
+                           address=args.address, resume=args.resume, progress=args.progress)
+    except KeyboardInterrupt:
+        print(f"privenv sweep: interrupted; the finished cells are in {args.store}; run the same "
+              "command with --resume to continue", file=sys.stderr)
+        return 130
+    print(report.summary())
+    if report.failed:
+        for cell, error in report.failed:
+            print(f"privenv sweep: failed: {cell.describe()}: {error}", file=sys.stderr)
+        print(f"privenv sweep: {len(report.failed)} cells failed (errors and tracebacks are in "
+              f"the store's cells table: privenv export {args.store} --table cells); rerun with "
+              "--resume to retry them", file=sys.stderr)
+        return EXIT_FAILED_CELLS
+    return EXIT_OK
+
+
+def _open_store(path: str) -> Any:
+    from privenv.store import Store
+
+    return Store(path, create=False)
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    output = None if args.output == "-" else args.output
+    with _open_store(args.store) as store:
+        try:
+            path = store.export(output, format=args.format, table=args.table)
+        except BrokenPipeError:  # stdout closed early (e.g. `| head`): not an error
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_OK
+    if path is not None:
+        print(f"privenv export: wrote {path}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from privenv.store import plot_regret
+
+    with _open_store(args.store) as store:
+        paths = plot_regret(store, args.output)
+        rows = [(r["agent"], _kv(r["agent_kwargs"]), r["env"], _kv(r["env_kwargs"]),
+                 str(r["horizon"]), str(r["runs"]), f"{r['regret_mean']:.6g}",
+                 f"{r['regret_sd']:.3g}", str(r["failed_cells"]))
+                for r in store.summary()]
+        failed = store.counts()["failed"]
+    print(_table(rows, ("agent", "agent params", "env", "env params", "T", "runs",
+                        "regret mean", "sd", "failed cells")))
+    if failed:
+        print(f"({failed} failed cells are not plotted)", file=sys.stderr)
+    for path in paths:
+        print(f"{path.suffix[1:]:>4}: {path}")
+    return EXIT_OK
+
+
+def _kv(kwargs: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={_dumps(v)}" for k, v in kwargs.items()) or "-"
+
+
 # -- parser ---------------------------------------------------------------------------------------
 
 
@@ -362,6 +441,52 @@ def build_parser() -> argparse.ArgumentParser:
                         "(e.g. env.alpha=0.1); repeatable; values parsed as JSON when possible")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=_cmd_run)
+
+    from privenv.backends import BACKENDS
+
+    p = sub.add_parser(
+        "sweep", help="run a sweep config into a results store",
+        description="Run every cell of a sweep config (TOML, JSON or YAML; see "
+                    "examples/demo-sweep.toml) and write each finished cell to a SQLite results "
+                    "store. Exit code 1 if some cells failed (stored with their errors).",
+        epilog="example: privenv sweep examples/demo-sweep.toml --store results/demo.sqlite "
+               "--workers 2",
+    )
+    p.add_argument("config", metavar="CONFIG", help="sweep config file (.toml, .json, .yaml)")
+    p.add_argument("--store", required=True, metavar="PATH", help="results store (SQLite file)")
+    p.add_argument("--backend", choices=BACKENDS, default="local",
+                   help="local worker processes (default) or a Dask cluster (with --address)")
+    p.add_argument("--address", default=None, metavar="ADDR",
+                   help="scheduler address of the distributed backend, e.g. tcp://host:8786")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="worker processes (local default: number of CPUs; 1 runs in-process)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue a store of this config: skip done cells, retry failed ones")
+    p.add_argument("--progress", choices=("auto", "bar", "lines", "none"), default="auto",
+                   help="progress on stderr: a bar on a terminal, else a line per cell (auto)")
+    p.set_defaults(func=_cmd_sweep)
+
+    p = sub.add_parser(
+        "export", help="export a results store (one row per run)",
+        description="Export a results store as CSV or Parquet, sorted deterministically.",
+    )
+    p.add_argument("store", metavar="STORE", help="results store (SQLite file)")
+    p.add_argument("--format", choices=("csv", "parquet"), default="csv")
+    p.add_argument("--output", "-o", required=True, metavar="FILE",
+                   help="output file ('-': CSV on stdout)")
+    p.add_argument("--table", choices=("runs", "curves", "cells"), default="runs",
+                   help="runs: one row per run (default); curves: one row per run and "
+                        "checkpoint; cells: one row per cell with status, error, wall time")
+    p.set_defaults(func=_cmd_export)
+
+    p = sub.add_parser(
+        "plot", help="plot and summarize a results store",
+        description="Regret against t (mean ± 1 sd) per env instance, one line per agent "
+                    "configuration, as PNG and PDF; prints a summary table.",
+    )
+    p.add_argument("store", metavar="STORE", help="results store (SQLite file)")
+    p.add_argument("--output", "-o", required=True, metavar="DIR", help="output directory")
+    p.set_defaults(func=_cmd_plot)
 
     from privenv.reproduce import FIGURES
 

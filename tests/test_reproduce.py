@@ -11,7 +11,6 @@ from privenv import agents
 from privenv.cli import main
 from privenv.reproduce import FIGURES, figure
 from privenv.reproduce import huber_fig1 as fig1
-from privenv.reproduce.cells import run_cells
 
 
 def _figure_agents() -> tuple[str, ...]:
@@ -90,19 +89,6 @@ def test_a_cell_equals_its_privenv_run_command(tmp_path, capsys):
     s = json.loads(capsys.readouterr().out)
     assert s["regret_mean"] == pytest.approx(float(np.mean(result.regret)), rel=1e-12)
     assert s["env_kwargs"] == {"inlier": "pareto", "alpha": 0.1}
-
-
-def _fails(x: int) -> int:
-    if x == 2:
-        raise ValueError("cell 2 failed")
-    return x * x
-
-
-def test_run_cells_keeps_order_and_reraises():
-    assert run_cells(_fails, [0, 1, 3, 4], workers=2) == [0, 1, 9, 16]
-    assert run_cells(_fails, [0, 1, 3], workers=1) == [0, 1, 9]
-    with pytest.raises(ValueError, match="cell 2 failed"):
-        run_cells(_fails, [0, 1, 2, 3], workers=2)
 
 
 def test_bad_options_are_clear_errors(tmp_path, capsys):

@@ -5,13 +5,15 @@ Each figure is a module registered in :data:`FIGURES` under its id. A figure mod
 * ``ID`` and ``DESCRIPTION`` (one line, shown by ``privenv reproduce --list``);
 * ``add_arguments(parser)``: its command-line options (at least those of
   :func:`privenv.reproduce.cells.add_common_arguments`: ``--quick``, ``--output``, ``--workers``,
-  ``--seed``);
+  ``--seed``, ``--resume``, ``--backend``, ``--address``);
 * ``main(args) -> int``: run from the parsed options, print a summary table;
 * a Python entry point ``reproduce(output=None, *, quick=False, workers=None, …)``.
 
-Full scale is the default and ``--quick`` a reduced version. Independent cells run on local worker
-processes (:func:`privenv.reproduce.cells.run_cells`) with seeds fixed per cell, so results do not
-depend on the number of workers. A later figure registers itself by adding its module here.
+Full scale is the default and ``--quick`` a reduced version. A figure's cells are a sweep
+(:func:`privenv.sweep.run_sweep`) written to a results store in its output directory, on local
+worker processes by default, with seeds fixed per cell, so results do not depend on the backend or
+the number of workers; the CSVs and the figure are drawn from the store. A later figure registers
+itself by adding its module here.
 """
 
 from __future__ import annotations

@@ -19,16 +19,21 @@ The paper reports PRAE-C ≤ PRAE-R < DPRSE in every panel, DPRSE degrading as �
 barely moves, and regret growing as ε shrinks. The agents' constants (confidence radius, first
 phase) are fixed once in :mod:`privenv.agents.huber`; nothing here is tuned per panel.
 
-Each (panel, agent) pair is one *cell*, simulated by :func:`privenv.simulation.simulate` with the
-same integer seed for every cell: run *i* of every cell sees the same reward streams (common random
-numbers), so agents and panels are compared on paired data, and a cell's numbers do not depend on
-the number of worker processes. Cell (a, prae-r) is exactly ``privenv run --env HuberBandit-v0
---agent prae-r --runs 30 --horizon 100000 --seed 0 --set epsilon=0.2 --set env.alpha=0.05``
-(the metadata file lists the command of every cell).
+Each (panel, agent) pair is one *cell*: one configuration of a sweep (:mod:`privenv.sweep`), run
+by :func:`privenv.simulation.simulate` with the same integer seed for every cell: run *i* of every
+cell sees the same reward streams (common random numbers), so agents and panels are compared on
+paired data, and a cell's numbers do not depend on the backend or the number of worker processes.
+The sweep writes every finished cell to the results store ``results.sqlite`` (``--resume``
+continues an interrupted reproduction), and the CSVs and the figure are drawn from the store.
+Cell (a, prae-r) is exactly ``privenv run --env HuberBandit-v0 --agent prae-r --runs 30
+--horizon 100000 --seed 0 --set epsilon=0.2 --set env.alpha=0.05`` (the metadata file lists the
+command of every cell).
 
-Outputs (in ``--output``): ``runs.csv`` (one row per run: final regret), ``curves.csv`` (the
-regret of every run at log-spaced checkpoints), ``metadata.json`` (versions, seeds, privacy
-guarantees, agent parameters, theory rates, wall times) and ``huber-fig1.png``/``.pdf``.
+Outputs (in ``--output``): ``results.sqlite`` (the results store, :mod:`privenv.store`, which
+``privenv export`` and ``privenv plot`` read), ``runs.csv`` (one row per run: final regret),
+``curves.csv`` (the regret of every run at log-spaced checkpoints), ``metadata.json`` (versions,
+seeds, privacy guarantees, agent parameters, theory rates, wall times) and
+``huber-fig1.png``/``.pdf``.
 
 The grey reference lines are the paper's rates (:mod:`privenv.theory.huber`) with **every
 constant set to 1**, rescaled from the unit moment bound of the theorems to this instance
@@ -51,15 +56,9 @@ from typing import Any
 import numpy as np
 
 from privenv._validation import check_int
-from privenv.reproduce.cells import (
-    Progress,
-    add_common_arguments,
-    default_workers,
-    run_cells,
-    stderr_progress,
-    utc_now,
-    write_json,
-)
+from privenv.reproduce.cells import add_common_arguments, default_workers, utc_now, write_json
+from privenv.store import ConfigResult, Store
+from privenv.sweep import Configuration, ProgressCallback, SweepConfig, SweepReport, run_sweep
 
 ID = "huber-fig1"
 DESCRIPTION = ("paper 1, Figure 1 (a-f): PRAE-R, PRAE-C and DPRSE on heavy-tailed bandits with "
@@ -84,6 +83,8 @@ QUICK = Scale(runs=10, horizon=10_000)
 #: log-spaced regret checkpoints per run (the curves of the figure)
 N_CHECKPOINTS = 200
 DEFAULT_OUTPUT = "results/huber-fig1"
+#: the results store, in the output directory
+STORE_NAME = "results.sqlite"
 
 _INLIER_NAMES = {"student-t": "Student's t", "pareto": "Pareto"}
 
@@ -136,6 +137,12 @@ class Cell:
         params = inspect.signature(agent_class(self.agent).__init__).parameters
         return {"epsilon": self.panel.epsilon} if "epsilon" in params else {}
 
+    @property
+    def configuration(self) -> Configuration:
+        """This cell as a sweep configuration."""
+        return Configuration(ENV_ID, self.panel.env_kwargs, self.agent, self.agent_kwargs,
+                             self.horizon)
+
     def command(self) -> str:
         """The ``privenv run`` command that reproduces this cell's final regrets."""
         sets = [f"--set {k}={v!r}" for k, v in self.agent_kwargs.items()]
@@ -146,6 +153,8 @@ class Cell:
 
 @dataclass
 class CellResult:
+    """The results of one (panel, agent) cell, read back from the results store."""
+
     cell: Cell
     t: np.ndarray  # checkpoint times
     curve: np.ndarray  # (runs, len(t)) cumulative clean pseudo-regret
@@ -158,35 +167,11 @@ class CellResult:
     def regret(self) -> np.ndarray:
         return self.curve[:, -1]
 
-
-def _simple_params(agent: Any) -> dict[str, Any]:
-    """The agent's constructor parameters as resolved (defaults filled from the env)."""
-    out = {}
-    for name in inspect.signature(type(agent).__init__).parameters:
-        value = getattr(agent, name, None)
-        if name not in ("self", "n_runs") and isinstance(value, (bool, int, float, str)):
-            out[name] = value
-    return out
-
-
-def run_cell(cell: Cell) -> CellResult:
-    """Simulate one cell (module-level, so worker processes can run it)."""
-    from privenv.agents import make
-    from privenv.simulation import make_vector_env, simulate
-
-    env = make_vector_env(ENV_ID, cell.runs, cell.horizon, **cell.panel.env_kwargs)
-    agent = make(cell.agent, env, cell.runs, **cell.agent_kwargs)
-    res = simulate(agent, env, n_runs=cell.runs, seed=cell.seed,
-                   n_checkpoints=cell.n_checkpoints)
-    return CellResult(
-        cell=cell,
-        t=res.checkpoint_times,
-        curve=res.regret_curve,
-        privacy=res.privacy.as_dict(),
-        agent_params=_simple_params(agent),
-        wall_s=res.wall_s,
-        ns_per_run_step=res.ns_per_run_step,
-    )
+    @classmethod
+    def from_store(cls, cell: Cell, stored: ConfigResult) -> CellResult:
+        return cls(cell=cell, t=stored.checkpoint_times, curve=stored.regret_curve,
+                   privacy=stored.privacy, agent_params=stored.agent_params,
+                   wall_s=stored.wall_s, ns_per_run_step=stored.ns_per_run_step)
 
 
 def make_cells(agents: Sequence[str] = AGENTS, runs: int = FULL.runs,
@@ -204,6 +189,16 @@ def make_cells(agents: Sequence[str] = AGENTS, runs: int = FULL.runs,
         except (ImportError, AttributeError) as e:
             raise ValueError(f"agent {a!r} is registered but cannot be imported: {e}") from e
     return [Cell(p, a, runs, horizon, seed) for p in panels for a in agents]
+
+
+def sweep_config(cells: Sequence[Cell]) -> SweepConfig:
+    """The sweep of ``cells``: one configuration per distinct (panel instance, agent, ε), all
+    runs of a configuration in one chunk (a batch of runs costs about one run per step). Panels
+    that share an instance and ε (a non-private baseline on panels a-c) share a configuration."""
+    configurations = tuple(dict.fromkeys(c.configuration for c in cells))
+    first = cells[0]
+    return SweepConfig(configurations, runs=first.runs, chunk=first.runs, seed=first.seed,
+                       n_checkpoints=first.n_checkpoints, name=ID)
 
 
 # -- theory references ----------------------------------------------------------------------------
@@ -264,6 +259,7 @@ class Reproduction:
     workers: int
     files: dict[str, Path] = field(default_factory=dict)
     simulation_wall_s: float = 0.0  # the cells only
+    sweep: SweepReport | None = None
 
     def table(self) -> str:
         """Final regret, mean ± sd over runs, one row per panel and one column per agent."""
@@ -285,13 +281,6 @@ class Reproduction:
             lines.append(f"{p.title:<{title}}" + "".join(f"{texts[(p, a)]:>{width}}"
                                                          for a in agents))
         return "\n".join(lines)
-
-
-def _describe(cell: Cell, result: CellResult) -> str:
-    r = result.regret
-    sd = r.std(ddof=1) if len(r) > 1 else 0.0
-    return (f"({cell.panel.key}) {cell.agent:<10} final regret {r.mean():9.0f} ± {sd:7.0f}  "
-            f"[{result.wall_s:.1f} s, {result.ns_per_run_step:.0f} ns/run-step]")
 
 
 def _fmt(x: float) -> str:
@@ -352,8 +341,11 @@ def reproduce(
     workers: int | None = None,
     seed: int = 0,
     agents: Sequence[str] = AGENTS,
-    progress: Progress | bool = True,
+    progress: bool | str | ProgressCallback = True,
     figure: bool = True,
+    backend: str = "local",
+    address: str | None = None,
+    resume: bool = False,
 ) -> Reproduction:
     """Run the reproduction and write its files; returns the results.
 
@@ -361,25 +353,50 @@ def reproduce(
         output: directory (created); default ``results/huber-fig1`` (``…-quick`` with ``quick``).
         quick: the reduced scale :data:`QUICK` instead of :data:`FULL`.
         runs, horizon: override the scale's.
-        workers: local worker processes (default: one per CPU).
+        workers: worker processes (default: one per CPU).
         seed: the seed of every cell.
         agents: registry names (default: the figure's :data:`AGENTS`).
-        progress: ``True`` for a line per finished cell on stderr, or a callback.
+        progress: ``True`` for progress on stderr (a bar on a terminal, else a line per
+            finished cell), ``False`` for none, or a mode/callback of
+            :func:`privenv.sweep.run_sweep`.
         figure: draw the PNG/PDF (needs matplotlib).
+        backend, address: where the cells run (:func:`privenv.backends.get_backend`).
+        resume: keep the cells already in the output's results store (same scale and seed) and
+            run only the others; by default the store is started afresh.
+
+    Raises:
+        RuntimeError: if a cell failed (its error is in the store; ``resume`` retries it).
     """
     scale = QUICK if quick else FULL
     runs = scale.runs if runs is None else runs
     horizon = scale.horizon if horizon is None else horizon
-    workers = default_workers() if workers is None else check_int("workers", workers, low=1)
+    if backend == "local":
+        workers = default_workers() if workers is None else check_int("workers", workers, low=1)
     cells = make_cells(agents, runs, horizon, seed)
+    config = sweep_config(cells).validate()
     out = Path(output if output is not None else DEFAULT_OUTPUT + ("-quick" if quick else ""))
     out.mkdir(parents=True, exist_ok=True)
-    callback = stderr_progress(_describe) if progress is True else (progress or None)
+    store_path = out / STORE_NAME
+    if not resume:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{store_path}{suffix}").unlink(missing_ok=True)
 
     start = time.perf_counter()
-    results = run_cells(run_cell, cells, workers, callback)
-    rep = Reproduction(out, cells, results, 0.0, workers)
+    report = run_sweep(config, store_path, backend=backend, workers=workers, address=address,
+                       resume=resume, progress=progress)
+    if report.failed:
+        cell, error = report.failed[0]
+        raise RuntimeError(
+            f"{len(report.failed)} of {report.cells} cells failed (first: {cell.describe()}: "
+            f"{error}); the errors are in {store_path}; rerun with --resume to retry them")
+    with Store(store_path, create=False) as store:
+        stored = {r.config_id: r for r in store.results()}
+    by_config = dict(zip(config.configurations, config.cells(), strict=True))
+    results = [CellResult.from_store(c, stored[by_config[c.configuration].config_id])
+               for c in cells]
+    rep = Reproduction(out, cells, results, 0.0, workers or 0, sweep=report)
     rep.simulation_wall_s = time.perf_counter() - start
+    rep.files["store"] = store_path
     rep.files.update(write_csvs(results, out))
     if figure:
         png, pdf = draw(results, out, runs, horizon)
@@ -430,6 +447,9 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
         "theory_note": THEORY_NOTE + "; Thm 6.12 rescaled by σ = √(central moment bound), "
                                      "D = max|μ|/σ",
         "workers": rep.workers,
+        "backend": rep.sweep.backend if rep.sweep else None,
+        "config_hash": rep.sweep.config_hash if rep.sweep else None,
+        "cells_resumed": rep.sweep.skipped if rep.sweep else 0,
         "wall_s": rep.wall_s,
         "simulation_wall_s": rep.simulation_wall_s,
         "cell_wall_s_total": float(sum(r.wall_s for r in rep.results)),
@@ -458,10 +478,15 @@ def main(args: argparse.Namespace) -> int:
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
     if not agents:
         raise ValueError("agents must name at least one agent")
-    rep = reproduce(args.output, quick=args.quick, runs=args.runs, horizon=args.horizon,
-                    workers=args.workers, seed=args.seed, agents=agents)
+    try:
+        rep = reproduce(args.output, quick=args.quick, runs=args.runs, horizon=args.horizon,
+                        workers=args.workers, seed=args.seed, agents=agents,
+                        backend=args.backend, address=args.address, resume=args.resume)
+    except RuntimeError as e:  # failed cells: stored with their errors, retried by --resume
+        print(f"privenv reproduce {ID}: {e}", file=sys.stderr)
+        return 1
     print(f"huber-fig1: {len(rep.cells)} cells, {rep.cells[0].runs} runs, "
-          f"T = {rep.cells[0].horizon}, {rep.workers} workers, wall time {rep.wall_s:.1f} s")
+          f"T = {rep.cells[0].horizon}, {rep.sweep.backend}, wall time {rep.wall_s:.1f} s")
     print("final cumulative regret, mean ± sd over runs:")
     print(rep.table())
     for name, path in rep.files.items():

@@ -1,0 +1,655 @@
+"""The results store of sweeps: one SQLite file, one row per run, written as each cell finishes.
+
+Only the process that runs the sweep writes (:func:`privenv.sweep.run_sweep`, never a worker), and
+each finished cell is **one transaction**: its metadata row and all its run rows commit together
+or not at all. A sweep killed at any moment (Ctrl-C, SIGKILL, a dead machine) therefore leaves
+every cell either complete or absent — never half a cell — and ``--resume`` runs exactly the
+absent (and the failed) ones. The primary key of a run is (configuration, run index), so a run can
+never be stored twice.
+
+Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`)::
+
+    sweeps  one row per invocation of a sweep on this store (history, provenance)
+            sweep_id, config_hash, name, config (canonical expanded config, JSON), source (the
+            config file's text), n_cells, backend, resumed, started (UTC), versions (JSON)
+    cells   one row per finished cell (a chunk of runs of one configuration)
+            cell_id (PK), config_id, env, env_kwargs (JSON), agent, agent_kwargs (JSON), horizon,
+            seed, first_run, n_runs, n_checkpoints,
+            status ('done' | 'failed'), error, traceback,
+            privacy, privacy_model, privacy_epsilon, privacy_delta, privacy_unit,
+            privacy_neighbouring, agent_params (JSON, the agent's resolved constructor parameters),
+            checkpoint_times (JSON), versions (JSON), wall_s, worker (host:pid), finished (UTC),
+            config_hash, sweep_id
+    runs    one row per run of a done cell
+            config_id, run (PK together), cell_id, steps, regret (final cumulative pseudo-regret),
+            stopping_time, recommendation, correct (best-arm identification; NULL otherwise),
+            extra (JSON of any other per-run episode values, or NULL),
+            curve (JSON array: the cumulative regret at the cell's checkpoint_times)
+
+JSON text columns are canonical (sorted keys, no spaces), so equal kwargs compare equal as text;
+floats are written with Python's shortest round-trip ``repr``, so numbers read back are the
+numbers computed.
+
+Exports (:meth:`Store.export`, :meth:`Store.to_frame`) are sorted by (env, agent, env_kwargs,
+agent_kwargs, horizon, seed, run) and hold nothing that depends on timing, chunking or the
+backend: an interrupted-and-resumed sweep exports byte for byte what an uninterrupted one does.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import sqlite3
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from privenv.sweep import Cell, CellResult
+
+SCHEMA_VERSION = 1
+
+#: per-run episode values with their own column (others go to ``extra``)
+EPISODE_COLUMNS = ("stopping_time", "recommendation", "correct")
+
+#: privacy columns of a cell (from :meth:`privenv.privacy.guarantee.PrivacyGuarantee.as_dict`)
+PRIVACY_COLUMNS = ("privacy", "privacy_model", "privacy_epsilon", "privacy_delta",
+                   "privacy_unit", "privacy_neighbouring")
+
+CONFIG_COLUMNS = ("env", "env_kwargs", "agent", "agent_kwargs", "horizon", "seed",
+                  "n_checkpoints")
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS sweeps (
+    sweep_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    config_hash TEXT NOT NULL,
+    name TEXT,
+    config TEXT NOT NULL,
+    source TEXT,
+    n_cells INTEGER NOT NULL,
+    backend TEXT,
+    resumed INTEGER NOT NULL,
+    started TEXT NOT NULL,
+    versions TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS cells (
+    cell_id TEXT PRIMARY KEY,
+    config_id TEXT NOT NULL,
+    env TEXT NOT NULL,
+    env_kwargs TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    agent_kwargs TEXT NOT NULL,
+    horizon INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    first_run INTEGER NOT NULL,
+    n_runs INTEGER NOT NULL,
+    n_checkpoints INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('done', 'failed')),
+    error TEXT,
+    traceback TEXT,
+    {", ".join(f"{c} {'REAL' if c in ('privacy_epsilon', 'privacy_delta') else 'TEXT'}"
+               for c in PRIVACY_COLUMNS)},
+    agent_params TEXT,
+    checkpoint_times TEXT,
+    versions TEXT,
+    wall_s REAL,
+    worker TEXT,
+    finished TEXT NOT NULL,
+    config_hash TEXT NOT NULL,
+    sweep_id INTEGER REFERENCES sweeps (sweep_id)
+);
+CREATE TABLE IF NOT EXISTS runs (
+    config_id TEXT NOT NULL,
+    run INTEGER NOT NULL,
+    cell_id TEXT NOT NULL REFERENCES cells (cell_id),
+    steps INTEGER NOT NULL,
+    regret REAL NOT NULL,
+    stopping_time INTEGER,
+    recommendation INTEGER,
+    correct INTEGER,
+    extra TEXT,
+    curve TEXT NOT NULL,
+    PRIMARY KEY (config_id, run)
+);
+CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (cell_id);
+"""
+
+_ORDER = "c.env, c.agent, c.env_kwargs, c.agent_kwargs, c.horizon, c.n_checkpoints, c.seed"
+
+
+class StoreError(ValueError):
+    """A results store cannot be used as asked (missing, another sweep's, a newer schema)."""
+
+
+def canonical_json(value: Any) -> str:
+    """Canonical JSON text: sorted keys, no spaces, numpy values as Python ones."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_json_default)
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"{type(obj).__name__} value {obj!r} is not JSON serializable")
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass
+class ConfigResult:
+    """The stored runs of one configuration (all its done cells), read back from a store."""
+
+    config_id: str
+    env: str
+    env_kwargs: dict[str, Any]
+    agent: str
+    agent_kwargs: dict[str, Any]
+    horizon: int
+    seed: int
+    n_checkpoints: int
+    runs: np.ndarray  # run indices, ascending
+    checkpoint_times: np.ndarray
+    regret_curve: np.ndarray  # (len(runs), len(checkpoint_times))
+    steps: np.ndarray
+    episode: dict[str, np.ndarray] = field(default_factory=dict)
+    privacy: dict[str, Any] = field(default_factory=dict)  # PrivacyGuarantee.as_dict()
+    agent_params: dict[str, Any] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    wall_s: float = 0.0  # the sum over its cells
+    n_cells: int = 0
+
+    @property
+    def regret(self) -> np.ndarray:
+        """Final cumulative pseudo-regret of each run."""
+        return self.regret_curve[:, -1]
+
+    @property
+    def ns_per_run_step(self) -> float:
+        total = float(self.steps.sum())
+        return 1e9 * self.wall_s / total if total else float("nan")
+
+
+class Store:
+    """A SQLite results store.
+
+    Args:
+        path: the database file.
+        create: create it (and its directory) if missing; ``False`` raises :class:`StoreError`
+            for a missing file and opens the store for reading (the write methods refuse).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
+        self.path = Path(path)
+        self.readonly = not create
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        else:
+            if not self.path.is_file():
+                raise StoreError(f"no results store at {str(self.path)!r}")
+            # read-write if possible, so that SQLite can roll back a cell a killed sweep left
+            # half-written (a "hot journal"); this object itself never writes
+            uri = self.path.resolve().as_uri()
+            try:
+                conn = sqlite3.connect(f"{uri}?mode=rw", uri=True, timeout=30.0,
+                                       isolation_level=None)
+            except sqlite3.OperationalError:  # a read-only file or directory
+                conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30.0,
+                                       isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        self._conn = conn
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as e:
+            conn.close()
+            raise StoreError(f"{str(self.path)!r} is not a results store (SQLite): {e}") from e
+        if version > SCHEMA_VERSION:
+            conn.close()
+            raise StoreError(f"{str(self.path)!r} has store schema {version}; this privenv "
+                             f"reads schema ≤ {SCHEMA_VERSION} (upgrade privenv)")
+        if version == 0 and conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]:
+            conn.close()  # someone else's database: never add tables to it
+            raise StoreError(f"{str(self.path)!r} is a SQLite database but not a privenv "
+                             "results store")
+        # (SQLite's default rollback journal: the store stays one file, a commit is durable)
+        if create:
+            conn.execute("PRAGMA foreign_keys=ON")
+            if version == 0:
+                with self._transaction():  # DDL is transactional in SQLite
+                    for statement in _SCHEMA.split(";"):
+                        if statement.strip():
+                            conn.execute(statement)
+                    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        elif version == 0:
+            conn.close()
+            raise StoreError(f"{str(self.path)!r} is not a privenv results store")
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        if self.readonly:
+            raise StoreError(f"results store {str(self.path)!r} was opened for reading "
+                             "(create=False)")
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._conn
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        return self._conn.execute(sql, params).fetchall()
+
+    # -- writing (the sweep's parent process only) ----------------------------------------------
+
+    def begin_sweep(
+        self,
+        *,
+        config_hash: str,
+        config: dict[str, Any],
+        cell_ids: Sequence[str],
+        name: str | None = None,
+        source: str | None = None,
+        backend: str | None = None,
+        resume: bool = False,
+    ) -> int:
+        """Check that this sweep may write here and record it; returns its ``sweep_id``.
+
+        An empty store takes any sweep. A store with cells takes one only with ``resume``, and
+        only if every stored cell (done or failed) is a cell of the new sweep — the same config,
+        or one that extends it (more agents, instances, parameter values, or more chunks of the
+        same size). Anything else is refused: its runs could not be told apart from this sweep's.
+        """
+        stored = {r[0] for r in self._query("SELECT cell_id FROM cells")}
+        if stored:
+            last = self.last_sweep() or {}
+            what = (f"{len(stored)} cells of sweep {last.get('name')!r} "
+                    f"(config hash {last.get('config_hash')})")
+            if not resume:
+                raise StoreError(
+                    f"results store {str(self.path)!r} already holds {what}; pass --resume "
+                    "(resume=True) to continue it, or choose another store"
+                )
+            foreign = stored - set(cell_ids)
+            if foreign:
+                example = self._query("SELECT agent, agent_kwargs, env, env_kwargs, first_run, "
+                                      "n_runs FROM cells WHERE cell_id = ?", (min(foreign),))[0]
+                raise StoreError(
+                    f"results store {str(self.path)!r} holds {what}, and {len(foreign)} of them "
+                    f"are not cells of this config (e.g. {example['agent']} "
+                    f"{example['agent_kwargs']} on {example['env']} {example['env_kwargs']}, "
+                    f"runs {example['first_run']}..{example['first_run'] + example['n_runs'] - 1}"
+                    "); a store can be resumed only by the same config or one that extends it "
+                    "(more agents, instances, values or chunks of the same size); use another "
+                    "store"
+                )
+        from privenv.simulation import versions
+
+        with self._transaction() as conn:
+            cur = conn.execute(
+                "INSERT INTO sweeps (config_hash, name, config, source, n_cells, backend, "
+                "resumed, started, versions) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (config_hash, name, canonical_json(config), source, len(cell_ids), backend,
+                 int(bool(stored)), utc_now(), canonical_json(versions())),
+            )
+            return int(cur.lastrowid)
+
+    def _cell_values(self, cell: Cell, status: str, config_hash: str,
+                     sweep_id: int | None) -> dict[str, Any]:
+        return {
+            "cell_id": cell.cell_id, "config_id": cell.config_id, "env": cell.env,
+            "env_kwargs": canonical_json(cell.env_kwargs), "agent": cell.agent,
+            "agent_kwargs": canonical_json(cell.agent_kwargs), "horizon": cell.horizon,
+            "seed": cell.seed, "first_run": cell.first_run, "n_runs": cell.n_runs,
+            "n_checkpoints": cell.n_checkpoints, "status": status, "finished": utc_now(),
+            "config_hash": config_hash, "sweep_id": sweep_id,
+        }
+
+    def _insert_cell(self, conn: sqlite3.Connection, values: dict[str, Any]) -> None:
+        cols = ", ".join(values)
+        marks = ", ".join("?" for _ in values)
+        # a failed attempt of this cell is replaced; a done cell is never replaced (checked below)
+        conn.execute(f"INSERT OR REPLACE INTO cells ({cols}) VALUES ({marks})",
+                     tuple(values.values()))
+
+    def _check_not_done(self, conn: sqlite3.Connection, cell_id: str) -> None:
+        row = conn.execute("SELECT status FROM cells WHERE cell_id = ?", (cell_id,)).fetchone()
+        if row is not None and row[0] == "done":
+            raise StoreError(f"cell {cell_id} is already stored as done (two sweeps writing "
+                             "the same store?)")
+
+    def record_result(self, result: CellResult, config_hash: str,
+                      sweep_id: int | None = None) -> None:
+        """Store a finished cell and all its runs in one transaction."""
+        cell = result.cell
+        curve = np.asarray(result.regret_curve, dtype=float)
+        n = cell.n_runs
+        if curve.shape[0] != n or len(result.steps) != n:
+            raise ValueError(f"cell {cell.cell_id} has {n} runs but its result has "
+                             f"{curve.shape[0]} curves and {len(result.steps)} step counts")
+        values = self._cell_values(cell, "done", config_hash, sweep_id)
+        privacy = result.privacy.as_dict()
+        values.update({k: privacy[k] for k in PRIVACY_COLUMNS})
+        values.update(
+            agent_params=canonical_json(result.agent_params),
+            checkpoint_times=canonical_json(np.asarray(result.checkpoint_times).tolist()),
+            versions=canonical_json(result.versions),
+            wall_s=float(result.wall_s),
+            worker=result.worker,
+        )
+        episode = {k: np.asarray(v).tolist() for k, v in result.episode.items()}
+        extra_keys = sorted(k for k in episode if k not in EPISODE_COLUMNS)
+        steps = np.asarray(result.steps).tolist()
+        rows = []
+        for i in range(n):
+            extra = canonical_json({k: episode[k][i] for k in extra_keys}) if extra_keys else None
+            rows.append((
+                cell.config_id, cell.first_run + i, cell.cell_id, int(steps[i]),
+                float(curve[i, -1]),
+                *(_plain_int(episode[k][i]) if k in episode else None for k in EPISODE_COLUMNS),
+                extra, json.dumps(curve[i].tolist()),
+            ))
+        with self._transaction() as conn:
+            self._check_not_done(conn, cell.cell_id)
+            self._insert_cell(conn, values)
+            conn.executemany(
+                "INSERT INTO runs (config_id, run, cell_id, steps, regret, stopping_time, "
+                "recommendation, correct, extra, curve) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+
+    def record_failure(self, cell: Cell, error: str, traceback: str, config_hash: str,
+                       sweep_id: int | None = None) -> None:
+        """Store a cell whose computation raised, with the error text (``--resume`` retries it)."""
+        values = self._cell_values(cell, "failed", config_hash, sweep_id)
+        values.update(error=error, traceback=traceback, worker=None)
+        with self._transaction() as conn:
+            self._check_not_done(conn, cell.cell_id)
+            self._insert_cell(conn, values)
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def cell_status(self) -> dict[str, str]:
+        """cell_id → 'done' or 'failed'."""
+        return {r["cell_id"]: r["status"] for r in self._query("SELECT cell_id, status FROM cells")}
+
+    def done_cell_ids(self) -> set[str]:
+        return {k for k, v in self.cell_status().items() if v == "done"}
+
+    def counts(self) -> dict[str, int]:
+        """Number of cells by status and of runs stored."""
+        out = {"done": 0, "failed": 0}
+        for r in self._query("SELECT status, COUNT(*) FROM cells GROUP BY status"):
+            out[r[0]] = r[1]
+        out["runs"] = self._query("SELECT COUNT(*) FROM runs")[0][0]
+        return out
+
+    def last_sweep(self) -> dict[str, Any] | None:
+        rows = self._query("SELECT * FROM sweeps ORDER BY sweep_id DESC LIMIT 1")
+        return dict(rows[0]) if rows else None
+
+    def sweeps(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self._query("SELECT * FROM sweeps ORDER BY sweep_id")]
+
+    def cells(self, status: str | None = None) -> list[dict[str, Any]]:
+        """Cell metadata rows (JSON columns decoded), sorted like the exports."""
+        where, params = ("WHERE status = ?", (status,)) if status else ("", ())
+        rows = self._query(f"SELECT * FROM cells c {where} ORDER BY {_ORDER}, c.first_run",
+                           params)
+        out = []
+        for r in rows:
+            d = dict(r)
+            for key in ("env_kwargs", "agent_kwargs", "agent_params", "checkpoint_times",
+                        "versions"):
+                if d.get(key) is not None:
+                    d[key] = json.loads(d[key])
+            out.append(d)
+        return out
+
+    def failures(self) -> list[dict[str, Any]]:
+        return self.cells("failed")
+
+    def results(self) -> list[ConfigResult]:
+        """Every configuration with at least one done cell, its runs in ascending order."""
+        cells = self.cells("done")
+        by_config: dict[str, list[dict[str, Any]]] = {}
+        for c in cells:
+            by_config.setdefault(c["config_id"], []).append(c)
+        out = []
+        for config_id, group in by_config.items():
+            rows = self._query("SELECT * FROM runs WHERE config_id = ? ORDER BY run",
+                               (config_id,))
+            first = group[0]
+            episode: dict[str, list[Any]] = {}
+            for k in EPISODE_COLUMNS:
+                if rows and rows[0][k] is not None:
+                    episode[k] = [r[k] for r in rows]
+            extras = [json.loads(r["extra"]) for r in rows if r["extra"] is not None]
+            for key in sorted({k for e in extras for k in e}):
+                episode[key] = [e.get(key) for e in extras]
+            out.append(ConfigResult(
+                config_id=config_id,
+                **{k: first[k] for k in CONFIG_COLUMNS},
+                runs=np.array([r["run"] for r in rows], dtype=np.int64),
+                checkpoint_times=np.asarray(first["checkpoint_times"], dtype=np.int64),
+                regret_curve=np.array([json.loads(r["curve"]) for r in rows], dtype=float),
+                steps=np.array([r["steps"] for r in rows], dtype=np.int64),
+                episode={k: np.asarray(v, dtype=bool) if k == "correct" else np.asarray(v)
+                         for k, v in episode.items()},
+                privacy={k: first[k] for k in PRIVACY_COLUMNS},
+                agent_params=first["agent_params"],
+                versions=first["versions"],
+                wall_s=float(sum(c["wall_s"] for c in group)),
+                n_cells=len(group),
+            ))
+        return out
+
+    # -- tables for export ----------------------------------------------------------------------
+
+    def table(self, name: str = "runs") -> tuple[list[str], list[tuple[Any, ...]]]:
+        """(columns, rows) of an export table, sorted deterministically:
+
+        * ``runs``: one row per run — configuration (env, its parameters, agent, its parameters,
+          horizon, seed), run, privacy guarantee, steps, final regret, best-arm-identification
+          values, and each env/agent parameter in its own column (``env.alpha``,
+          ``agent.epsilon``; lists as JSON text);
+        * ``curves``: one row per (run, checkpoint): configuration, run, t, cumulative regret;
+        * ``cells``: one row per cell — status, error, wall time, worker, versions.
+        """
+        if name == "runs":
+            return self._runs_table()
+        if name == "curves":
+            return self._curves_table()
+        if name == "cells":
+            return self._cells_table()
+        raise ValueError(f"table must be one of ['runs', 'curves', 'cells'], got {name!r}")
+
+    def _param_columns(self) -> tuple[list[str], list[str]]:
+        env_keys: set[str] = set()
+        agent_keys: set[str] = set()
+        for r in self._query("SELECT DISTINCT env_kwargs, agent_kwargs FROM cells "
+                             "WHERE status = 'done'"):
+            env_keys |= set(json.loads(r[0]))
+            agent_keys |= set(json.loads(r[1]))
+        return sorted(env_keys), sorted(agent_keys)
+
+    def _runs_table(self) -> tuple[list[str], list[tuple[Any, ...]]]:
+        env_keys, agent_keys = self._param_columns()
+        base = ["env", "env_kwargs", "agent", "agent_kwargs", "horizon", "seed", "run",
+                *PRIVACY_COLUMNS, "steps", "regret", *EPISODE_COLUMNS, "extra"]
+        cell_columns = {*CONFIG_COLUMNS, *PRIVACY_COLUMNS}
+        select = ", ".join(("c." if k in cell_columns else "r.") + k for k in base)
+        sql = (f"SELECT {select} FROM runs r JOIN cells c ON r.cell_id = c.cell_id "
+               f"WHERE c.status = 'done' ORDER BY {_ORDER}, r.run")
+        columns = [*base, *(f"env.{k}" for k in env_keys), *(f"agent.{k}" for k in agent_keys)]
+        rows = []
+        for r in self._query(sql):
+            env_kw, agent_kw = json.loads(r["env_kwargs"]), json.loads(r["agent_kwargs"])
+            rows.append((*tuple(r), *(_cell_value(env_kw, k) for k in env_keys),
+                         *(_cell_value(agent_kw, k) for k in agent_keys)))
+        return columns, rows
+
+    def _curves_table(self) -> tuple[list[str], list[tuple[Any, ...]]]:
+        columns = ["env", "env_kwargs", "agent", "agent_kwargs", "horizon", "seed", "run", "t",
+                   "regret"]
+        sql = ("SELECT c.env, c.env_kwargs, c.agent, c.agent_kwargs, c.horizon, c.seed, r.run, "
+               "c.checkpoint_times, r.curve FROM runs r JOIN cells c ON r.cell_id = c.cell_id "
+               f"WHERE c.status = 'done' ORDER BY {_ORDER}, r.run")
+        rows = []
+        for r in self._query(sql):
+            head = tuple(r)[:7]
+            times = json.loads(r["checkpoint_times"])
+            for t, x in zip(times, json.loads(r["curve"]), strict=True):
+                rows.append((*head, t, x))
+        return columns, rows
+
+    def _cells_table(self) -> tuple[list[str], list[tuple[Any, ...]]]:
+        columns = ["cell_id", "config_id", "env", "env_kwargs", "agent", "agent_kwargs",
+                   "horizon", "seed", "first_run", "n_runs", "n_checkpoints", "status", "error",
+                   *PRIVACY_COLUMNS, "agent_params", "wall_s", "worker", "finished",
+                   "config_hash", "versions"]
+        rows = self._query(f"SELECT {', '.join('c.' + k for k in columns)} FROM cells c "
+                           f"ORDER BY {_ORDER}, c.first_run")
+        return columns, [tuple(r) for r in rows]
+
+    def to_frame(self, table: str = "runs") -> Any:
+        """The export table as a pandas DataFrame (see :meth:`table`)."""
+        import pandas as pd
+
+        columns, rows = self.table(table)
+        return pd.DataFrame.from_records(rows, columns=columns)
+
+    def export(self, path: str | os.PathLike[str] | None, format: str = "csv",
+               table: str = "runs") -> Path | None:
+        """Write an export table as CSV (``path=None``: to stdout) or Parquet (needs pyarrow)."""
+        if format not in ("csv", "parquet"):
+            raise ValueError(f"format must be one of ['csv', 'parquet'], got {format!r}")
+        columns, rows = self.table(table)
+        if format == "parquet":
+            try:
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+            except ImportError as e:
+                raise ValueError("Parquet export needs pyarrow: pip install pyarrow "
+                                 "(or export --format csv)") from e
+            if path is None:
+                raise ValueError("Parquet export needs an output file (--output FILE)")
+            data = {c: [r[i] for r in rows] for i, c in enumerate(columns)}
+            pq.write_table(pa.table(data), str(path))
+            return Path(path)
+        if path is None:
+            _write_csv(sys.stdout, columns, rows)
+            return None
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", newline="") as f:
+            _write_csv(f, columns, rows)
+        return Path(path)
+
+    def summary(self) -> list[dict[str, Any]]:
+        """Per configuration: runs stored, final regret mean and sd (ddof 1), failed cells."""
+        failed: dict[str, int] = {}
+        for c in self.cells("failed"):
+            failed[c["config_id"]] = failed.get(c["config_id"], 0) + 1
+        out = []
+        for r in self.results():
+            x = r.regret
+            out.append({
+                "env": r.env, "env_kwargs": r.env_kwargs, "agent": r.agent,
+                "agent_kwargs": r.agent_kwargs, "horizon": r.horizon, "seed": r.seed,
+                "runs": len(x), "regret_mean": float(x.mean()),
+                "regret_sd": float(x.std(ddof=1)) if len(x) > 1 else 0.0,
+                "privacy": r.privacy["privacy"], "failed_cells": failed.pop(r.config_id, 0),
+            })
+        return out
+
+
+def _plain_int(value: Any) -> Any:
+    if isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def _cell_value(kwargs: dict[str, Any], key: str) -> Any:
+    if key not in kwargs:
+        return None
+    v = kwargs[key]
+    return canonical_json(v) if isinstance(v, (list, dict)) else v
+
+
+def _csv_value(v: Any) -> Any:
+    if v is None:
+        return ""
+    if isinstance(v, float) and not math.isfinite(v):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    return v
+
+
+def _write_csv(f: Any, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> None:
+    w = csv.writer(f, lineterminator="\n")
+    w.writerow(columns)
+    for r in rows:
+        w.writerow([_csv_value(v) for v in r])
+
+
+
+def plot_regret(store: Store, output: str | os.PathLike[str], stem: str = "regret",
+                ncols: int = 3) -> list[Path]:
+    """Regret against t, mean ± 1 sd over runs: one panel per (env, env parameters, horizon),
+    one line per (agent, agent parameters); writes ``output/stem.png`` and ``.pdf``."""
+    from privenv.plotting import RegretPanel, regret_grid, save_figure
+
+    results = store.results()
+    if not results:
+        raise StoreError(f"results store {str(store.path)!r} has no finished cells to plot")
+    panels: dict[tuple[Any, ...], dict[str, np.ndarray]] = {}
+    times: dict[tuple[Any, ...], np.ndarray] = {}
+    seeds = {r.seed for r in results}
+    for r in results:
+        key = (r.env, canonical_json(r.env_kwargs), r.horizon, r.n_checkpoints)
+        label = r.agent + (f"({_kwargs_label(r.agent_kwargs)})" if r.agent_kwargs else "")
+        if len(seeds) > 1:
+            label += f" seed {r.seed}"
+        panels.setdefault(key, {})[label] = r.regret_curve
+        times[key] = r.checkpoint_times
+    grid = []
+    for key, curves in panels.items():
+        env, env_kwargs, horizon, _ = key
+        kw = _kwargs_label(json.loads(env_kwargs))
+        title = f"{env}" + (f"\n{kw}" if kw else "") + f", T = {horizon:,}"
+        grid.append(RegretPanel(title, times[key], curves))
+    runs = sorted({len(r.runs) for r in results})
+    fig = regret_grid(grid, ncols=ncols,
+                      suptitle=f"{store.path.name}: cumulative regret, mean ± 1 sd over "
+                               f"{'/'.join(map(str, runs))} runs")
+    return save_figure(fig, Path(output) / stem)
+
+
+def _kwargs_label(kwargs: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={canonical_json(v) if isinstance(v, (list, dict)) else v}"
+                     for k, v in kwargs.items())
+
+
+__all__ = ["ConfigResult", "SCHEMA_VERSION", "Store", "StoreError", "canonical_json",
+           "plot_regret", "utc_now"]
