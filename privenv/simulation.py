@@ -34,8 +34,27 @@ def checkpoints(horizon: int, n: int = 40) -> np.ndarray:
     return np.unique(np.append(pts, horizon))
 
 
+class RunTotals:
+    """Derived totals of per-run results with ``regret_curve``, ``steps`` and ``wall_s``."""
+
+    regret_curve: np.ndarray
+    steps: np.ndarray
+    wall_s: float
+
+    @property
+    def regret(self) -> np.ndarray:
+        """Final cumulative pseudo-regret of each run."""
+        return self.regret_curve[:, -1]
+
+    @property
+    def ns_per_run_step(self) -> float:
+        """Wall time per (run, round) in nanoseconds."""
+        total = float(self.steps.sum())
+        return 1e9 * self.wall_s / total if total else float("nan")
+
+
 @dataclass
-class SimulationResult:
+class SimulationResult(RunTotals):
     """Per-run results of one configuration (one agent on one env)."""
 
     env: str
@@ -53,16 +72,6 @@ class SimulationResult:
     episode: dict[str, np.ndarray] = field(default_factory=dict)  # EPISODE_KEYS recorded per run
     wall_s: float = 0.0
     versions: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def regret(self) -> np.ndarray:
-        """Final cumulative pseudo-regret of each run."""
-        return self.regret_curve[:, -1]
-
-    @property
-    def ns_per_run_step(self) -> float:
-        total = float(self.steps.sum())
-        return 1e9 * self.wall_s / total if total else float("nan")
 
     def summary(self) -> dict[str, Any]:
         """The JSON object printed by ``privenv run --format json``."""

@@ -52,6 +52,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from privenv.simulation import RunTotals
+
 if TYPE_CHECKING:  # pragma: no cover
     from privenv.sweep import Cell, CellResult
 
@@ -147,7 +149,7 @@ def utc_now() -> str:
 
 
 @dataclass
-class ConfigResult:
+class ConfigResult(RunTotals):
     """The stored runs of one configuration (all its done cells), read back from a store."""
 
     config_id: str
@@ -169,15 +171,6 @@ class ConfigResult:
     wall_s: float = 0.0  # the sum over its cells
     n_cells: int = 0
 
-    @property
-    def regret(self) -> np.ndarray:
-        """Final cumulative pseudo-regret of each run."""
-        return self.regret_curve[:, -1]
-
-    @property
-    def ns_per_run_step(self) -> float:
-        total = float(self.steps.sum())
-        return 1e9 * self.wall_s / total if total else float("nan")
 
 
 class Store:

@@ -344,13 +344,7 @@ class SweepConfig:
         for i, inst in enumerate(instances):
             where = f"instances[{i}]"
             _check_fields(inst, INSTANCE_FIELDS, where)
-            env = inst.get("env")
-            if env is None:
-                raise SweepConfigError(f"{where}: missing required field 'env' (a registered env "
-                                       f"id; known envs: {', '.join(_env_ids())})")
-            if env not in _env_ids():
-                raise SweepConfigError(f"{where}.env: unknown env {env!r}; known envs: "
-                                       f"{', '.join(_env_ids())}")
+            env = _registered(inst, "env", _env_ids(), where, "env")
             h = _int_field(inst, "horizon", horizon, low=1, what="rounds per run",
                            required=False, where=where)
             for kw, label in _expand(inst, where):
@@ -364,13 +358,7 @@ class SweepConfig:
         for j, spec in enumerate(agents):
             where = f"agents[{j}]"
             _check_fields(spec, AGENT_FIELDS, where)
-            name_ = spec.get("name")
-            if name_ is None:
-                raise SweepConfigError(f"{where}: missing required field 'name' (a registered "
-                                       f"agent; known agents: {', '.join(_agent_names())})")
-            if name_ not in _agent_names():
-                raise SweepConfigError(f"{where}.name: unknown agent {name_!r}; known agents: "
-                                       f"{', '.join(_agent_names())}")
+            name_ = _registered(spec, "name", _agent_names(), where, "agent")
             for kw, _ in _expand(spec, where):
                 agent_specs.append((name_, kw, f"{where}{_grid_label(kw, spec)}"))
 
@@ -548,6 +536,19 @@ def _grid_label(kw: Mapping[str, Any], spec: Mapping[str, Any]) -> str:
     if not grid:
         return ""
     return "[" + ", ".join(f"{k}={kw[k]!r}" for k in grid) + "]"
+
+
+def _registered(table: Mapping[str, Any], key: str, known: Sequence[str], where: str,
+                what: str) -> str:
+    """``table[key]``, which must name a registered env or agent (``what``)."""
+    value = table.get(key)
+    if value is None:
+        raise SweepConfigError(f"{where}: missing required field {key!r} (a registered {what}; "
+                               f"known {what}s: {', '.join(known)})")
+    if value not in known:
+        raise SweepConfigError(f"{where}.{key}: unknown {what} {value!r}; known {what}s: "
+                               f"{', '.join(known)}")
+    return value
 
 
 def _env_ids() -> list[str]:
