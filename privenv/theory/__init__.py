@@ -1,12 +1,14 @@
 """Theory layer (SPEC §5): lower bounds, characteristic times and regret rates of problem instances,
 used by tests and as reference curves in plots. One module per problem family:
 
+* :mod:`privenv.theory.bai` — paper 3: characteristic times T*_KL, T*_{KL,β}, T*_TV, T*_{TV²}
+  and the local/global-DP sample-complexity lower bounds (Theorems 10, 17; Corollaries 11, 18).
 * :mod:`privenv.theory.huber` — paper 1: minimax lower-bound rate (Theorem 4.1) and the upper-bound
   rates of Theorems 6.2, 6.10 and 6.12 (orders, constants set to 1).
 """
 
 from __future__ import annotations
 
-from privenv.theory import huber
+from privenv.theory import bai, huber
 
-__all__ = ["huber"]
+__all__ = ["bai", "huber"]
