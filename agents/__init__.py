@@ -25,6 +25,8 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "prae-r": ("privenv.agents.huber", "PRAER"),
     "prae-c": ("privenv.agents.huber", "PRAEC"),
     "dprse": ("privenv.agents.huber", "DPRSE"),
+    # paper 3: Top Two best-arm identification (agents/top_two.py)
+    "ttucb": ("privenv.agents.top_two", "TTUCB"),
 }
 
 

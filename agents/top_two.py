@@ -1,0 +1,291 @@
+"""Top Two algorithms for fixed-confidence best-arm identification (paper 3).
+
+Azize, Jourdan, Al Marjani, Basu, *Differentially Private Best-Arm Identification*: the TTUCB
+meta-algorithm (Algorithm 1) and its non-private instance TTUCB (Algorithm 6; Jourdan and
+Degenne 2024). SPEC §3.2.
+
+:class:`TopTwo` is Algorithm 1 written once, batched over ``n_runs`` runs. Its ingredients are
+methods that an instance overrides:
+
+* the estimator (line 13): :meth:`TopTwo.estimates` → (μ̃, Ñ), :meth:`TopTwo.update_estimator`;
+* the transportation cost W_{a,b} (lines 5 and 9): :meth:`TopTwo.transport`;
+* the confidence bonus b_a (line 8): :meth:`TopTwo.bonus`;
+* the GLR stopping statistic and threshold c_{a,b} (eq. 2, line 5): :meth:`TopTwo.stop_statistic`,
+  :meth:`TopTwo.stop_threshold`.
+
+:class:`TTUCB` uses the MLE (Algorithm 2), W^G and b^G (eq. 3) and c^G (eq. 4). The private
+instances (CTB-TT through a wrapper, AdaP-TT, AdaP-TT*) change only these methods.
+
+Ties in every argmax/argmin (recommendation, leader, challenger) go to the smallest arm index
+(numpy's rule; the paper does not specify one). No randomness is used.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+from scipy.special import zeta
+
+from privenv._validation import check_choice, check_delta, check_int, check_real
+from privenv.agents.base import Agent
+
+THRESHOLDS = ("theory", "empirical")
+REWARD_MODES = ("sample", "cost")
+
+
+# -- eq. 20: the function 𝒞_G of the stopping threshold ---------------------------------------
+def g_G(lam: float) -> float:
+    """g_G(λ) = 2λ − 2λ log(4λ) + log ζ(2λ) − ½ log(1 − λ), λ ∈ (1/2, 1) (eq. 20)."""
+    return 2 * lam - 2 * lam * math.log(4 * lam) + math.log(zeta(2 * lam)) - 0.5 * math.log(1 - lam)
+
+
+@functools.lru_cache(maxsize=256)
+def C_G(x: float) -> float:
+    """𝒞_G(x) = min_{λ∈(1/2,1]} (g_G(λ) + x)/λ (eq. 20), by bounded scalar minimisation.
+
+    The objective tends to +∞ at both ends (ζ(2λ) → ∞ as λ → ½, −½ log(1 − λ) → ∞ as λ → 1), so
+    the minimum is interior. 𝒞_G(x) ≈ x + log x (paper, after eq. 4). Cached per x.
+    """
+    x = float(x)
+    res = minimize_scalar(
+        lambda lam: (g_G(lam) + x) / lam,
+        bounds=(0.5 + 1e-9, 1.0 - 1e-12),
+        method="bounded",
+        options={"xatol": 1e-12},
+    )
+    return float(res.fun)
+
+
+# -- eq. 3 and 4: the Gaussian (σ-sub-Gaussian) ingredients ------------------------------------
+def gaussian_transport(
+    mu_a: np.ndarray, mu_b: np.ndarray, w_a: np.ndarray, w_b: np.ndarray, sigma: float
+) -> np.ndarray:
+    """W^G_{a,b}(μ, ω) = (μ_a − μ_b)₊² / (2σ²(1/ω_a + 1/ω_b)) (eq. 3), broadcast."""
+    gap = np.maximum(mu_a - mu_b, 0.0)
+    return gap * gap / (2.0 * sigma * sigma * (1.0 / w_a + 1.0 / w_b))
+
+
+def gaussian_bonus(
+    w: np.ndarray, total: np.ndarray, sigma: float, alpha: float, s: float
+) -> np.ndarray:
+    """b^G_a(ω) = √(2σ²α(1+s) log‖ω‖₁ / ω_a) (eq. 3); ``total`` = ‖ω‖₁ (broadcast against ω)."""
+    return np.sqrt(2.0 * sigma * sigma * alpha * (1.0 + s) * np.log(total) / w)
+
+
+def glr_threshold_constant(K: int, delta: float) -> float:
+    """The (ω-free) part of c^G (eq. 4): 2𝒞_G(log((K − 1)/δ)/2)."""
+    return 2.0 * C_G(math.log((K - 1) / delta) / 2.0)
+
+
+def glr_threshold(w_a: np.ndarray, w_b: np.ndarray, K: int, delta: float) -> np.ndarray:
+    """c^G_{a,b}(ω, δ) = 2𝒞_G(log((K−1)/δ)/2) + 2 log(4 + log ω_a) + 2 log(4 + log ω_b) (eq. 4)."""
+    return (
+        glr_threshold_constant(K, delta)
+        + 2.0 * np.log(4.0 + np.log(w_a))
+        + 2.0 * np.log(4.0 + np.log(w_b))
+    )
+
+
+def empirical_threshold(n: np.ndarray, delta: float) -> np.ndarray:
+    """The authors' public-code TTUCB threshold c = log((1 + log n)/δ), n = total pulls.
+
+    It goes with the **unit-variance** statistic ½(μ_a − μ_b)²/(1/N_a + 1/N_b) (SPEC §3.2), i.e.
+    :func:`gaussian_transport` with σ = 1.
+    """
+    return np.log((1.0 + np.log(n)) / delta)
+
+
+class TopTwo(Agent):
+    """The TTUCB meta-algorithm (paper 3, Algorithm 1), batched over ``n_runs`` runs.
+
+    Per step n > K (one numpy pass over all runs):
+
+    * line 4: recommendation â = argmax_a μ̃_a;
+    * line 5: stop (action ``stop(â)``) if STOP_{â,a} = W_{â,a}(μ̃, Ñ) − c_{â,a}(Ñ, δ) ≥ 0 for all
+      a ≠ â (eq. 2);
+    * line 8: leader B = argmax_a μ̃_a + b_a(Ñ);
+    * line 9: challenger C = argmin_{a≠B} W_{B,a}(μ̃, N);
+    * line 10: L_B ← L_B + 1, pull B if N^B_B ≤ β·L_B (the incremented L_{n+1,B}), else C;
+      N^B_B ← N^B_B + 1{pulled B} (line 12; L_a = N^a_a = 0 initially, Algorithm 6 line 2).
+
+    Initialisation (line 2): arm t is pulled at step t = 0 … K−1 in every run. Once a run has
+    stopped its state is frozen; the runner keeps calling :meth:`act_batch`/:meth:`observe_batch`
+    for it, the agent keeps returning its stop action and ignores its feedback.
+
+    Per-run state (leading axis ``n_runs``): ``counts`` N, ``sums``, ``leader_counts`` L,
+    ``leader_pulls`` N^a_a, ``stopped``, ``recommendation`` (−1 while running),
+    ``stopping_time`` (pulls when it stopped).
+
+    Args:
+        K: number of arms.
+        delta: confidence δ ∈ (0, 1).
+        beta: tracking proportion β ∈ (0, 1).
+        reward_mode: ``"sample"``: the sample is the reward; ``"cost"``: it is the observation
+            (``BestArmIdentification-v0``'s two encodings).
+        n_runs: number of runs.
+    """
+
+    def __init__(
+        self,
+        K: int,
+        delta: float = 0.01,
+        beta: float = 0.5,
+        reward_mode: str = "sample",
+        n_runs: int = 1,
+    ) -> None:
+        super().__init__(n_runs)
+        self.K = check_int("K", K, low=2)
+        self.reward_mode = check_choice("reward_mode", reward_mode, REWARD_MODES)
+        self.delta = check_delta(delta)
+        self.beta = check_real("beta", beta, low=0.0, high=1.0, low_open=True, high_open=True)
+        self._runs = np.arange(self.n_runs)
+        self._arms = np.arange(self.K)
+
+    # -- ingredients (overridden by instances) ---------------------------------------------------
+    def estimates(self) -> tuple[np.ndarray, np.ndarray]:
+        """(μ̃, Ñ), each (n_runs, K): the MLE (Algorithm 2) — empirical means and counts."""
+        return self.sums / self.counts, self.counts
+
+    def update_estimator(self, live: np.ndarray, arms: np.ndarray, rewards: np.ndarray) -> None:
+        """Line 13 for the MLE: add the reward of arm ``arms[i]`` to run i's sum (``live`` runs)."""
+        self.sums[self._runs, arms] += np.where(live, rewards, 0.0)
+
+    def transport(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """W_{a_i, b}(μ_i, ω_i) for every run i and arm b, shape (n_runs, K)."""
+        raise NotImplementedError
+
+    def bonus(self, w: np.ndarray, total: np.ndarray) -> np.ndarray:
+        """b_a(ω) for every run and arm; ``total`` (n_runs, 1) = pulls so far."""
+        raise NotImplementedError
+
+    def stop_statistic(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """The GLR statistic of eq. 2 (default: the transportation cost)."""
+        return self.transport(mu, w, a)
+
+    def stop_threshold(self, w: np.ndarray, a: np.ndarray, total: np.ndarray) -> np.ndarray:
+        """c_{a_i, b}(ω_i, δ) for every run i and arm b, shape (n_runs, K)."""
+        raise NotImplementedError
+
+    # -- Algorithm 1 -----------------------------------------------------------------------------
+    def reset_state(self) -> None:
+        n, K = self.n_runs, self.K
+        self.counts = np.zeros((n, K), dtype=np.int64)  # N_{n,a}
+        self.sums = np.zeros((n, K))
+        self.leader_counts = np.zeros((n, K), dtype=np.int64)  # L_{n,a}
+        self.leader_pulls = np.zeros((n, K), dtype=np.int64)  # N^a_{n,a}
+        self.stopped = np.zeros(n, dtype=bool)
+        self.recommendation = np.full(n, -1, dtype=np.int64)
+        self.stopping_time = np.zeros(n, dtype=np.int64)
+
+    def act_batch(self, observations: np.ndarray) -> np.ndarray:
+        if self.t < self.K:  # line 2: initialisation, one pull per arm
+            return np.full(self.n_runs, self.t, dtype=np.int64)
+        runs, live = self._runs, ~self.stopped
+        mu, w = self.estimates()
+        total = self.counts.sum(axis=1, keepdims=True)  # ‖N_n‖₁
+
+        # lines 4–7: recommendation and GLR stopping rule (eq. 2)
+        a_hat = np.argmax(mu, axis=1)
+        glr = self.stop_statistic(mu, w, a_hat) - self.stop_threshold(w, a_hat, total)
+        glr[runs, a_hat] = 0.0  # the condition is over a ≠ â
+        stops = live & (glr >= 0.0).all(axis=1)
+        if stops.any():
+            self.stopped |= stops
+            self.recommendation[stops] = a_hat[stops]
+            self.stopping_time[stops] = total[stops, 0]
+            live = ~self.stopped
+
+        # line 8: UCB leader; line 9: TC challenger (with the global counts N)
+        leader = np.argmax(mu + self.bonus(w, total), axis=1)
+        cost = self.transport(mu, self.counts, leader)
+        cost[runs, leader] = np.inf
+        challenger = np.argmin(cost, axis=1)
+
+        # lines 10 and 12: β-tracking of the leader's own pulls (only runs still going)
+        self.leader_counts[runs, leader] += live
+        L_B = self.leader_counts[runs, leader]
+        take_leader = self.leader_pulls[runs, leader] <= self.beta * L_B
+        self.leader_pulls[runs, leader] += live & take_leader
+        arm = np.where(take_leader, leader, challenger)
+        return np.where(self.stopped, self.recommendation + self.K, arm)
+
+    def observe_batch(
+        self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray
+    ) -> None:
+        live = actions < self.K  # stop actions (and every action of a stopped run) carry no sample
+        arms = np.where(live, actions, 0)
+        if self.reward_mode == "cost":
+            rewards = np.asarray(observations, dtype=float).reshape(self.n_runs, -1)[:, 0]
+        self.counts[self._runs, arms] += live  # line 12
+        self.update_estimator(live, arms, rewards)  # line 13
+        self.t += 1
+
+
+class TTUCB(TopTwo):
+    """TTUCB (Jourdan and Degenne 2024; paper 3, Algorithm 6): Algorithm 1 with the MLE, the
+    Gaussian transportation cost and UCB bonus of eq. 3 and the GLR threshold c^G of eq. 4.
+
+    For Bernoulli (and any [0, 1]-bounded) rewards σ = 1/2, the sub-Gaussian scale the env's
+    ``public_info()`` gives (filled by :func:`privenv.agents.make`). Non-private.
+
+    Args:
+        K: number of arms.
+        delta: confidence δ ∈ (0, 1) (paper's experiments: 0.01).
+        threshold: ``"theory"`` (default): W^G with σ against c^G (eq. 4), δ-correct
+            (paper 3, Lemma 36 and the GLR analysis of Jourdan and Degenne 2024);
+            ``"empirical"``: the authors' public-code rule, the unit-variance statistic
+            ½(μ̂_â − μ̂_a)²/(1/N_â + 1/N_a) against log((1 + log n)/δ), n = pulls so far. The
+            sampling rule (leader, challenger) is the same in both.
+        sigma: sub-Gaussian scale σ > 0 (1/2 for Bernoulli).
+        beta: tracking proportion β ∈ (0, 1) (1/2).
+        alpha, s: bonus parameters α, s > 1 (1.2 each).
+        reward_mode: where the sample is: ``"sample"`` (the reward) or ``"cost"`` (the
+            observation, the env's default; filled from the env by :func:`privenv.agents.make`).
+        n_runs: number of runs.
+    """
+
+    name = "ttucb"
+
+    def __init__(
+        self,
+        K: int,
+        delta: float = 0.01,
+        threshold: str = "theory",
+        sigma: float = 0.5,
+        beta: float = 0.5,
+        alpha: float = 1.2,
+        s: float = 1.2,
+        reward_mode: str = "sample",
+        n_runs: int = 1,
+    ) -> None:
+        super().__init__(K, delta=delta, beta=beta, reward_mode=reward_mode, n_runs=n_runs)
+        self.threshold = check_choice("threshold", threshold, THRESHOLDS)
+        self.sigma = check_real("sigma", sigma, low=0.0, low_open=True, high=math.inf,
+                                high_open=True)
+        self.alpha = check_real("alpha", alpha, low=1.0, low_open=True, high=math.inf,
+                                high_open=True)
+        self.s = check_real("s", s, low=1.0, low_open=True, high=math.inf, high_open=True)
+        if self.threshold == "theory":
+            self._c0 = glr_threshold_constant(self.K, self.delta)
+
+    def transport(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
+        r = self._runs
+        return gaussian_transport(mu[r, a][:, None], mu, w[r, a][:, None], w, self.sigma)
+
+    def bonus(self, w: np.ndarray, total: np.ndarray) -> np.ndarray:
+        return gaussian_bonus(w, total, self.sigma, self.alpha, self.s)
+
+    def stop_statistic(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
+        if self.threshold == "theory":
+            return self.transport(mu, w, a)
+        r = self._runs  # unit variance: never mixed with the σ = 1/2 thresholds
+        return gaussian_transport(mu[r, a][:, None], mu, w[r, a][:, None], w, 1.0)
+
+    def stop_threshold(self, w: np.ndarray, a: np.ndarray, total: np.ndarray) -> np.ndarray:
+        if self.threshold == "empirical":
+            return empirical_threshold(total, self.delta)
+        h = 2.0 * np.log(4.0 + np.log(w))  # eq. 4, one term per arm
+        return self._c0 + h[self._runs, a][:, None] + h
