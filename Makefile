@@ -31,6 +31,7 @@ test-slow: install
 
 bench: install
 	$(PY) benchmarks/run.py
+	$(PY) benchmarks/sweeps.py
 
 lint: install
 	$(VENV)/bin/ruff check privenv agents wrappers tests examples benchmarks

@@ -9,8 +9,9 @@ tests use it).
 
 Why Dask rather than Ray: ``dask`` and ``distributed`` are pure-Python wheels (2.5 MB together),
 and the same scheduler runs on SSH hosts, HPC job queues and Kubernetes through small companion
-packages (``distributed.SSHCluster``, dask-jobqueue, dask-kubernetes). Ray ships compiled wheels of
-30-80 MB (its own raylet and GCS servers) for four platforms and no source distribution.
+packages (``distributed.SSHCluster``, dask-jobqueue, dask-kubernetes). Ray 2.60 ships compiled
+wheels of 29-79 MB (with its own raylet and GCS server binaries) for four platforms, and no source
+distribution (see the README).
 
 Faults. An exception raised by a cell is caught on the worker and yielded as the exception instance
 (the sweep records the cell as failed and goes on). A worker process that dies (segfault,
@@ -20,13 +21,14 @@ running; a cell that keeps killing workers is given up after the scheduler's
 :class:`distributed.KilledWorker`. Since the scheduler counts a death against every cell assigned
 to the dead worker, a cell given up this way is run once more, alone, after the others, and
 yielded as ``KilledWorker`` only if it kills workers on its own (the local cluster also assigns one
-cell per worker at a time, so there are no bystanders to begin with). Losing the scheduler itself is
-not a cell failure: it raises, the cells already yielded are stored, and the sweep resumes with
+cell per worker at a time, so there are no bystanders to begin with). The local cluster replaces
+workers that ``LocalCluster`` retires after repeated deaths. Losing the scheduler itself is not a
+cell failure: it raises, the cells already yielded are stored, and the sweep resumes with
 ``--resume``.
 
 Determinism. Cells carry their own seeds, so a cell's numbers do not depend on the worker, the
-order or the number of workers (SPEC §8). Workers must run the same privenv and numpy as the
-client: checked on the workers present when connecting.
+order or the number of workers (SPEC §8). Workers must run the same privenv, numpy, scipy and
+gymnasium as the client: checked on the workers present when connecting.
 """
 
 from __future__ import annotations
@@ -48,12 +50,17 @@ try:
     import dask
     import distributed
     from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.core import Status
+    from tornado.ioloop import PeriodicCallback
 except ImportError as exc:  # pragma: no cover - the test extra installs it
     raise ImportError('the "dask" backend needs dask.distributed: pip install "privenv[cluster]"',
                       name=exc.name) from exc
 
 #: seconds to wait for the scheduler at ``address`` before giving up
 CONNECT_TIMEOUT_S = 5.0
+
+#: seconds the local cluster's scheduler tries to reach one of its workers
+LOCAL_CONNECT_TIMEOUT_S = 3.0
 
 #: cells in flight at least, whatever the cluster size (see ``DaskBackend(window=…)``)
 MIN_WINDOW = 64
@@ -126,6 +133,7 @@ class DaskBackend(Backend):
         self.window = None if window is None else check_int("window", window, low=1)
         self.cluster: Any = None
         self.client: Any = None
+        self._keeper: PeriodicCallback | None = None
         if address is None:
             n = default_workers() if workers is None else check_int("workers", workers)
             # one cell per worker at a time (saturation 1.0, not Dask's 1.1 that sends a 1-thread
@@ -150,10 +158,29 @@ class DaskBackend(Backend):
                 raise
             self.workers = n
             self.address = self.cluster.scheduler_address
+            # every process is on this host, where a dead worker refuses connections at once: when
+            # the scheduler fetches a finished cell's result from a worker that has just died,
+            # give up after LOCAL_CONNECT_TIMEOUT_S (and recompute it), not Dask's default 30 s
+            rpc = getattr(self.cluster.scheduler, "rpc", None)
+            if rpc is not None and hasattr(rpc, "timeout"):
+                rpc.timeout = LOCAL_CONNECT_TIMEOUT_S
+            # LocalCluster retires a worker for good when it is still down 15 s
+            # (distributed.deploy.lost-worker-timeout) after an earlier death of it, e.g. in a
+            # run of cells that kill workers; with all of them gone the sweep would wait
+            # forever. Check every second and start replacements.
+            self._keeper = PeriodicCallback(self._keep_workers, 1000)
+            self.cluster.loop.add_callback(self._keeper.start)
         else:
             self.address = check_address(address)
             self.client = self._connect(self.address)
             self._check_workers()
+
+    def _keep_workers(self) -> None:
+        """Runs on the local cluster's event loop: bring the cluster back to ``workers``."""
+        cluster = self.cluster
+        if cluster is not None and cluster.status == Status.running \
+                and len(cluster.workers) < self.workers:
+            cluster.scale(self.workers)
 
     def _connect(self, address: str) -> Any:
         try:
@@ -273,6 +300,9 @@ class DaskBackend(Backend):
         """Disconnect; a local cluster is shut down (a cluster at ``address`` keeps running)."""
         client, cluster = self.client, self.cluster
         self.client = self.cluster = None
+        if self._keeper is not None:
+            self._keeper.stop()
+            self._keeper = None
         if client is not None:
             client.close()
         if cluster is not None:
