@@ -182,8 +182,6 @@ class BAIProblem(Problem):
     def _step(
         self, actions: np.ndarray, live: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
-        if self._streams is None:
-            raise RuntimeError("call reset() before step()")
         stops = actions >= self.K
         arms = np.where(stops, actions - self.K, actions)
         pulls = ~stops if live is None else (~stops & live)

@@ -36,6 +36,7 @@ class Problem(ABC):
 
     def __init__(self, n_runs: int = 1) -> None:
         self.n_runs = check_int("n_runs", n_runs, low=1)
+        self._was_reset = False
 
     def reset(
         self, run_seeds: Sequence[np.random.SeedSequence], runs: np.ndarray | None = None
@@ -48,7 +49,9 @@ class Problem(ABC):
         runs = np.arange(self.n_runs) if runs is None else np.asarray(runs, dtype=np.int64)
         if len(run_seeds) != len(runs):
             raise ValueError(f"run_seeds must have {len(runs)} entries, got {len(run_seeds)}")
-        return self._reset(list(run_seeds), runs)
+        out = self._reset(list(run_seeds), runs)
+        self._was_reset = True
+        return out
 
     def step(
         self, actions: np.ndarray, live: np.ndarray | None = None
@@ -58,6 +61,8 @@ class Problem(ABC):
         ``live`` (a boolean mask) restricts the step to some runs: the others consume no
         randomness, keep their state and get reward 0 (a vector env's finished or just-reset runs).
         """
+        if not self._was_reset:
+            raise RuntimeError("call reset() before step()")
         actions = self.check_actions(actions)
         return self._step(actions, live)
 

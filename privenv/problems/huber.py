@@ -189,8 +189,6 @@ class HuberProblem(Problem):
     def _step(
         self, actions: np.ndarray, live: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
-        if self._streams is None:
-            raise RuntimeError("call reset() before step()")
         rows = self._rows + actions
         if live is None:
             draw = self._streams.take(rows)

@@ -462,8 +462,6 @@ class LinearFamilyProblem(Problem):
     def _step(
         self, actions: np.ndarray, live: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
-        if self._ctx is None or self._noise is None:
-            raise RuntimeError("call reset() before step()")
         means = self._means  # E[y | x_t, a] of the context the actions answer
         chosen = np.take_along_axis(means, actions[..., None], axis=-1)[..., 0]
         best = means.max(axis=-1)
