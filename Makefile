@@ -32,6 +32,7 @@ test-slow: install
 bench: install
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/sweeps.py
+	$(PY) benchmarks/bai.py
 
 lint: install
 	$(VENV)/bin/ruff check privenv agents wrappers tests examples benchmarks

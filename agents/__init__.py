@@ -27,6 +27,12 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "dprse": ("privenv.agents.huber", "DPRSE"),
     # paper 3: Top Two best-arm identification (agents/top_two.py)
     "ttucb": ("privenv.agents.top_two", "TTUCB"),
+    "ctb-tt": ("privenv.agents.top_two", "CTBTT"),
+    "gaussian-ldp-ttucb": ("privenv.agents.top_two", "GaussianLDPTTUCB"),
+    # paper 3: Top Two on the doubling-and-forgetting estimator (agents/adap_tt.py)
+    "adap-tt": ("privenv.agents.adap_tt", "AdaPTT"),
+    "adap-tt-star": ("privenv.agents.adap_tt", "AdaPTTStar"),
+    "ttucb-dpa": ("privenv.agents.adap_tt", "TTUCBDPA"),
 }
 
 
@@ -69,9 +75,34 @@ def make(name: str, env: Any, n_runs: int = 1, **params: Any) -> Agent:
     return cls(n_runs=n_runs, **kwargs, **params)
 
 
+def env_kwargs_for(agent: Any, env_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``env_kwargs`` completed with the env arguments that ``agent`` (a registered name, an agent
+    class or instance) requires (:attr:`Agent.env_requirements`); ``ValueError`` if the caller set
+    one of them to another value."""
+    out = dict(env_kwargs or {})
+    if isinstance(agent, str):
+        agent = agent_class(agent)
+    for key, value in getattr(agent, "env_requirements", {}).items():
+        if key in out and out[key] != value:
+            name = getattr(agent, "name", "") or getattr(agent, "__name__", type(agent).__name__)
+            raise ValueError(f"agent {name!r} needs the env argument {key}={value!r}, got "
+                             f"{key}={out[key]!r}")
+        out[key] = value
+    return out
+
+
 def names() -> list[str]:
     """Registered agent names."""
     return sorted(REGISTRY)
 
 
-__all__ = ["Agent", "LoopedAgent", "REGISTRY", "agent_class", "as_batched", "make", "names"]
+__all__ = [
+    "Agent",
+    "LoopedAgent",
+    "REGISTRY",
+    "agent_class",
+    "as_batched",
+    "env_kwargs_for",
+    "make",
+    "names",
+]

@@ -43,6 +43,10 @@ class Agent(ABC):
 
     #: command-line name (lower-case with hyphens)
     name: ClassVar[str] = ""
+    #: env constructor arguments this agent needs (e.g. CTB-TT: the sample in the reward, where
+    #: its randomizer wrapper can reach it); the runner builds env ids with them
+    #: (:func:`privenv.agents.env_kwargs_for`)
+    env_requirements: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, n_runs: int = 1) -> None:
         self.n_runs = check_int("n_runs", n_runs, low=1)
@@ -81,6 +85,23 @@ class Agent(ABC):
             self.observe_batch(
                 np.asarray(action), np.asarray(reward, dtype=float), np.asarray(observation)
             )
+
+    def wrap_env(self, env: Any) -> Any:
+        """The env this agent is run on, given the bare one.
+
+        A *local-DP system* defined as "local randomizer + non-private learner" (CTB-TT: randomized
+        response + TTUCB) returns ``env`` inside its randomizer wrapper (vector or single, matching
+        ``env``), so its guarantee comes from the wrapper and the learner only ever sees released
+        values. The runner (:func:`privenv.simulation.simulate`, :func:`privenv.simulation.play`)
+        calls this once per env. Default: ``env`` unchanged.
+        """
+        return env
+
+    def episode_info(self) -> dict[str, np.ndarray]:
+        """Per-run values the agent reports at the end of a run (e.g. a batched algorithm's
+        number of adaptivity rounds), recorded by the runner next to the env's episode values.
+        Default: none."""
+        return {}
 
     # -- what subclasses write ------------------------------------------------------------------
     @abstractmethod

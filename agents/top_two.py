@@ -13,8 +13,10 @@ methods that an instance overrides:
 * the GLR stopping statistic and threshold c_{a,b} (eq. 2, line 5): :meth:`TopTwo.stop_statistic`,
   :meth:`TopTwo.stop_threshold`.
 
-:class:`TTUCB` uses the MLE (Algorithm 2), W^G and b^G (eq. 3) and c^G (eq. 4). The private
-instances (CTB-TT through a wrapper, AdaP-TT, AdaP-TT*) change only these methods.
+:class:`TTUCB` uses the MLE (Algorithm 2), W^G and b^G (eq. 3) and c^G (eq. 4). The local-DP
+systems :class:`CTBTT` (Algorithm 7) and :class:`GaussianLDPTTUCB` (Algorithm 8) are TTUCB behind a
+randomizer wrapper (:meth:`~privenv.agents.base.Agent.wrap_env`); the global-DP instances
+(AdaP-TT, AdaP-TT*, :mod:`privenv.agents.adap_tt`) change the estimator and the methods above.
 
 Ties in every argmax/argmin (recommendation, leader, challenger) go to the smallest arm index
 (numpy's rule; the paper does not specify one). No randomness is used.
@@ -24,12 +26,19 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import zeta
 
-from privenv._validation import check_choice, check_delta, check_int, check_real
+from privenv._validation import (
+    check_choice,
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_real,
+)
 from privenv.agents.base import Agent
 
 THRESHOLDS = ("theory", "empirical")
@@ -289,3 +298,144 @@ class TTUCB(TopTwo):
             return empirical_threshold(total, self.delta)
         h = 2.0 * np.log(4.0 + np.log(w))  # eq. 4, one term per arm
         return self._c0 + h[self._runs, a][:, None] + h
+
+
+# -- local DP: a randomizer wrapper in front of TTUCB (SPEC §3.2) -------------------------------
+BOUNDED_LAWS = ("bernoulli", "beta")
+
+
+class _LocalTTUCB(TTUCB):
+    """TTUCB behind a local randomizer: the *system* "wrapper + TTUCB" (paper 3, §3.1).
+
+    The learner is the unchanged :class:`TTUCB`; the guarantee is the wrapper's. The runner builds
+    the env with the sample as the Gymnasium reward (``env_requirements``) and calls
+    :meth:`wrap_env`, so TTUCB only ever sees released values. Rewards must lie in [0, 1]
+    (Bernoulli or Beta laws): a Gaussian-law env is refused when wrapped.
+    """
+
+    env_requirements = {"reward_mode": "sample"}
+
+    def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
+        """``env`` inside this system's local randomizer (vector or single-env twin)."""
+        raise NotImplementedError
+
+    def wrap_env(self, env: Any) -> Any:
+        from gymnasium.vector import VectorEnv
+
+        from privenv.agents import public_info_of
+
+        law = public_info_of(env).get("law")
+        if law not in BOUNDED_LAWS:
+            raise ValueError(f"{self.name} needs rewards in [0, 1] (law in {BOUNDED_LAWS}), "
+                             f"got law={law!r}")
+        return self.randomizer_wrapper(env, isinstance(env, VectorEnv))
+
+
+class CTBTT(_LocalTTUCB):
+    """CTB-TT (paper 3, Algorithm 7): ε-local DP best-arm identification by randomized response
+    (CTB, Algorithm 4) in front of TTUCB.
+
+    Each reward r ∈ [0, 1] is released as a Bernoulli((r(e^ε − 1) + 1)/(e^ε + 1)) bit by the
+    :class:`~privenv.wrappers.RandomizedResponse` wrapper; TTUCB (σ = 1/2, the released bits are
+    Bernoulli) runs on the bits. Randomized response maps arm means μ to the increasing
+    μ_ε = (2μ − 1)(e^ε − 1)/(2(e^ε + 1)) + ½, so the best arm is unchanged and δ-correctness
+    carries over (Lemma 12, Theorem 14); gaps shrink by (e^ε − 1)/(e^ε + 1), hence the ε⁻² cost in
+    the high-privacy regime.
+
+    Privacy: ε-DP in the local model, per reward — declared by the wrapper (``agent.privacy`` is
+    the learner's own, none; the runner reports the system's).
+
+    Args:
+        K: number of arms.
+        epsilon: local privacy budget ε > 0.
+        delta, threshold, beta, alpha, s: as :class:`TTUCB`.
+        reward_mode: must be ``"sample"`` (the runner builds the env so).
+        n_runs: number of runs.
+    """
+
+    name = "ctb-tt"
+
+    def __init__(
+        self,
+        K: int,
+        epsilon: float = 1.0,
+        delta: float = 0.01,
+        threshold: str = "theory",
+        beta: float = 0.5,
+        alpha: float = 1.2,
+        s: float = 1.2,
+        reward_mode: str = "sample",
+        n_runs: int = 1,
+    ) -> None:
+        self.epsilon = check_epsilon(epsilon)
+        super().__init__(K, delta=delta, threshold=threshold, sigma=0.5, beta=beta, alpha=alpha,
+                         s=s, reward_mode=check_choice("reward_mode", reward_mode, ("sample",)),
+                         n_runs=n_runs)
+
+    def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
+        from privenv.wrappers import RandomizedResponse, VectorRandomizedResponse
+
+        return (VectorRandomizedResponse if vector else RandomizedResponse)(env, self.epsilon)
+
+
+class GaussianLDPTTUCB(_LocalTTUCB):
+    """(ε, γ)-local DP TTUCB (paper 3, Algorithm 8, after Zheng et al. 2020, Algorithm 1).
+
+    Each reward r ∈ [0, 1] is released as r + N(0, σ²_{ε,γ}) by the
+    :class:`~privenv.wrappers.GaussianReward` wrapper (Δ₂ = 1); TTUCB runs on the noisy rewards
+    as on a Gaussian instance of variance σ²_{ε,γ} + 1/4 (Remark 13), i.e. with
+    σ = √(σ²_{ε,γ} + 1/4) in W^G, b^G (eq. 3).
+
+    Deviations, both on principle: (1) Algorithm 8 line 1 writes σ = 1/2 for W^G and b^G, but the
+    released rewards have variance σ²_{ε,γ} + 1/4 and Remark 13's argument (the non-private
+    algorithm on the modified instance) needs that σ — with σ = 1/2 the GLR test is not δ-correct.
+    (2) ``calibration="analytic"`` (default) uses the exact Gaussian-mechanism σ (Balle & Wang
+    2018), valid for every ε and smaller; the paper's σ_{ε,γ} = √(2 log(1.25/γ))/ε is
+    ``calibration="classical"``, a theorem only for ε < 1 (larger ε raises ``ValueError``).
+
+    Privacy: (ε, γ)-DP in the local model, per reward, declared by the wrapper.
+
+    Args:
+        K: number of arms.
+        epsilon: ε > 0.
+        gamma: γ ∈ (0, 1), the local δ of each release (default 10⁻⁶, our choice; the paper
+            leaves it open).
+        calibration: ``"analytic"`` or ``"classical"``.
+        delta, threshold, beta, alpha, s: as :class:`TTUCB`.
+        reward_mode: must be ``"sample"``.
+        n_runs: number of runs.
+    """
+
+    name = "gaussian-ldp-ttucb"
+
+    def __init__(
+        self,
+        K: int,
+        epsilon: float = 1.0,
+        gamma: float = 1e-6,
+        calibration: str = "analytic",
+        delta: float = 0.01,
+        threshold: str = "theory",
+        beta: float = 0.5,
+        alpha: float = 1.2,
+        s: float = 1.2,
+        reward_mode: str = "sample",
+        n_runs: int = 1,
+    ) -> None:
+        from privenv.wrappers.ldp import GaussianRandomizer
+
+        self.epsilon = check_epsilon(epsilon)
+        self.gamma = check_real("gamma", gamma, low=0.0, high=1.0, low_open=True, high_open=True)
+        self.calibration = calibration
+        self._randomizer = GaussianRandomizer(self.epsilon, self.gamma, (0.0, 1.0), calibration)
+        self.sigma_privacy = self._randomizer.sigma  # σ_{ε,γ}
+        super().__init__(K, delta=delta, threshold=threshold,
+                         sigma=math.sqrt(self.sigma_privacy**2 + 0.25), beta=beta, alpha=alpha,
+                         s=s, reward_mode=check_choice("reward_mode", reward_mode, ("sample",)),
+                         n_runs=n_runs)
+
+    def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
+        from privenv.wrappers import GaussianReward, VectorGaussianReward
+
+        cls = VectorGaussianReward if vector else GaussianReward
+        return cls(env, self.epsilon, self.gamma, (0.0, 1.0), self.calibration)

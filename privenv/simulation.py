@@ -21,7 +21,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 import privenv
 from privenv._validation import check_int
-from privenv.agents import Agent, as_batched, make
+from privenv.agents import Agent, as_batched, env_kwargs_for, make
 from privenv.privacy.guarantee import PrivacyGuarantee, system_guarantee
 
 #: keys an env may put in ``info`` at the end of an episode that the runner records per run
@@ -236,7 +236,8 @@ def simulate(
     agent_kwargs = dict(agent_kwargs or {})
     if isinstance(env, str):
         env_id = env
-        venv = make_vector_env(env, n_runs, horizon, wrappers, **env_kwargs)
+        venv = make_vector_env(env, n_runs, horizon, wrappers,
+                               **env_kwargs_for(agent, env_kwargs))
     else:
         venv = env
         env_id = venv.spec.id if getattr(venv, "spec", None) else type(venv.unwrapped).__name__
@@ -255,6 +256,7 @@ def simulate(
     else:
         agent = as_batched(agent, n_runs)
         name = agent.name or type(agent).__name__
+    venv = agent.wrap_env(venv)
     if ledger:
         from privenv.privacy.ledger import Ledger
 
@@ -300,6 +302,7 @@ def simulate(
                 break
     curve[:, k:] = regret[:, None]
     wall = time.perf_counter() - start
+    episode.update(agent.episode_info())
 
     return SimulationResult(
         env=env_id,
@@ -342,6 +345,8 @@ def play(
     ``agent`` is a one-run agent (``n_runs=1``). Returns the run's cumulative pseudo-regret,
     steps and the final ``info``. Same seed and run ⇒ the same numbers as :func:`simulate`.
     """
+    if isinstance(agent, Agent):
+        env = agent.wrap_env(env)
     obs, info = env.reset(seed=seed, options={"first_run": run})
     if isinstance(agent, Agent):
         agent.reset(seed=seed, first_run=run)

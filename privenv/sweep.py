@@ -268,10 +268,11 @@ def run_cell(cell: Cell) -> CellResult:
     """Simulate one cell with :func:`privenv.simulation.simulate` (a pure top-level function, so
     any worker process can run it: it depends on nothing but ``cell``)."""
     import privenv  # noqa: F401  (registers the env ids in a fresh worker)
-    from privenv.agents import make
+    from privenv.agents import env_kwargs_for, make
     from privenv.simulation import make_vector_env, simulate
 
-    env = make_vector_env(cell.env, cell.n_runs, cell.horizon, **cell.env_kwargs)
+    env_kwargs = env_kwargs_for(cell.agent, cell.env_kwargs)
+    env = make_vector_env(cell.env, cell.n_runs, cell.horizon, **env_kwargs)
     try:
         agent = make(cell.agent, env, cell.n_runs, **cell.agent_kwargs)
         res = simulate(agent, env, n_runs=cell.n_runs, seed=cell.seed,

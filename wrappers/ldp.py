@@ -476,9 +476,8 @@ class RandomizedResponse(LocalDPRewardWrapper):
     0.0 or 1.0 (a Python float). A reward outside [0, 1] raises ``ValueError`` unless
     ``clip=True``. On ``BestArmIdentification-v0`` the sample must be the reward
     (``reward_mode="sample"``; the default ``"cost"`` mode is refused, its observation carries the
-    raw sample), and the stop step's reward −``wrong_penalty`` lies outside [0, 1]: use
-    ``wrong_penalty=0`` (the stop reward is then 0 and randomized like any other; a BAI agent
-    ignores it).
+    raw sample); there the stop step's reward is 0, randomized like any other (a BAI agent
+    ignores it). The zoo's ``ctb-tt`` agent is TTUCB behind this wrapper, built so by the runner.
 
     ## Privacy
     ``privacy``: ε-DP, local model, per reward (replace-one).
@@ -489,7 +488,7 @@ class RandomizedResponse(LocalDPRewardWrapper):
     ## Example
     >>> import gymnasium as gym, privenv
     >>> from privenv.wrappers import RandomizedResponse
-    >>> base = gym.make("BestArmIdentification-v0", reward_mode="sample", wrong_penalty=0.0)
+    >>> base = gym.make("BestArmIdentification-v0", reward_mode="sample")
     >>> env = RandomizedResponse(base, epsilon=1.0)
     >>> obs, info = env.reset(seed=0)
     """

@@ -7,6 +7,8 @@ import math
 import gymnasium as gym
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.special import zeta
 from scipy.stats import binom
 
@@ -235,3 +237,24 @@ def test_empirical_threshold_runs_stop():
 def test_bad_input(kwargs, param):
     with pytest.raises(ValueError, match=param):
         TTUCB(**{"K": 5, **kwargs})
+
+
+# -- SPEC §8: numerical robustness -----------------------------------------------------------
+@settings(max_examples=200, deadline=None)
+@given(
+    delta=st.floats(1e-12, 0.5),
+    n_a=st.integers(1, 10**9),
+    n_b=st.integers(1, 10**9),
+    K=st.integers(2, 1000),
+)
+def test_thresholds_bonus_and_transport_stay_finite(delta, n_a, n_b, K):
+    """c^G (eq. 4), the empirical threshold, b^G and W^G (eq. 3) are finite and ≥ 0 for δ in
+    [10⁻¹², ½] and counts from 1 to 10⁹."""
+    w_a, w_b = np.array([float(n_a)]), np.array([float(n_b)])
+    c = glr_threshold(w_a, w_b, K, delta)
+    emp = empirical_threshold(w_a + w_b, delta)
+    bonus = gaussian_bonus(w_a, w_a + w_b, 0.5, 1.2, 1.2)
+    cost = gaussian_transport(np.array([1.0]), np.array([0.0]), w_a, w_b, 0.5)
+    for v in (c, emp, bonus, cost):
+        assert np.all(np.isfinite(v)) and np.all(v >= 0)
+    assert c[0] >= 2 * math.log((K - 1) / delta) / 2  # 𝒞_G(x) ≥ x
