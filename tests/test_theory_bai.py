@@ -316,3 +316,22 @@ def test_sample_complexity_factor():
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# -- eq. 15: T*_{KL,β}(ν_{G,ε}) ----------------------------------------------------------------
+def test_eq15_hand_value_two_arms():
+    """K = 2, β = ½, σ = ½: ω_2 = ½ and T⁻¹ = g/(2σ²·4) = g/2 with g = Δ·min{ε/2, Δ}.
+    μ = (0.6, 0.4), ε = 0.1: g = 0.2·0.05 = 0.01, T = 200; ε = 1: g = 0.04, T = 50."""
+    assert bai.characteristic_time_private_gaussian_beta([0.6, 0.4], 0.1) == pytest.approx(200.0)
+    assert bai.characteristic_time_private_gaussian_beta([0.6, 0.4], 1.0) == pytest.approx(50.0)
+
+
+def test_eq15_equals_gaussian_eq5_in_the_low_privacy_regime_and_scales_as_1_over_eps():
+    mu = [0.95, 0.9, 0.9, 0.9, 0.5]  # μ1
+    low = bai.characteristic_time_private_gaussian_beta(mu, 100.0)
+    assert low == pytest.approx(bai.characteristic_time_kl_beta(mu, 0.5, "gaussian", 0.5),
+                                rel=1e-9)
+    # ε/2 below every gap: g_a = Δ_a ε/2, so T is exactly ∝ 1/ε
+    a = bai.characteristic_time_private_gaussian_beta(mu, 0.01)
+    b = bai.characteristic_time_private_gaussian_beta(mu, 0.001)
+    assert b / a == pytest.approx(10.0, rel=1e-9)

@@ -235,6 +235,37 @@ def characteristic_time_kl_beta(
     return optimal_allocation_kl_beta(mu, beta, family, sigma)[0]
 
 
+def characteristic_time_private_gaussian_beta(
+    mu: Any, epsilon: float, beta: float = 0.5, sigma: float = 0.5
+) -> float:
+    """T*_{KL,β}(ν_{G,ε}) of eq. 15, the β-characteristic time AdaP-TT* targets (Theorem 24):
+
+    T*_{KL,β}(ν_{G,ε})⁻¹ = max_{ω∈Σ_K, ω_{a*}=β} min_{a≠a*} g_a / (2σ²(1/β + 1/ω_a)),
+    g_a = Δ_a·min{ε/2, Δ_a}.
+
+    Each pair cost increases in ω_a, so the optimum equalises them at a level y: ω_a(y) =
+    1/(g_a/(2σ²y) − 1/β), with Σ_{a≠a*} ω_a(y) = 1 − β (bisection on y ∈ (0, β·min g/(2σ²))).
+    For ε/2 ≥ Δ_max it is T*_{KL,β} of the Gaussian instance N(μ_a, σ²) (eq. 5).
+    """
+    epsilon = check_epsilon(epsilon)
+    beta = check_real("beta", beta, low=0.0, high=1.0, low_open=True, high_open=True)
+    sigma = check_real("sigma", sigma, low=0.0, low_open=True, high=math.inf, high_open=True)
+    inst = _instance(mu, "gaussian", sigma)
+    gaps = inst.mu_best - inst.mu_others
+    g = gaps * np.minimum(epsilon / 2.0, gaps)
+
+    def excess(y: float) -> float:  # increasing in y, −(1 − β) at y = 0
+        return float(np.sum(1.0 / (g / (2.0 * sigma**2 * y) - 1.0 / beta))) - (1.0 - beta)
+
+    lo, hi = 0.0, beta * float(np.min(g)) / (2.0 * sigma**2)
+    for _ in range(_BISECTION_STEPS):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        lo, hi = (lo, mid) if excess(mid) >= 0.0 else (mid, hi)
+    return 1.0 / lo if lo > 0 else 1.0 / hi
+
+
 # -- privacy characteristic times ------------------------------------------------------------------
 
 
