@@ -520,6 +520,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("PRIVENV_DEBUG"):
             raise
         return _error(args.command, str(e))
+    except (ConnectionError, TimeoutError) as e:  # e.g. no scheduler at --address
+        if os.environ.get("PRIVENV_DEBUG"):
+            raise
+        return _error(args.command, str(e))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -191,3 +191,20 @@ def test_dask_and_local_backends_store_identical_rows(tiny, tmp_path, capsys):
         assert main(["export", str(store), "--output", "-"]) == 0
         exports.append(capsys.readouterr().out)
     assert exports[0] == exports[1] and exports[0].count("\n") == 25
+
+
+def test_unreachable_cluster_is_one_clear_line(tiny, tmp_path, monkeypatch, capsys):
+    """A backend that cannot connect (no scheduler at --address) ends with exit code 2 and the
+    backend's message, not a traceback."""
+    import privenv.sweep
+
+    def refuse(*args, **kwargs):
+        raise ConnectionError("could not connect to a Dask scheduler at tcp://10.0.0.1:8786")
+
+    monkeypatch.setattr(privenv.sweep, "run_sweep", refuse)
+    code = main(["sweep", str(tiny), "--store", str(tmp_path / "s.sqlite"), "--backend", "dask",
+                 "--address", "tcp://10.0.0.1:8786"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("privenv sweep: error: could not connect to a Dask scheduler")
+    assert "Traceback" not in err
