@@ -209,9 +209,11 @@ class BAIProblem(Problem):
         return self._obs.copy(), reward, stopping, info
 
     def public_info(self) -> dict[str, Any]:
-        """K, the law, its sub-Gaussian scale σ (1/2 for Bernoulli and [0, 1]-bounded laws, σ for
-        Gaussian), the reward encoding — never the means."""
+        """The task (``"bai"``: agents with a regret and a BAI version, such as DP-SE, pick the
+        latter), K, the law, its sub-Gaussian scale σ (1/2 for Bernoulli and [0, 1]-bounded laws,
+        σ for Gaussian), the reward encoding — never the means."""
         return {
+            "task": "bai",
             "K": self.K,
             "law": self.law,
             "sigma": self.sigma if self.law == "gaussian" else 0.5,

@@ -68,6 +68,14 @@ def test_epoch_mean_is_this_epochs_mean_plus_laplace():
     assert agent.arm[0] == 1 and agent.seg_start[0] == R
 
 
+def test_regret_task_is_the_default_and_the_bai_env_selects_the_bai_version():
+    from privenv.agents.dp_se import DPSEBAI
+
+    assert type(make("dp-se", "HuberBandit-v0", 1)) is DPSE
+    assert type(DPSE(K=2, horizon=10, task="regret")) is DPSE
+    assert type(make("dp-se", "BestArmIdentification-v0", 1)) is DPSEBAI
+
+
 def test_runs_on_default_env_and_declares_privacy():
     res = simulate("dp-se", n_runs=3, horizon=3000, seed=0, agent_kwargs={"epsilon": 0.5})
     assert np.all(np.isfinite(res.regret))
@@ -104,6 +112,10 @@ def test_play_on_gym_make_equals_simulate():
     ({"beta": 0.0}, "beta"), ({"beta": 1.0}, "beta"), ({"K": 1}, "K"), ({"horizon": 0}, "horizon"),
     ({"reward_range": (1.0, 1.0)}, "reward_range"), ({"reward_range": (0.0,)}, "reward_range"),
     ({"reward_range": (0.0, float("inf"))}, "reward_range"), ({"arm_order": "up"}, "arm_order"),
+    ({"horizon": None}, "horizon"),  # β = 1/T needs T
+    # the BAI version's parameters (tests/agents/test_dp_se_bai.py) are rejected, not ignored
+    ({"delta": 0.01}, "delta"), ({"reward_mode": "cost"}, "reward_mode"),
+    ({"task": "ranking"}, "task"),
 ])
 def test_bad_input(bad, param):
     with pytest.raises(ValueError, match=param):

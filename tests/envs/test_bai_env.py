@@ -248,7 +248,7 @@ def test_simulate_records_stopping_time_and_correctness():
 
 def test_public_info_has_no_means():
     info = BestArmIdentificationEnv(horizon=10).public_info()
-    assert info == {"K": 5, "law": "bernoulli", "sigma": 0.5, "reward_mode": "cost",
+    assert info == {"task": "bai", "K": 5, "law": "bernoulli", "sigma": 0.5, "reward_mode": "cost",
                     "pull_cost": 1.0, "wrong_penalty": 1000.0, "horizon": 10}
     assert BestArmIdentificationEnv(law="gaussian", sigma=3.0).public_info()["sigma"] == 3.0
 
