@@ -1,0 +1,325 @@
+"""Tree-based (binary) mechanism for continual release of private prefix sums (SPEC §4).
+
+Dwork, Naor, Pitassi & Rothblum 2010 ("Differential privacy under continual observation");
+Chan, Shi & Song 2011 ("Private and continual release of statistics", the *binary mechanism*);
+used for private LinUCB by Shariff & Sheffet 2018 (Gram matrix and reward vector).
+
+The items x₁, x₂, … are the leaves of a binary tree. Write t in binary; the p-sum of level j is
+the sum of the 2ʲ consecutive items of a dyadic interval. When item t arrives, the node of level
+i = (index of the lowest set bit of t) completes: its exact p-sum is x_t plus the p-sums of levels
+< i, which are then discarded (the binary mechanism of Chan et al. 2011). The node's noise is drawn
+**once**, when it completes, and memoised; the private prefix sum at time t is the sum of the
+noisy p-sums of the set bits of t — at most ⌊log₂T⌋ + 1 of them. So each run keeps
+``levels`` exact p-sums and ``levels`` noises: memory O(levels·d²), never O(T).
+
+Privacy. An item enters at most ``tree_levels(T) = ⌊log₂T⌋ + 1`` completed nodes (a node of
+level j is released only if its interval ends by T). With Gaussian node noise N(0, σ²) (for
+matrices: symmetric noise, upper triangle i.i.d., mirrored) and L2 sensitivity Δ of one item
+(for matrices: of its upper triangle), the whole stream is the composition of ``levels``
+Gaussian mechanisms: ρ = levels·Δ²/(2σ²)-zCDP (Bun & Steinke 2016, Prop. 1.6 and Lemma 1.7;
+:func:`~privenv.privacy.accounting.tree_rho`), and exactly μ-GDP with μ = √(2ρ) (Dong, Roth &
+Su 2022, Cor. 3.3), which :meth:`TreeMechanism.epsilon` converts to (ε, δ) exactly (Balle &
+Wang 2018). This holds for adaptively chosen items (composition is adaptive). With Laplace node
+noise of scale b and L1 sensitivity Δ₁: ε = levels·Δ₁/b pure DP (basic composition).
+
+Distributed form (paper 2, Algorithm 2; SPEC §3.4). Give items a leading silo axis,
+``shape=(M, d)`` or ``(M, d, d)``: each silo keeps its own p-sums and, when the node of level j*
+(the lowest set bit of the batch index k) completes, releases its p-sum of the last 2^{j*}
+batches with its own fresh noise (:meth:`TreeMechanism.released`: one message per silo, what a
+shuffler permutes). The server sums the M messages into node j* and the prefix over the set bits
+of k: ``prefix().sum(axis=1)``, whose noise has variance M·popcount(k)·σ². Each user's data
+enters ≤ ``levels`` messages of its silo: the per-silo accounting is :meth:`TreeMechanism.rho`.
+
+Randomness comes from the caller: a :class:`~privenv.seeding.RunNoise` (run *i*'s noise from
+run *i*'s stream, whatever the batch size) or a single ``numpy.random.Generator`` (fast for
+audits over 10⁶ runs; then the numbers depend on the batch).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+
+from privenv._validation import check_choice, check_int
+from privenv.seeding import RunNoise
+
+from .accounting import gaussian_epsilon, tree_levels, tree_rho
+from .mechanisms import (
+    check_positive,
+    gaussian_from_standard,
+    laplace_from_uniform,
+    symmetric_gaussian_from_standard,
+)
+
+__all__ = ["NoiseSource", "TreeMechanism", "lowest_set_bit", "run_normals", "run_uniforms"]
+
+NoiseSource = RunNoise | np.random.Generator
+
+
+def _check_runs(noise: NoiseSource, runs: np.ndarray) -> np.ndarray:
+    runs = np.asarray(runs)
+    if runs.ndim != 1 or (runs.size and not np.issubdtype(runs.dtype, np.integer)):
+        raise ValueError(f"runs must be a 1-D array of run indices, got {runs!r}")
+    return runs
+
+
+def _draw(noise: NoiseSource, runs: np.ndarray, n: int, kind: Literal["normal", "uniform"]):
+    runs = _check_runs(noise, runs)
+    if isinstance(noise, np.random.Generator):
+        shape = (runs.size, n)
+        return noise.standard_normal(shape) if kind == "normal" else noise.random(shape)
+    if not isinstance(noise, RunNoise):
+        raise ValueError(
+            f"noise must be a privenv.seeding.RunNoise or a numpy Generator, got {noise!r}"
+        )
+    out = np.empty((runs.size, n))
+    if runs.size == 0 or n == 0:
+        return out
+    # Both loops read each run's stream in order, so they give the same numbers; take the one
+    # with fewer Python-level calls.
+    if n <= runs.size:
+        take = noise.normal if kind == "normal" else noise.uniform
+        for j in range(n):
+            out[:, j] = take(runs)
+    else:
+        take_many = noise.normals if kind == "normal" else noise.uniforms
+        for i, r in enumerate(runs):
+            out[i] = take_many(int(r), n)
+    return out
+
+
+def run_normals(noise: NoiseSource, runs: np.ndarray, n: int) -> np.ndarray:
+    """``n`` standard normals for each run in ``runs``: shape ``(len(runs), n)``.
+
+    With a :class:`~privenv.seeding.RunNoise`, row i holds the next ``n`` normals of run
+    ``runs[i]``'s own stream, in order (so they do not depend on the batch); with a
+    ``Generator``, one block from it.
+    """
+    return _draw(noise, runs, n, "normal")
+
+
+def run_uniforms(noise: NoiseSource, runs: np.ndarray, n: int) -> np.ndarray:
+    """``n`` standard uniforms in [0, 1) for each run in ``runs`` (see :func:`run_normals`)."""
+    return _draw(noise, runs, n, "uniform")
+
+
+def lowest_set_bit(t: np.ndarray) -> np.ndarray:
+    """Index i of the lowest set bit of each t ≥ 1 (t = 2ⁱ·odd): the level of the node that
+    completes when item t arrives."""
+    t = np.asarray(t, dtype=np.int64)
+    if np.any(t < 1):
+        raise ValueError(f"t must be >= 1, got {t!r}")
+    return np.log2((t & -t).astype(float)).astype(np.int64)  # t & −t = 2ⁱ exactly
+
+
+class TreeMechanism:
+    """Batched binary mechanism: private prefix sums of a stream of vectors or symmetric matrices.
+
+    Each of ``n_runs`` independent runs keeps its own clock: :meth:`add` appends one item to
+    each live run and returns the private prefix sums of all runs.
+
+    Args:
+        n_runs: number of runs (leading axis of every array).
+        shape: shape of one item: ``(d,)`` for vectors, ``(d, d)`` for symmetric matrices;
+            a leading silo axis, ``(M, d)`` or ``(M, d, d)``, gives the distributed form below.
+        sigma: per-node noise scale: the standard deviation σ of N(0, σ²) for
+            ``distribution="gaussian"``, the Laplace scale b for ``"laplace"``.
+        horizon: T, the largest number of items any run will add (fixes the number of levels).
+        noise: per-run :class:`~privenv.seeding.RunNoise` (with ``noise.n_runs == n_runs``) or a
+            ``numpy.random.Generator``.
+        symmetric: items are symmetric d×d matrices (the last two axes); node noise is
+            symmetric Gaussian (upper triangle i.i.d. N(0, σ²), mirrored:
+            :func:`symmetric_gaussian_from_standard`).
+        distribution: ``"gaussian"`` (default) or ``"laplace"`` (vectors only).
+
+    Example:
+        >>> from privenv.seeding import noise_for, AGENT
+        >>> tree = TreeMechanism(4, (3,), 1.0, 100, noise_for(0, 4, AGENT))
+        >>> tree.add(np.ones((4, 3))).shape
+        (4, 3)
+    """
+
+    def __init__(
+        self,
+        n_runs: int,
+        shape: tuple[int, ...] | int,
+        sigma: float,
+        horizon: int,
+        noise: NoiseSource,
+        *,
+        symmetric: bool = False,
+        distribution: str = "gaussian",
+    ) -> None:
+        self.n_runs = check_int("n_runs", n_runs, low=1)
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        self.sigma = check_positive(sigma, "sigma")
+        self.horizon = check_int("horizon", horizon, low=1)
+        self.distribution = check_choice("distribution", distribution, ("gaussian", "laplace"))
+        self.symmetric = bool(symmetric)
+        if not shape or any(
+            not isinstance(s, (int, np.integer)) or isinstance(s, bool) or s < 1 for s in shape
+        ):
+            raise ValueError(f"shape must be a tuple of integers >= 1, got {shape!r}")
+        if self.symmetric:
+            if len(shape) < 2 or shape[-1] != shape[-2]:
+                raise ValueError(
+                    f"shape must end with (d, d) when symmetric=True, got {shape!r}"
+                )
+            if self.distribution != "gaussian":
+                raise ValueError(
+                    "distribution must be 'gaussian' when symmetric=True (symmetric matrix noise "
+                    f"is Gaussian), got {distribution!r}"
+                )
+            # upper triangles, one per leading index (e.g. per silo)
+            self._n_noise = math.prod(shape[:-2]) * shape[-1] * (shape[-1] + 1) // 2
+        else:
+            self._n_noise = math.prod(shape)
+        if isinstance(noise, RunNoise) and noise.n_runs != self.n_runs:
+            raise ValueError(
+                f"noise must have one stream per run (n_runs={self.n_runs}), "
+                f"got a RunNoise with n_runs={noise.n_runs}"
+            )
+        if not isinstance(noise, (RunNoise, np.random.Generator)):
+            raise ValueError(
+                f"noise must be a privenv.seeding.RunNoise or a numpy Generator, got {noise!r}"
+            )
+        self.noise = noise
+        self.shape = shape
+        self.levels = tree_levels(self.horizon)
+        state = (self.n_runs, self.levels, *shape)
+        self._psum = np.zeros(state)  # exact p-sums α_j of the open/complete nodes
+        self._node_noise = np.zeros(state)  # their noise, drawn once when the node completes
+        self.t = np.zeros(self.n_runs, dtype=np.int64)  # items added so far, per run
+        # bit j of t → level j's node is part of the prefix decomposition
+        self._bits = 1 << np.arange(self.levels, dtype=np.int64)
+
+    # -- state ------------------------------------------------------------------------------------
+
+    def reset(self, runs: np.ndarray | None = None) -> None:
+        """Empty the given runs (all if ``None``). Reseeding their noise is the caller's job."""
+        sel = slice(None) if runs is None else _check_runs(self.noise, runs)
+        self._psum[sel] = 0.0
+        self._node_noise[sel] = 0.0
+        self.t[sel] = 0
+
+    def _draw_node_noise(self, runs: np.ndarray) -> np.ndarray:
+        """Fresh noise of one node for each run in ``runs``: shape ``(len(runs), *shape)``."""
+        if self.distribution == "laplace":
+            u = run_uniforms(self.noise, runs, self._n_noise)
+            return laplace_from_uniform(u, self.sigma).reshape(runs.size, *self.shape)
+        z = run_normals(self.noise, runs, self._n_noise)
+        if self.symmetric:
+            d = self.shape[-1]
+            z = z.reshape(runs.size, *self.shape[:-2], d * (d + 1) // 2)
+            return symmetric_gaussian_from_standard(z, self.shape[-1], self.sigma)
+        return gaussian_from_standard(z, self.sigma).reshape(runs.size, *self.shape)
+
+    # -- the mechanism ----------------------------------------------------------------------------
+
+    def add(self, values: np.ndarray, live: np.ndarray | None = None) -> np.ndarray:
+        """Append one item to each live run; return the private prefix sums of all runs.
+
+        Args:
+            values: shape ``(n_runs, *shape)`` (rows of runs that are not live are ignored).
+                Symmetric items must be symmetric (they are not symmetrised here).
+            live: boolean mask of shape ``(n_runs,)``; ``None`` = all runs.
+
+        Returns:
+            ``(n_runs, *shape)``: :meth:`prefix` after the update.
+        """
+        values = np.asarray(values, dtype=float)
+        if values.shape != (self.n_runs, *self.shape):
+            raise ValueError(
+                f"values must have shape {(self.n_runs, *self.shape)}, got {values.shape}"
+            )
+        runs = self._live_runs(live)
+        sel = slice(None) if live is None else runs  # a view when every run is live
+        x = values[sel]
+        if not np.all(np.isfinite(x)):
+            raise ValueError("values must be finite")
+        if self.symmetric and not np.allclose(x, np.swapaxes(x, -1, -2)):
+            raise ValueError("values must be symmetric matrices when symmetric=True")
+        t = self.t[sel] + 1
+        if np.any(t > self.horizon):
+            raise ValueError(
+                f"horizon={self.horizon} exceeded: a run received item {int(t.max())}"
+            )
+        i = lowest_set_bit(t)  # the level of the node that completes now
+        below = np.arange(self.levels) < i[:, None]  # levels j < i, merged into node i
+        extra = (slice(None), slice(None)) + (None,) * len(self.shape)
+        psum, noise = self._psum[sel], self._node_noise[sel]
+        merged = x + (psum * below[extra]).sum(axis=1)  # α_i = x_t + Σ_{j<i} α_j
+        psum[below] = 0.0  # α_j ← 0 for j < i (merged)
+        noise[below] = 0.0
+        rows = np.arange(runs.size)
+        psum[rows, i] = merged
+        noise[rows, i] = self._draw_node_noise(runs)  # drawn once, memoised
+        if live is not None:  # fancy indexing copied: write back
+            self._psum[runs], self._node_noise[runs] = psum, noise
+        self.t[sel] = t
+        return self.prefix()
+
+    def prefix(self) -> np.ndarray:
+        """Private prefix sums of all runs: Σ over the set bits j of t of (α_j + noise_j).
+
+        Shape ``(n_runs, *shape)``; zero for a run with no item yet. Repeated calls return the
+        same numbers (the noise is memoised).
+        """
+        used = (self.t[:, None] & self._bits) != 0  # (n_runs, levels)
+        extra = (slice(None), slice(None)) + (None,) * len(self.shape)
+        return ((self._psum + self._node_noise) * used[extra]).sum(axis=1)
+
+    def n_nodes(self) -> np.ndarray:
+        """Number of noisy nodes in each run's current prefix sum: popcount(t)."""
+        return ((self.t[:, None] & self._bits) != 0).sum(axis=1)
+
+    def released(self) -> np.ndarray:
+        """The noisy p-sum each run released at its latest step (node of level
+        lowest_set_bit(t)); zero for a run with no item yet. Shape ``(n_runs, *shape)``.
+
+        In the distributed form (shape ``(M, …)``) row r holds the M silos' messages of that
+        step — what a shuffler would permute — and the server's node is their sum.
+        """
+        out = np.zeros((self.n_runs, *self.shape))
+        started = np.flatnonzero(self.t > 0)
+        level = lowest_set_bit(self.t[started])
+        out[started] = (self._psum + self._node_noise)[started, level]
+        return out
+
+    def _live_runs(self, live: np.ndarray | None) -> np.ndarray:
+        if live is None:
+            return np.arange(self.n_runs)
+        live = np.asarray(live)
+        if live.shape != (self.n_runs,) or live.dtype != bool:
+            raise ValueError(
+                f"live must be a boolean mask of shape ({self.n_runs},), got "
+                f"dtype {live.dtype} and shape {live.shape}"
+            )
+        return np.flatnonzero(live)
+
+    # -- privacy ----------------------------------------------------------------------------------
+
+    def rho(self, sensitivity: float = 1.0) -> float:
+        """zCDP ρ of the whole stream per item: levels·Δ²/(2σ²) (Gaussian noise only).
+
+        ``sensitivity`` is Δ, the L2 norm of the largest change of one item (for symmetric
+        matrices, of its upper triangle including the diagonal; e.g. √2 for replacing φφᵀ by
+        φ′φ′ᵀ with ‖φ‖, ‖φ′‖ ≤ 1, see :func:`privenv.privacy.wishart.gram_sensitivity`).
+        """
+        if self.distribution != "gaussian":
+            raise ValueError("rho is defined for distribution='gaussian'; use epsilon()")
+        return tree_rho(self.horizon, self.sigma, sensitivity)
+
+    def epsilon(self, delta: float = 0.0, sensitivity: float = 1.0) -> float:
+        """ε of the whole stream per item at δ.
+
+        Gaussian: exact conversion of the μ-GDP guarantee, μ = √(2ρ) (:func:`gaussian_epsilon`;
+        needs 0 < δ < 1). Laplace: pure ε = levels·Δ₁/b (δ may be 0); ``sensitivity`` is then the
+        L1 sensitivity Δ₁.
+        """
+        if self.distribution == "laplace":
+            check_positive(sensitivity, "sensitivity")
+            return self.levels * sensitivity / self.sigma
+        return gaussian_epsilon(delta, math.sqrt(2.0 * self.rho(sensitivity)))

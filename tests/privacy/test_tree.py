@@ -1,0 +1,388 @@
+"""The tree-based (binary) mechanism: exactness, structure of its noise, privacy audit, mutations.
+
+Statistical tests use fixed seeds and a stated false-alarm probability α (Bonferroni inside each
+test): a correct mechanism fails a test with probability ≤ α = 1e-6.
+
+Audit (PRIVACY-TESTING.md items 1, 6, 8). Scalar stream, T = 16 (5 levels), σ = 1, Δ = 1:
+D = (1, 0, …, 0), D′ = (0, …, 0); the released stream is all 16 private prefix sums. Two scores
+are declared before sampling: S₁ = Σ_j y_{2^j} (the likelihood-ratio statistic of the correct
+mechanism: the prefix at 2^j is the single node [1, 2^j]) and S₂ = Σ_t y_t / popcount(t) (the one
+of a mechanism that redraws node noise at each query). Threshold events on both give an ε lower
+bound at δ = 0.1 (a point of the mechanism's μ-GDP privacy profile where an audit with 2·10⁵ runs
+per side is sharp), to compare with the declared ε(δ).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from privenv.privacy import audit
+from privenv.privacy.accounting import gaussian_epsilon, gaussian_rho, tree_levels, tree_rho
+from privenv.privacy.tree import TreeMechanism, lowest_set_bit, run_normals
+from privenv.seeding import AGENT, noise_for
+
+ALPHA = 1e-6
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def _stream(mech: TreeMechanism, values: np.ndarray) -> np.ndarray:
+    """Feed values (T, n_runs, *shape) and collect every released prefix: (T, n_runs, *shape)."""
+    return np.stack([mech.add(v) for v in values])
+
+
+def _node_keys(t: int) -> list[tuple[int, int]]:
+    """The dyadic nodes (level j, index t >> j) whose sum is the prefix at t."""
+    return [(j, t >> j) for j in range(t.bit_length()) if t >> j & 1]
+
+
+def _shared_nodes(t: int, s: int) -> int:
+    return len(set(_node_keys(t)) & set(_node_keys(s)))
+
+
+# -- exactness, memoisation, determinism, memory ---------------------------------------------
+
+
+def test_lowest_set_bit() -> None:
+    t = np.arange(1, 2**12)
+    expected = [(int(v) & -int(v)).bit_length() - 1 for v in t]
+    assert lowest_set_bit(t).tolist() == expected
+
+
+@pytest.mark.parametrize(
+    ("shape", "symmetric"), [((3,), False), ((2, 2), True), ((2, 3), False)]
+)
+def test_prefix_is_exact_sum_plus_data_independent_noise(shape, symmetric) -> None:
+    """prefix(x) − prefix(0) = Σx exactly-ish, for the same seed: the noise never sees the data,
+    and the prefix is the true sum whatever T's binary decomposition (T = 37, not a power of 2)."""
+    n, horizon = 5, 37
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, size=(horizon, n, *shape))
+    if symmetric:
+        x = x + np.swapaxes(x, -1, -2)
+    a = TreeMechanism(n, shape, 0.7, horizon, noise_for(9, n, AGENT), symmetric=symmetric)
+    b = TreeMechanism(n, shape, 0.7, horizon, noise_for(9, n, AGENT), symmetric=symmetric)
+    ya, yb = _stream(a, x), _stream(b, np.zeros_like(x))
+    np.testing.assert_allclose(ya - yb, np.cumsum(x, axis=0), atol=1e-12)
+    assert np.all(a.n_nodes() == bin(horizon).count("1"))
+    if symmetric:
+        np.testing.assert_array_equal(ya, np.swapaxes(ya, -1, -2))
+
+
+def test_noise_is_memoised() -> None:
+    """Repeated queries return the same numbers; the prefix at 2^j reuses the node [1, 2^j]."""
+    mech = TreeMechanism(4, (2,), 1.0, 16, np.random.default_rng(0))
+    first = mech.add(np.zeros((4, 2)))
+    np.testing.assert_array_equal(first, mech.prefix())
+    np.testing.assert_array_equal(mech.prefix(), mech.prefix())
+    y2 = mech.add(np.zeros((4, 2)))  # node [1, 2] is new: fresh noise, not first + something
+    y3 = mech.add(np.zeros((4, 2)))  # [1, 2] + [3, 3]: the [1, 2] part memoised
+    assert mech.n_nodes().tolist() == [2] * 4
+    node_12 = mech._psum[:, 1] + mech._node_noise[:, 1]
+    np.testing.assert_array_equal(node_12, y2)
+    np.testing.assert_allclose(y3 - y2, mech._node_noise[:, 0], atol=0)
+
+
+def test_run_independent_of_batch_and_live_mask() -> None:
+    """Run 2 of seed 11 gives the same prefixes alone (first_run=2) or in a batch of 5, with the
+    same live pattern for it while the other runs skip steps."""
+    horizon = 20
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(horizon, 5, 2, 2))
+    x = x + np.swapaxes(x, -1, -2)
+    live = rng.random((horizon, 5)) < 0.6
+    batch = TreeMechanism(5, (2, 2), 1.3, horizon, noise_for(11, 5, AGENT), symmetric=True)
+    alone = TreeMechanism(
+        1, (2, 2), 1.3, horizon, noise_for(11, 1, AGENT, first_run=2), symmetric=True
+    )
+    for t in range(horizon):
+        yb = batch.add(x[t], live=live[t])
+        ya = alone.add(x[t, 2:3], live=live[t, 2:3])
+        np.testing.assert_array_equal(yb[2], ya[0])
+    assert batch.t.tolist() == live.sum(axis=0).tolist()
+
+
+def test_run_normals_order_independent_of_path() -> None:
+    """Column-wise and row-wise reads of RunNoise give each run's stream in order."""
+    few = run_normals(noise_for(4, 3, AGENT), np.arange(3), 2)  # 2 ≤ 3 runs: column loop
+    many = run_normals(noise_for(4, 3, AGENT), np.arange(3), 50)  # row loop
+    np.testing.assert_array_equal(few, many[:, :2])
+
+
+def test_memory_does_not_grow_with_time() -> None:
+    mech = TreeMechanism(3, (4, 4), 1.0, 2**20, np.random.default_rng(0), symmetric=True)
+    assert mech.levels == 21
+
+    def nbytes() -> int:
+        return sum(v.nbytes for v in vars(mech).values() if isinstance(v, np.ndarray))
+
+    before = nbytes()
+    for _ in range(300):
+        mech.add(np.zeros((3, 4, 4)))
+    assert nbytes() == before
+    assert mech._psum.shape == mech._node_noise.shape == (3, 21, 4, 4)
+    small = TreeMechanism(3, (4, 4), 1.0, 2**10, np.random.default_rng(0), symmetric=True)
+    assert small._psum.shape == (3, 11, 4, 4)  # O(log T)
+
+
+def test_reset_empties_selected_runs() -> None:
+    mech = TreeMechanism(3, (2,), 1.0, 8, np.random.default_rng(0))
+    for _ in range(3):
+        mech.add(np.ones((3, 2)))
+    mech.reset(np.array([1]))
+    assert mech.t.tolist() == [3, 0, 3]
+    np.testing.assert_array_equal(mech.prefix()[1], 0.0)
+    assert np.all(mech.prefix()[[0, 2]] != 0.0)
+
+
+def test_privacy_accounting_matches_oracle() -> None:
+    """ρ = levels·Δ²/(2σ²); ε from the exact μ-GDP curve; dp-accounting oracle at T = 1023/1024
+    (PRIVACY-TESTING.md: noise multiplier 10, δ = 1e-6 → ε = 1.4716563 / 1.5493972 by RDP)."""
+    for horizon, levels in ((1, 1), (2, 2), (3, 2), (16, 5), (1023, 10), (1024, 11)):
+        mech = TreeMechanism(1, (1,), 2.0, horizon, np.random.default_rng(0))
+        assert mech.levels == levels == tree_levels(horizon)
+        assert mech.rho(1.5) == pytest.approx(levels * 1.5**2 / 8.0, rel=1e-15)
+    mech = TreeMechanism(1, (1,), 10.0, 1023, np.random.default_rng(0))
+    mu = math.sqrt(2 * tree_rho(1023, 10.0))
+    assert mech.epsilon(1e-6) == pytest.approx(gaussian_epsilon(1e-6, mu), rel=1e-12)
+    assert mech.epsilon(1e-6) < 1.4716563  # exact composition is tighter than the RDP oracle
+    lap = TreeMechanism(1, (3,), 2.0, 16, np.random.default_rng(0), distribution="laplace")
+    assert lap.epsilon(0.0, sensitivity=3.0) == pytest.approx(5 * 3.0 / 2.0)
+
+
+# -- goodness of fit of the noise (PRIVACY-TESTING.md item 6) ---------------------------------
+
+
+def _covariance_max_z(cls: type[TreeMechanism], seed: int) -> tuple[float, np.ndarray]:
+    """Max |z| of the empirical prefix-noise covariance against σ²·#shared nodes (T = 16,
+    σ = 1.5, 2·10⁵ runs, 136 entries), and the prefixes (n, T)."""
+    n, horizon, sigma = 200_000, 16, 1.5
+    mech = cls(n, (1,), sigma, horizon, np.random.default_rng(seed))
+    y = _stream(mech, np.zeros((horizon, n, 1)))[..., 0].T  # (n, T)
+    emp = y.T @ y / n  # the mean is known (0)
+    ts = range(1, horizon + 1)
+    theory = sigma**2 * np.array([[_shared_nodes(t, s) for s in ts] for t in ts], dtype=float)
+    assert np.diag(theory).tolist() == [sigma**2 * bin(t).count("1") for t in ts]
+    iu = np.triu_indices(horizon)
+    se = np.sqrt((np.outer(np.diag(theory), np.diag(theory)) + theory**2) / n)[iu]
+    return float(np.max(np.abs((emp[iu] - theory[iu]) / se))), y
+
+
+def test_prefix_noise_covariance_is_sigma2_times_shared_nodes() -> None:
+    """Over 2·10⁵ runs, Cov(noise_t, noise_s) = σ²·#shared nodes, so Var(noise_t) =
+    σ²·popcount(t). z-test on each of the 136 entries with SE² = (Σ_tt Σ_ss + Σ_ts²)/n
+    (Gaussian), Bonferroni at α/2; KS + variance test of a 4-node (t = 15) and a 1-node (t = 16)
+    prefix at α/4 each. Total false alarm ≤ 1e-6."""
+    crit = stats.norm.isf(ALPHA / 2 / 2 / 136)
+    max_z, y = _covariance_max_z(TreeMechanism, seed=20261129)
+    assert max_z < crit
+    for t in (15, 16):
+        law = stats.norm(0, 1.5 * math.sqrt(bin(t).count("1")))
+        gof = audit.goodness_of_fit(y[:, t - 1], law, alpha=ALPHA / 4)
+        assert gof.passed, gof
+
+
+def test_covariance_test_catches_redrawn_noise() -> None:
+    """Mutation: with node noise redrawn at each query, prefixes are uncorrelated."""
+    max_z, _ = _covariance_max_z(RedrawTree, seed=7)
+    assert max_z > stats.norm.isf(ALPHA / 2 / 2 / 136)
+
+
+def test_symmetric_and_laplace_node_noise() -> None:
+    """Symmetric noise: every upper-triangle entry of a 2-node prefix has variance 2σ², distinct
+    entries are uncorrelated; Laplace vector noise: variance 2b² per node. z-tests of the
+    variances (Gaussian SE σ²√(2/n); Laplace SE 2b²√(5/n)), Bonferroni over 5 tests: α = 1e-6."""
+    n, sigma = 100_000, 0.8
+    sym = TreeMechanism(n, (2, 2), sigma, 4, np.random.default_rng(5), symmetric=True)
+    y = _stream(sym, np.zeros((3, n, 2, 2)))[2]  # t = 3: nodes [1, 2] and [3, 3]
+    crit = stats.norm.isf(ALPHA / 2 / 5)
+    var = 2 * sigma**2
+    for i, j in ((0, 0), (0, 1), (1, 1)):
+        v = np.mean(y[:, i, j] ** 2)
+        assert abs(v - var) / (var * math.sqrt(2 / n)) < crit
+    c = np.mean(y[:, 0, 0] * y[:, 0, 1])
+    assert abs(c) / (var / math.sqrt(n)) < crit
+    b = 0.5
+    lap = TreeMechanism(n, (3,), b, 4, np.random.default_rng(6), distribution="laplace")
+    y = _stream(lap, np.zeros((1, n, 3)))[0].ravel()  # 1 node, 3n values
+    assert abs(np.mean(y**2) - 2 * b * b) / (2 * b * b * math.sqrt(5 / y.size)) < crit
+
+
+# -- privacy audit and mutation tests ---------------------------------------------------------
+
+HORIZON, SIGMA, AUDIT_DELTA, N_AUDIT = 16, 1.0, 0.1, 200_000
+_TS = np.arange(1, HORIZON + 1)
+_POP = np.array([bin(t).count("1") for t in _TS], dtype=float)
+
+
+def _s2_sd(sigma: float) -> float:
+    """Standard deviation of S₂ under the correct (memoised) mechanism: Σ_nodes coef² σ²."""
+    coef: dict[tuple[int, int], float] = {}
+    for t, p in zip(_TS.tolist(), _POP, strict=True):
+        for key in _node_keys(t):
+            coef[key] = coef.get(key, 0.0) + 1.0 / p
+    return sigma * math.sqrt(sum(c * c for c in coef.values()))
+
+
+class RedrawTree(TreeMechanism):
+    """Mutant: node noise redrawn at every query instead of memoised."""
+
+    def prefix(self) -> np.ndarray:
+        used = (self.t[:, None] & self._bits) != 0
+        fresh = np.stack(
+            [self._draw_node_noise(np.arange(self.n_runs)) for _ in range(self.levels)], axis=1
+        )
+        return ((self._psum + fresh) * used[:, :, None]).sum(axis=1)
+
+
+class MissingLevelTree(TreeMechanism):
+    """Mutant: the budget counts one level too few (e.g. ⌈log₂T⌉ instead of ⌊log₂T⌋ + 1)."""
+
+    def rho(self, sensitivity: float = 1.0) -> float:
+        return (self.levels - 1) * gaussian_rho(self.sigma, sensitivity)
+
+
+def _audit_tree(cls: type[TreeMechanism], sigma: float, seed: int) -> audit.AuditResult:
+    """ε lower bound at δ = 0.1 from S₁ and S₂ (α/2 each) on D = (1, 0, …) vs D′ = 0."""
+    scores = []
+    for k, first in enumerate((1.0, 0.0)):
+        mech = cls(N_AUDIT, (1,), sigma, HORIZON, np.random.default_rng([seed, k]))
+        x = np.zeros((HORIZON, N_AUDIT, 1))
+        x[0] = first
+        y = _stream(mech, x)[..., 0].T  # (n, T)
+        scores.append((y[:, [0, 1, 3, 7, 15]].sum(axis=1), (y / _POP).sum(axis=1)))
+    # thresholds declared from the parameters only (standardised units around D′'s mean 0)
+    grid = np.linspace(-1.0, 5.0, 13)
+    sds = (math.sqrt(tree_levels(HORIZON)) * SIGMA, _s2_sd(SIGMA))
+    results = [
+        audit.threshold_epsilon_lower_bound(
+            scores[0][j], scores[1][j], grid * sds[j], delta=AUDIT_DELTA, alpha=ALPHA / 2
+        )
+        for j in range(2)
+    ]
+    return max(results, key=lambda r: r.epsilon_lb)
+
+
+def test_tree_audit_passes() -> None:
+    """Correct mechanism: ε_lb ≈ 4.1 < declared ε(δ = 0.1) = 4.59 (μ = √5)."""
+    declared = TreeMechanism(1, (1,), SIGMA, HORIZON, np.random.default_rng(0)).epsilon(
+        AUDIT_DELTA
+    )
+    res = _audit_tree(TreeMechanism, SIGMA, seed=101)
+    assert declared == pytest.approx(gaussian_epsilon(AUDIT_DELTA, math.sqrt(5)), rel=1e-12)
+    assert not res.violates(declared), (res, declared)
+    assert res.epsilon_lb > declared - 0.6  # the audit is sharp (power check, not privacy)
+
+
+def test_tree_audit_catches_redrawn_noise() -> None:
+    declared = RedrawTree(1, (1,), SIGMA, HORIZON, np.random.default_rng(0)).epsilon(AUDIT_DELTA)
+    res = _audit_tree(RedrawTree, SIGMA, seed=102)
+    assert res.violates(declared), (res, declared)
+
+
+def test_tree_audit_catches_half_sigma() -> None:
+    declared = TreeMechanism(1, (1,), SIGMA, HORIZON, np.random.default_rng(0)).epsilon(
+        AUDIT_DELTA
+    )
+    res = _audit_tree(TreeMechanism, SIGMA * 0.5, seed=103)
+    assert res.violates(declared), (res, declared)
+
+
+def test_tree_audit_catches_missing_level() -> None:
+    declared = MissingLevelTree(1, (1,), SIGMA, HORIZON, np.random.default_rng(0)).epsilon(
+        AUDIT_DELTA
+    )
+    assert declared == pytest.approx(gaussian_epsilon(AUDIT_DELTA, 2.0), rel=1e-12)
+    res = _audit_tree(TreeMechanism, SIGMA, seed=104)
+    assert res.violates(declared), (res, declared)
+
+
+# -- bad input ----------------------------------------------------------------------------------
+
+
+def _tree(**kw):
+    args = dict(n_runs=2, shape=(2,), sigma=1.0, horizon=4, noise=np.random.default_rng(0))
+    args.update(kw)
+    return TreeMechanism(**args)
+
+
+@pytest.mark.parametrize(
+    ("build", "name"),
+    [
+        (lambda: _tree(n_runs=0), "n_runs"),
+        (lambda: _tree(sigma=0.0), "sigma"),
+        (lambda: _tree(sigma=float("nan")), "sigma"),
+        (lambda: _tree(horizon=0), "horizon"),
+        (lambda: _tree(horizon=2.5), "horizon"),
+        (lambda: _tree(shape=(0,)), "shape"),
+        (lambda: _tree(shape=(2, 3), symmetric=True), "shape"),
+        (lambda: _tree(shape=(2, 2), symmetric=True, distribution="laplace"), "distribution"),
+        (lambda: _tree(distribution="cauchy"), "distribution"),
+        (lambda: _tree(noise=noise_for(0, 3, AGENT)), "noise"),
+        (lambda: _tree(noise=42), "noise"),
+        (lambda: _tree().add(np.zeros((2, 3))), "values"),
+        (lambda: _tree().add(np.full((2, 2), np.nan)), "values"),
+        (lambda: _tree(shape=(2, 2), symmetric=True).add(np.ones((2, 2, 2)) * [[0, 1], [2, 0]]),
+         "symmetric"),
+        (lambda: _tree().add(np.zeros((2, 2)), live=np.array([1, 0])), "live"),
+        (lambda: _tree().add(np.zeros((2, 2)), live=np.array([True])), "live"),
+        (lambda: _tree(distribution="laplace").rho(), "rho"),
+        (lambda: _tree().epsilon(0.0), "delta"),
+        (lambda: lowest_set_bit(np.array([0])), "t"),
+    ],
+)
+def test_bad_input(build, name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        build()
+
+
+def test_horizon_exceeded() -> None:
+    mech = _tree(horizon=3)
+    for _ in range(3):
+        mech.add(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="horizon"):
+        mech.add(np.zeros((2, 2)))
+
+
+# -- distributed form (paper 2, Algorithm 2) ----------------------------------------------------
+
+
+@pytest.mark.parametrize(("shape", "symmetric"), [((3, 2), False), ((3, 2, 2), True)])
+def test_distributed_form(shape, symmetric) -> None:
+    """M = 3 silos: each releases its own noisy p-sum of the completed node; the server's prefix
+    (sum over silos) is the exact total plus data-independent noise; messages match the nodes."""
+    n, horizon = 4, 8
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=(horizon, n, *shape))
+    if symmetric:
+        x = x + np.swapaxes(x, -1, -2)
+    a = TreeMechanism(n, shape, 1.0, horizon, noise_for(3, n, AGENT), symmetric=symmetric)
+    b = TreeMechanism(n, shape, 1.0, horizon, noise_for(3, n, AGENT), symmetric=symmetric)
+    prev = None
+    for t in range(horizon):
+        ya, yb = a.add(x[t]), b.add(np.zeros_like(x[t]))
+        np.testing.assert_allclose(
+            ya.sum(axis=1) - yb.sum(axis=1), x[: t + 1].sum(axis=(0, 2)), atol=1e-12
+        )
+        msg = a.released()
+        if (t + 1) & t == 0:  # t + 1 = 2^j: the prefix is the single new node
+            np.testing.assert_array_equal(msg, ya)
+        if t + 1 == 3:  # prefix(3) = node [1, 2] + node [3, 3]
+            np.testing.assert_allclose(msg, ya - prev, atol=1e-12)
+        prev = ya
+    if symmetric:
+        np.testing.assert_array_equal(ya, np.swapaxes(ya, -1, -2))
+
+
+def test_distributed_server_noise_variance() -> None:
+    """Server noise at k = 3 (2 nodes) with M = 3 silos: variance M·2·σ² per coordinate
+    (z-test on 2·10⁵ values, SE = var·√(2/n), α = 1e-6)."""
+    n, m, sigma = 100_000, 3, 0.6
+    mech = TreeMechanism(n, (m, 2), sigma, 4, np.random.default_rng(9))
+    y = _stream(mech, np.zeros((3, n, m, 2)))[2].sum(axis=1).ravel()
+    var = m * 2 * sigma**2
+    assert abs(np.mean(y**2) - var) / (var * math.sqrt(2 / y.size)) < stats.norm.isf(ALPHA / 2)
