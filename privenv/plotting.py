@@ -1,4 +1,5 @@
-"""Figures matching the papers (SPEC §6): regret vs t with error bands and reference curves.
+"""Figures matching the papers (SPEC §6): regret vs t with error bands and reference curves;
+stopping time vs ε on log axes with lower bounds and regime switches (best-arm identification).
 
 matplotlib is an optional dependency (``privenv[experiments]``) and is imported only when a figure
 is drawn. Figures are built with matplotlib's object-oriented API on the Agg canvas, never through
@@ -10,6 +11,11 @@ A figure is a grid of :class:`RegretPanel` values; :func:`regret_grid` draws the
     panel = RegretPanel("(a) Student-t, α = 5 %, ε = 0.2", t, {"prae-r": curves_r},
                         references=[Reference("Thm 4.1 rate (constant 1)", t, y)])
     save_figure(regret_grid([panel]), "out/fig")     # out/fig.png, out/fig.pdf
+
+Best-arm identification (paper 3, Figures 1–4) uses :class:`StoppingTimePanel` values and
+:func:`stopping_time_grid`: per agent the mean ± 1 sd stopping time against ε (log–log), non-private
+references as horizontal lines, lower bounds as grey curves and the regime switch as a shaded
+vertical line.
 """
 
 from __future__ import annotations
@@ -159,6 +165,159 @@ def regret_grid(
     return fig
 
 
+# -- stopping time against ε (best-arm identification) ---------------------------------------------
+
+
+@dataclass
+class StoppingSeries:
+    """Stopping time of one agent against ε: mean ± sd over runs at each ε.
+
+    Args:
+        label: legend text.
+        epsilon: the ε values (> 0), ascending.
+        mean, sd: mean and standard deviation of the stopping time at each ε.
+        censored: points where some runs hit the sample budget without stopping (their stopping
+            time counts as the budget, so the mean is a lower bound): drawn as hollow markers.
+        linestyle: matplotlib line style (e.g. one per threshold choice of the same agent).
+    """
+
+    label: str
+    epsilon: np.ndarray
+    mean: np.ndarray
+    sd: np.ndarray
+    censored: np.ndarray | None = None
+    linestyle: Any = "-"
+
+
+@dataclass
+class Baseline:
+    """An ε-independent agent (a non-private reference): a horizontal line at the mean stopping
+    time with a ± 1 sd band."""
+
+    label: str
+    mean: float
+    sd: float
+    linestyle: Any = "--"
+
+
+@dataclass
+class StoppingTimePanel:
+    """One panel of stopping time against ε (log–log).
+
+    Args:
+        title: panel title.
+        series: agents with one point per ε, drawn with ± 1 sd error bars.
+        baselines: ε-independent agents (non-private references), horizontal lines.
+        references: curves against ε (``Reference.t`` holds ε), e.g. lower bounds; thin grey.
+        switches: (label, ε) of regime switches, drawn as shaded vertical lines (say the value in
+            the label or the title).
+    """
+
+    title: str
+    series: Sequence[StoppingSeries] = field(default_factory=tuple)
+    baselines: Sequence[Baseline] = field(default_factory=tuple)
+    references: Sequence[Reference] = field(default_factory=tuple)
+    switches: Sequence[tuple[str, float]] = field(default_factory=tuple)
+
+
+def draw_stopping_time(ax: Any, panel: StoppingTimePanel,
+                       colors: Mapping[str, Any] | None = None) -> None:
+    """Draw ``panel`` on a matplotlib ``Axes`` with log–log axes.
+
+    Error bars are ± 1 sd; on a log axis the lower bar is cut at 0.1 % of the mean when sd ≥ mean.
+    """
+    labels = [s.label for s in panel.series] + [b.label for b in panel.baselines]
+    colors = colors or agent_colors(labels)
+    for i, ref in enumerate(panel.references):
+        ax.plot(np.asarray(ref.t, dtype=float), np.asarray(ref.y, dtype=float), color="0.35",
+                lw=1.1, ls=REFERENCE_STYLES[i % len(REFERENCE_STYLES)], label=ref.label,
+                zorder=1)
+    for b in panel.baselines:
+        ax.axhline(b.mean, color=colors[b.label], lw=1.4, ls=b.linestyle, label=b.label, zorder=2)
+        if b.sd > 0:
+            ax.axhspan(max(b.mean - b.sd, 1e-3 * b.mean), b.mean + b.sd, color=colors[b.label],
+                       alpha=0.12, lw=0, zorder=0)
+    for s in panel.series:
+        eps = np.asarray(s.epsilon, dtype=float)
+        mean = np.asarray(s.mean, dtype=float)
+        sd = np.asarray(s.sd, dtype=float)
+        lower = np.minimum(sd, 0.999 * mean)
+        ax.errorbar(eps, mean, yerr=np.vstack([lower, sd]), color=colors[s.label], lw=1.4,
+                    ls=s.linestyle, marker="o", ms=3.5, capsize=2, elinewidth=0.8, label=s.label,
+                    zorder=3)
+        if s.censored is not None and np.any(s.censored):
+            c = np.asarray(s.censored, dtype=bool)
+            ax.plot(eps[c], mean[c], ls="none", marker="o", ms=7, mfc="white",
+                    mec=colors[s.label], zorder=4)
+    for label, eps in panel.switches:
+        ax.axvline(eps, color="0.55", lw=5, alpha=0.25, zorder=0, label=label)
+        ax.axvline(eps, color="0.4", lw=0.6, zorder=0)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_title(panel.title, fontsize=9)
+    ax.set_xlabel("privacy budget ε", fontsize=8)
+    ax.set_ylabel("stopping time τ", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.grid(alpha=0.3, lw=0.5, which="both")
+
+
+def stopping_time_grid(
+    panels: Sequence[StoppingTimePanel],
+    ncols: int = 3,
+    panel_size: tuple[float, float] = (4.2, 3.4),
+    suptitle: str | None = None,
+    footnote: str | None = None,
+    legend: str = "figure",
+    colors: Mapping[str, Any] | None = None,
+) -> Any:
+    """A ``matplotlib.figure.Figure`` with one log–log stopping-time panel per instance
+    (row-major) and a shared colour per agent. Hollow markers flag points where some runs hit the
+    sample budget (mean = a lower bound).
+
+    ``legend="figure"`` draws one legend for all panels below them (the panels share agents and
+    colours); ``"panel"`` one legend per panel. ``colors`` maps labels to colours (default: one
+    per label, :func:`agent_colors`), e.g. one colour per agent across its threshold choices.
+    """
+    if not panels:
+        raise ValueError("panels must contain at least one StoppingTimePanel")
+    if legend not in ("figure", "panel"):
+        raise ValueError(f"legend must be 'figure' or 'panel', got {legend!r}")
+    Figure, FigureCanvasAgg = _matplotlib()
+    ncols = min(ncols, len(panels))
+    nrows = -(-len(panels) // ncols)
+    extra = (0.4 if footnote else 0) + (0.9 if legend == "figure" else 0)
+    fig = Figure(figsize=(panel_size[0] * ncols, panel_size[1] * nrows + extra),
+                 layout="constrained")
+    FigureCanvasAgg(fig)
+    labels: list[str] = []
+    for p in panels:
+        labels += [s.label for s in p.series if s.label not in labels]
+        labels += [b.label for b in p.baselines if b.label not in labels]
+    colors = {**agent_colors(labels), **(colors or {})}
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    handles: dict[str, Any] = {}
+    for ax, panel in zip(axes.ravel(), panels, strict=False):
+        draw_stopping_time(ax, panel, colors)
+        if legend == "panel":
+            ax.legend(fontsize=6, loc="upper right", framealpha=0.85)
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, h)
+    for ax in axes.ravel()[len(panels):]:
+        ax.set_visible(False)
+    if legend == "figure":  # the footnote heads the legend (a supxlabel would overlap it)
+        leg = fig.legend(list(handles.values()), list(handles), loc="outside lower center",
+                         ncols=min(4, len(handles)), fontsize=7, frameon=False)
+        if footnote:
+            leg.set_title(footnote, prop={"size": 7})
+            leg.get_title().set_color("0.3")
+            leg.set_alignment("center")
+    elif footnote:
+        fig.supxlabel(footnote, fontsize=7, color="0.3")
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=11)
+    return fig
+
+
 def save_figure(fig: Any, stem: str | Path, formats: Sequence[str] = ("png", "pdf"),
                 dpi: int = 150) -> list[Path]:
     """Write ``fig`` as ``stem.png``, ``stem.pdf`` (…); returns the paths written."""
@@ -172,5 +331,6 @@ def save_figure(fig: Any, stem: str | Path, formats: Sequence[str] = ("png", "pd
     return paths
 
 
-__all__ = ["Reference", "RegretPanel", "agent_colors", "draw_regret", "mean_sd", "regret_grid",
-           "save_figure"]
+__all__ = ["Baseline", "Reference", "RegretPanel", "StoppingSeries", "StoppingTimePanel",
+           "agent_colors", "draw_regret", "draw_stopping_time", "mean_sd", "regret_grid",
+           "save_figure", "stopping_time_grid"]

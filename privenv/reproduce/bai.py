@@ -1,0 +1,875 @@
+"""Stopping time against ε for private best-arm identification: ``bai-local`` and ``bai-global``.
+
+Paper 3 (Azize, Jourdan, Al Marjani, Basu, *Differentially Private Best-Arm Identification*), §5
+and Appendix I: Bernoulli instances μ1 … μ6 (Sajed and Sheffet 2019), risk δ = 0.01, 1000 runs per
+point; the mean ± sd stopping time τ against the privacy budget ε, on log–log axes, with the
+lower bound and the ε at which it switches regime. This module is the implementation shared by
+the two figures (the modules :mod:`~privenv.reproduce.bai_local` and
+:mod:`~privenv.reproduce.bai_global` hold their :class:`FigureSpec` and command-line entry):
+
+* ``bai-local`` (Figures 1 and 3): CTB-TT (ε-local DP) against the non-private TTUCB, ε in
+  {0.01, 0.05, 0.1, 0.2, …, 0.9, 1, 10, 100}; lower bound max{T*_KL, T*_TV²/c(ε)}·log(1/(2.4δ))
+  (Corollary 11).
+* ``bai-global`` (Figures 2, 4 and 5): AdaP-TT, AdaP-TT* and DP-SE (ε-global DP) against TTUCB,
+  ε in {0.001, 0.005, 0.01, 0.05, 0.1, 0.2, …, 0.9, 1, 10, 100, 1000}; lower bounds T*_g(ε)
+  (Theorem 17, exact) and its relaxation max{T*_KL, T*_TV/ε} (Corollary 18), × log(1/(2.4δ)).
+
+**Points and cells.** A *point* is (instance, agent, threshold, ε); an agent without an ``epsilon``
+parameter (TTUCB) has one point per instance and threshold, drawn as a horizontal line. Top Two
+agents (those with a ``threshold`` parameter) run with the thresholds chosen by ``--threshold``:
+``theory`` (the δ-correct thresholds of the lemmas) or ``empirical`` (the authors' public-code
+rules, Remark 53 — what the paper's figures used), or ``both`` (the default, SPEC §6.1: the
+comparison is reported for both). Every point is one configuration of a sweep
+(:mod:`privenv.sweep`) on ``BestArmIdentification-v0`` with the same integer seed (common random
+numbers: run *i* of every point sees the same reward streams), split into cells of ``--chunk``
+runs that the backend runs in parallel, most expensive first. Results go to the results store
+``results.sqlite`` (``--resume`` continues an interrupted reproduction); CSVs and figure are
+drawn from it.
+
+**Sample budget.** The env's ``horizon`` (10⁸ by default) caps a run. A run that reaches it
+without stopping is *non-stopping*: it is counted (``non_stopping`` column), its stopping time
+enters the mean as the budget (so the mean is then a lower bound; hollow markers in the figure),
+and it is not an error (it recommended nothing).
+
+**Errors.** ``errors`` counts runs that stopped with a wrong arm; ``error_ucb`` is the one-sided
+Clopper–Pearson upper confidence bound on the error probability at level :data:`CONFIDENCE`
+(95 %); ``error_le_delta_shown`` says whether it is ≤ δ (the runs *demonstrate* δ-correctness;
+needs ≥ 300 runs at δ = 0.01), ``error_le_delta_consistent`` whether error ≤ δ is *consistent*
+with the runs (the one-sided 95 % lower bound is ≤ δ, i.e. the binomial test of p ≤ δ does not
+reject at 5 %).
+
+**Compute cost.** A cell of n runs advances all of them together until its last run stops, at
+about :data:`STEP_SECONDS` + n·:data:`RUN_STEP_SECONDS` per step; its cost is estimated before
+running from the lower bound, E[τ] ≈ :data:`INFLATION` × bound, the slowest run of a cell ≈
+:data:`TAIL` × E[τ], capped at the budget. The estimate is printed (and with ``--dry-run`` only
+printed). Full scale is out of reach of a small machine: CTB-TT's τ grows like ε⁻² (the local
+bound alone is ≈ 10⁸ at ε = 0.01 on μ1), so at ε ≤ 0.1 on μ1, μ2, μ6 its cells run to the 10⁸-pull
+budget, about a day of CPU each; the estimate for all of ``bai-local`` is about a month of CPU
+(both thresholds) and for ``bai-global`` about two weeks (AdaP-TT and AdaP-TT* at ε = 0.001 take
+10⁷–10⁸ steps). ``--instances``, ``--epsilons``, ``--runs``, ``--agents``, ``--threshold`` and
+``--horizon`` restrict a reproduction; ``--quick`` (μ4 and μ5, three ε on both sides of the
+switch, 100 runs) takes a few minutes on two cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import functools
+import inspect
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privenv._validation import check_choice, check_epsilon, check_int
+from privenv.reproduce.cells import add_common_arguments, default_workers, utc_now, write_json
+from privenv.store import ConfigResult, Store
+from privenv.sweep import Cell as SweepCell
+from privenv.sweep import Configuration, ProgressCallback, SweepConfig, SweepReport, run_sweep
+
+ENV_ID = "BestArmIdentification-v0"
+#: the risk of every experiment of paper 3
+DELTA = 0.01
+#: the instances of Appendix I, in order
+INSTANCES: tuple[str, ...] = ("mu1", "mu2", "mu3", "mu4", "mu5", "mu6")
+THRESHOLDS: tuple[str, ...] = ("theory", "empirical")
+THRESHOLD_CHOICES: tuple[str, ...] = (*THRESHOLDS, "both")
+#: level of the one-sided Clopper–Pearson bounds on the error probability
+CONFIDENCE = 0.95
+STORE_NAME = "results.sqlite"
+#: ε grids of Appendix I
+LOCAL_EPSILONS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9,
+                                     1.0, 10.0, 100.0)
+GLOBAL_EPSILONS: tuple[float, ...] = (0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6,
+                                      0.7, 0.8, 0.9, 1.0, 10.0, 100.0, 1000.0)
+
+# -- cost model (printed before running; an order of magnitude, not a promise) --------------------
+#: seconds per step of a batch of runs: STEP_SECONDS + n_runs · RUN_STEP_SECONDS (TTUCB, K = 5,
+#: measured on the 2-core development machine: 180 µs per step at 1 run, 830 µs at 1000 runs)
+STEP_SECONDS = 180e-6
+RUN_STEP_SECONDS = 0.65e-6
+#: E[τ] / lower bound per (agent, threshold) (measured at 20–100 runs on μ1…μ6 for TTUCB and on
+#: μ4/μ5 at ε ∈ {0.1, 0.3, 1, 10} for the others, rounded up; others get the largest): TTUCB
+#: 5–21× T*_KL·log(1/(2.4δ)) with the theory thresholds, 8–31× with the empirical ones; CTB-TT
+#: 26–52× / 38–76× the local bound (largest next to the switch, where the bound's max{·} is
+#: loosest); AdaP-TT 46–71× / 17–38×, AdaP-TT* 33–160× / 5–47×, DP-SE 18–31× the global bound.
+INFLATION: dict[tuple[str, str | None], float] = {
+    ("ttucb", "theory"): 25.0, ("ttucb", "empirical"): 35.0,
+    ("ctb-tt", "theory"): 55.0, ("ctb-tt", "empirical"): 80.0,
+    ("adap-tt", "theory"): 75.0, ("adap-tt", "empirical"): 40.0,
+    ("adap-tt-star", "theory"): 160.0, ("adap-tt-star", "empirical"): 50.0,
+    ("dp-se", None): 30.0,
+}
+#: slowest run of a cell / E[τ]
+TAIL = 2.0
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Which points a reproduction runs and how many runs each."""
+
+    instances: tuple[str, ...]
+    epsilons: tuple[float, ...]
+    runs: int
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """One stopping-time-vs-ε figure of paper 3.
+
+    Args:
+        id: the figure id (``privenv reproduce <id>``).
+        model: ``"local"`` or ``"global"`` (which lower bound and regime switch).
+        description: one line for ``privenv reproduce --list``.
+        paper: the figures of paper 3 it reproduces.
+        agents: registry names; agents without ``epsilon`` are non-private references.
+        full, quick: the paper's scale and the ``--quick`` scale.
+    """
+
+    id: str
+    model: str
+    description: str
+    paper: str
+    agents: tuple[str, ...]
+    full: Scale
+    quick: Scale
+
+    @property
+    def default_output(self) -> str:
+        return f"results/{self.id}"
+
+    def lower_bounds(self, instance: str, epsilon: float | None) -> dict[str, float]:
+        """The lower bounds on E[τ_δ] at ε (``None``: the non-private bound T*_KL·log)."""
+        return dict(_lower_bounds(self.model, instance, epsilon))
+
+    def switch(self, instance: str) -> float:
+        """The ε at which the (relaxed) lower bound switches from the privacy term to T*_KL."""
+        return _switch(self.model, instance)
+
+
+LOCAL = FigureSpec(
+    id="bai-local",
+    model="local",
+    description=("paper 3, Fig. 1 & 3: stopping time vs ε of CTB-TT (ε-local DP) and TTUCB on "
+                 "μ1…μ6, with the local lower bound"),
+    paper="Fig. 1 and Fig. 3 (§5.1, Appendix I)",
+    agents=("ttucb", "ctb-tt"),
+    full=Scale(INSTANCES, LOCAL_EPSILONS, 1000),
+    # μ4/μ5: the cheapest instances whose τ is still well above the K initial pulls; ε from the
+    # high-privacy side of the switch (≈ 0.6) to the flat regime
+    quick=Scale(("mu4", "mu5"), (0.5, 1.0, 10.0), 100),
+)
+
+GLOBAL = FigureSpec(
+    id="bai-global",
+    model="global",
+    description=("paper 3, Fig. 2, 4 & 5: stopping time vs ε of AdaP-TT, AdaP-TT*, DP-SE "
+                 "(ε-global DP) and TTUCB on μ1…μ6, with the global lower bound"),
+    paper="Fig. 2, Fig. 4 and Fig. 5 (§5.2, Appendix I)",
+    agents=("ttucb", "adap-tt", "adap-tt-star", "dp-se"),
+    full=Scale(INSTANCES, GLOBAL_EPSILONS, 1000),
+    # switches at ε ≈ 0.2 (μ4) and 0.34 (μ5)
+    quick=Scale(("mu4", "mu5"), (0.1, 1.0, 10.0), 100),
+)
+
+FIGURE_SPECS: dict[str, FigureSpec] = {LOCAL.id: LOCAL, GLOBAL.id: GLOBAL}
+
+
+# -- theory (cached: the exact global bound is a numerical optimisation) -------------------------
+
+
+def _log_factor(delta: float = DELTA) -> float:
+    return math.log(1.0 / (2.4 * delta))
+
+
+@functools.cache
+def _times(instance: str) -> dict[str, float]:
+    from privenv.problems.bai import INSTANCES as MEANS
+    from privenv.theory import bai as th
+
+    mu = MEANS[instance]
+    return {"T_KL": th.characteristic_time_kl(mu), "T_TV": th.characteristic_time_tv(mu),
+            "T_TV2": th.characteristic_time_tv2(mu)}
+
+
+@functools.cache
+def _lower_bounds(model: str, instance: str,
+                  epsilon: float | None) -> tuple[tuple[str, float], ...]:
+    from privenv.problems.bai import INSTANCES as MEANS
+    from privenv.theory import bai as th
+
+    L = _log_factor()
+    t = _times(instance)
+    if epsilon is None:
+        return (("non-private bound T*_KL·log(1/2.4δ) (Lemma 5)", t["T_KL"] * L),)
+    if model == "local":
+        return (("local-DP bound (Cor. 11)",
+                 max(t["T_KL"], t["T_TV2"] / th.c_local(epsilon)) * L),)
+    exact = th.global_dp_lower_bound(MEANS[instance], epsilon)
+    return (("global-DP bound (Thm 17)", exact * L),
+            ("relaxation max{T*_KL, T*_TV/ε} (Cor. 18)", max(t["T_KL"], t["T_TV"] / epsilon) * L))
+
+
+@functools.cache
+def _switch(model: str, instance: str) -> float:
+    from privenv.problems.bai import INSTANCES as MEANS
+    from privenv.theory import bai as th
+
+    if model == "local":
+        return th.local_regime_switch_epsilon(MEANS[instance])
+    return th.global_regime_switch_epsilon(MEANS[instance])
+
+
+# -- points ---------------------------------------------------------------------------------------
+
+
+def _agent_params(agent: str) -> dict[str, inspect.Parameter]:
+    from privenv.agents import agent_class
+
+    try:
+        cls = agent_class(agent)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"agent {agent!r} is registered but cannot be imported: {e}") from e
+    return dict(inspect.signature(cls.__init__).parameters)
+
+
+def is_private(agent: str) -> bool:
+    """Whether the agent takes a privacy budget ``epsilon`` (else it is a non-private reference,
+    one point per instance)."""
+    return "epsilon" in _agent_params(agent)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One point of a figure: an agent with its threshold at one ε on one instance."""
+
+    instance: str
+    agent: str
+    epsilon: float | None  # None: a non-private agent (ε-independent)
+    threshold: str | None  # None: the agent has no threshold choice
+    delta: float = DELTA
+
+    @property
+    def label(self) -> str:
+        return self.agent + (f" [{self.threshold}]" if self.threshold else "")
+
+    @property
+    def agent_kwargs(self) -> dict[str, Any]:
+        params = _agent_params(self.agent)
+        kw: dict[str, Any] = {}
+        if self.epsilon is not None:
+            kw["epsilon"] = self.epsilon
+        if "delta" in params:
+            kw["delta"] = self.delta
+        if self.threshold is not None:
+            kw["threshold"] = self.threshold
+        return kw
+
+    @property
+    def env_kwargs(self) -> dict[str, Any]:
+        """The instance, plus the env arguments the agent requires (e.g. rewards as samples)."""
+        from privenv.agents import env_kwargs_for
+
+        return env_kwargs_for(self.agent, {"instance": self.instance})
+
+    def configuration(self, horizon: int | None) -> Configuration:
+        return Configuration(ENV_ID, self.env_kwargs, self.agent, self.agent_kwargs, horizon)
+
+
+def make_points(spec: FigureSpec, instances: Sequence[str], epsilons: Sequence[float],
+                agents: Sequence[str], threshold: str = "both") -> list[Point]:
+    """Every point, instance-major; non-private agents once per instance and threshold."""
+    from privenv.agents import REGISTRY
+
+    threshold = check_choice("threshold", threshold, THRESHOLD_CHOICES)
+    thresholds = THRESHOLDS if threshold == "both" else (threshold,)
+    if not instances:
+        raise ValueError(f"instances must name at least one of {', '.join(INSTANCES)}")
+    for inst in instances:
+        check_choice("instances", inst, INSTANCES)
+    if not epsilons:
+        raise ValueError("epsilons must contain at least one ε > 0")
+    epsilons = sorted({check_epsilon(e, "epsilons") for e in epsilons})
+    if not agents:
+        raise ValueError(f"agents must name at least one agent (figure agents: "
+                         f"{', '.join(spec.agents)})")
+    for a in agents:
+        if a not in REGISTRY:
+            raise ValueError(f"unknown agent {a!r} in agents; known agents: "
+                             f"{', '.join(sorted(REGISTRY))}")
+    points = []
+    for inst in dict.fromkeys(instances):
+        for a in dict.fromkeys(agents):
+            ths: tuple[str | None, ...] = (
+                thresholds if "threshold" in _agent_params(a) else (None,))
+            eps: Sequence[float | None] = epsilons if is_private(a) else (None,)
+            points += [Point(inst, a, e, th) for th in ths for e in eps]
+    return points
+
+
+def estimated_steps(spec: FigureSpec, point: Point, horizon: int) -> float:
+    """Estimated steps of a cell of this point: its slowest run, TAIL × INFLATION × the lower
+    bound, capped at the budget ``horizon``."""
+    lb = spec.lower_bounds(point.instance, point.epsilon)
+    factor = INFLATION.get((point.agent, point.threshold), max(INFLATION.values()))
+    return min(float(horizon), TAIL * factor * max(lb.values()))
+
+
+def estimated_seconds(spec: FigureSpec, point: Point, horizon: int, runs: int,
+                      chunk: int) -> float:
+    """Estimated CPU seconds of all the cells of this point (``runs`` split into ``chunk``s)."""
+    steps = estimated_steps(spec, point, horizon)
+    full, rest = divmod(runs, chunk)
+    sizes = [chunk] * full + ([rest] if rest else [])
+    return sum(steps * (STEP_SECONDS + n * RUN_STEP_SECONDS) for n in sizes)
+
+
+def default_chunk(runs: int) -> int:
+    """Runs per cell by default: two halves from 200 runs on, so that the most expensive point
+    (at full scale CTB-TT or AdaP-TT at the smallest ε, which dominates the total) runs on two
+    workers; halving 1000 runs costs about 20 % more CPU per run-step (the per-step overhead)."""
+    return runs if runs < 200 else -(-runs // 2)
+
+
+@dataclass
+class Plan:
+    """What a reproduction will run, with its estimated cost."""
+
+    spec: FigureSpec
+    points: list[Point]
+    runs: int
+    horizon: int
+    seed: int
+    chunk: int
+    estimates: dict[Point, float]  # CPU seconds per point
+
+    @property
+    def total_seconds(self) -> float:
+        return float(sum(self.estimates.values()))
+
+    def sweep_config(self) -> SweepConfig:
+        """One configuration per point, the most expensive first (so that the long cells start
+        first and the workers finish together)."""
+        order = sorted(self.points, key=lambda p: -self.estimates[p])
+        return SweepConfig(tuple(p.configuration(self.horizon) for p in order), runs=self.runs,
+                           chunk=self.chunk, seed=self.seed, n_checkpoints=1, name=self.spec.id)
+
+    def describe_cost(self, workers: int) -> str:
+        n_cells = len(self.points) * -(-self.runs // self.chunk)
+        top = sorted(self.points, key=lambda p: -self.estimates[p])[:5]
+        lines = [
+            f"{self.spec.id}: {len(self.points)} points × {self.runs} runs in {n_cells} cells of "
+            f"≤ {self.chunk} runs, budget {self.horizon:.3g} pulls per run",
+            f"estimated cost (lower bound × E[τ]/bound factor, not a promise): "
+            f"{_duration(self.total_seconds)} CPU, ≈ {_duration(self.total_seconds / workers)} "
+            f"on {workers} worker(s); most expensive points:",
+        ]
+        for p in top:
+            steps = estimated_steps(self.spec, p, self.horizon)
+            capped = " (reaches the budget)" if steps >= self.horizon else ""
+            eps = "" if p.epsilon is None else f" ε = {p.epsilon:g}"
+            lines.append(f"  {p.instance} {p.label}{eps}: ~{steps:.2g} steps{capped}, "
+                         f"{_duration(self.estimates[p])}")
+        return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def plan(spec: FigureSpec, *, quick: bool = False, instances: Sequence[str] | None = None,
+         epsilons: Sequence[float] | None = None, runs: int | None = None,
+         agents: Sequence[str] | None = None, threshold: str = "both",
+         horizon: int | None = None, chunk: int | None = None, seed: int = 0) -> Plan:
+    """The points of a reproduction and their estimated cost (nothing runs)."""
+    from privenv.envs.bai import DEFAULT_HORIZON
+
+    scale = spec.quick if quick else spec.full
+    runs = check_int("runs", scale.runs if runs is None else runs, low=1)
+    horizon = check_int("horizon", DEFAULT_HORIZON if horizon is None else horizon, low=2)
+    chunk = check_int("chunk", default_chunk(runs) if chunk is None else chunk, low=1)
+    seed = check_int("seed", seed, low=0)
+    points = make_points(spec, scale.instances if instances is None else instances,
+                         scale.epsilons if epsilons is None else epsilons,
+                         spec.agents if agents is None else agents, threshold)
+    estimates = {p: estimated_seconds(spec, p, horizon, runs, min(chunk, runs)) for p in points}
+    return Plan(spec, points, runs, horizon, seed, min(chunk, runs), estimates)
+
+
+# -- results --------------------------------------------------------------------------------------
+
+
+@dataclass
+class PointResult:
+    """The runs of one point, read back from the results store, and their summary."""
+
+    point: Point
+    stopping_time: np.ndarray
+    recommendation: np.ndarray
+    correct: np.ndarray
+    extra: dict[str, np.ndarray]  # other per-run episode values (e.g. adaptivity rounds)
+    privacy: dict[str, Any]
+    agent_params: dict[str, Any]
+    wall_s: float
+    horizon: int
+    lower_bounds: dict[str, float]
+    switch: float
+    estimated_s: float
+
+    @classmethod
+    def from_store(cls, spec: FigureSpec, point: Point, stored: ConfigResult,
+                   estimated_s: float) -> PointResult:
+        ep = stored.episode
+        n = len(stored.runs)
+        extra = {k: np.asarray(v) for k, v in ep.items()
+                 if k not in ("stopping_time", "recommendation", "correct")}
+        return cls(
+            point=point,
+            stopping_time=np.asarray(ep.get("stopping_time", stored.steps), dtype=np.int64),
+            recommendation=np.asarray(ep.get("recommendation", np.full(n, -1)), dtype=np.int64),
+            correct=np.asarray(ep.get("correct", np.zeros(n, dtype=bool)), dtype=bool),
+            extra=extra, privacy=stored.privacy, agent_params=stored.agent_params,
+            wall_s=stored.wall_s, horizon=stored.horizon,
+            lower_bounds=spec.lower_bounds(point.instance, point.epsilon),
+            switch=spec.switch(point.instance), estimated_s=estimated_s,
+        )
+
+    @property
+    def runs(self) -> int:
+        return int(self.stopping_time.shape[0])
+
+    @property
+    def non_stopping(self) -> int:
+        """Runs that reached the sample budget without stopping (recommendation −1)."""
+        return int(np.count_nonzero(self.recommendation < 0))
+
+    @property
+    def errors(self) -> int:
+        """Runs that stopped and recommended a wrong arm."""
+        return int(np.count_nonzero((self.recommendation >= 0) & ~self.correct))
+
+    @property
+    def tau_mean(self) -> float:
+        return float(self.stopping_time.mean())
+
+    @property
+    def tau_sd(self) -> float:
+        return float(self.stopping_time.std(ddof=1)) if self.runs > 1 else 0.0
+
+    @property
+    def lower_bound(self) -> float:
+        """The figure's main lower bound at this point (Cor. 11, Thm 17, or T*_KL)."""
+        return next(iter(self.lower_bounds.values()))
+
+    def error_bounds(self) -> tuple[float, float]:
+        """One-sided Clopper–Pearson (lower, upper) confidence bounds at :data:`CONFIDENCE` on
+        the error probability."""
+        from privenv.privacy.audit import clopper_pearson_lower, clopper_pearson_upper
+
+        a = 1.0 - CONFIDENCE
+        return (float(clopper_pearson_lower(self.errors, self.runs, a)),
+                float(clopper_pearson_upper(self.errors, self.runs, a)))
+
+    def row(self, spec: FigureSpec) -> dict[str, Any]:
+        """The summary row of ``points.csv``."""
+        p = self.point
+        lo, hi = self.error_bounds()
+        lbs = list(self.lower_bounds.values())
+        row = {
+            "figure": spec.id, "instance": p.instance, "agent": p.agent,
+            "threshold": p.threshold or "", "epsilon": "" if p.epsilon is None else p.epsilon,
+            "label": p.label, "privacy": self.privacy.get("privacy", ""), "delta": p.delta,
+            "runs": self.runs, "non_stopping": self.non_stopping, "budget": self.horizon,
+            "tau_mean": self.tau_mean, "tau_sd": self.tau_sd,
+            "tau_median": float(np.median(self.stopping_time)),
+            "tau_min": int(self.stopping_time.min()), "tau_max": int(self.stopping_time.max()),
+            "errors": self.errors, "error_rate": self.errors / self.runs,
+            "error_ucb": hi, "error_lcb": lo, "confidence": CONFIDENCE,
+            "error_le_delta_shown": hi <= p.delta, "error_le_delta_consistent": lo <= p.delta,
+            "lower_bound": lbs[0], "lower_bound_relaxed": lbs[1] if len(lbs) > 1 else "",
+            "tau_over_lower_bound": self.tau_mean / lbs[0],
+            "above_lower_bound": self.tau_mean >= lbs[0],
+            "regime_switch_epsilon": self.switch,
+            "regime": ("" if p.epsilon is None else
+                       "high privacy" if p.epsilon < self.switch else "low privacy"),
+            "wall_s": self.wall_s, "estimated_s": self.estimated_s,
+        }
+        for k, v in sorted(self.extra.items()):
+            if np.issubdtype(np.asarray(v).dtype, np.number):
+                row[f"{k}_mean"] = float(np.mean(v))
+        return row
+
+
+@dataclass
+class Reproduction:
+    spec: FigureSpec
+    output: Path
+    plan: Plan
+    results: list[PointResult]
+    wall_s: float
+    workers: int
+    files: dict[str, Path] = field(default_factory=dict)
+    simulation_wall_s: float = 0.0
+    sweep: SweepReport | None = None
+
+    def table(self) -> str:
+        """One line per point: τ mean ± sd, τ/bound, errors with their 95 % upper bound,
+        non-stopping runs."""
+        head = (f"{'instance':<8} {'agent':<26} {'ε':>7} {'τ mean ± sd':>23} {'bound':>9} "
+                f"{'τ/bound':>7} {'errors (ucb95)':>16} {'non-stop':>8}")
+        lines = [head, "-" * len(head)]
+        for r in self.results:
+            p = r.point
+            eps = "—" if p.epsilon is None else f"{p.epsilon:g}"
+            _, hi = r.error_bounds()
+            tau = f"{r.tau_mean:.4g} ± {r.tau_sd:.3g}"
+            err = f"{r.errors}/{r.runs} ({hi:.3f})"
+            lines.append(f"{p.instance:<8} {p.label:<26} {eps:>7} {tau:>23} "
+                         f"{r.lower_bound:>9.3g} {r.tau_mean / r.lower_bound:>7.1f} {err:>16} "
+                         f"{r.non_stopping:>8}")
+        return "\n".join(lines)
+
+
+def write_csvs(spec: FigureSpec, results: Sequence[PointResult], output: Path,
+               seed: int) -> dict[str, Path]:
+    """``points.csv`` (one row per point) and ``runs.csv`` (one row per run). Nothing
+    timing-dependent goes into ``runs.csv``; ``points.csv`` ends with the wall times."""
+    rows = [r.row(spec) for r in results]
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    points_path, runs_path = output / "points.csv", output / "runs.csv"
+    with points_path.open("w", newline="") as f:
+        w = csv.DictWriter(f, columns, restval="", lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    with runs_path.open("w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["instance", "agent", "threshold", "epsilon", "seed", "run", "stopping_time",
+                    "recommendation", "correct", "stopped"])
+        for r in results:
+            p = r.point
+            for i in range(r.runs):
+                w.writerow([p.instance, p.agent, p.threshold or "",
+                            "" if p.epsilon is None else p.epsilon, seed, i,
+                            int(r.stopping_time[i]), int(r.recommendation[i]),
+                            int(r.correct[i]), int(r.recommendation[i] >= 0)])
+    return {"points": points_path, "runs": runs_path}
+
+
+#: lower-bound curves are drawn at this many log-spaced ε (plus the grid points)
+N_CURVE_POINTS = 40
+
+
+#: line style of each threshold choice (one colour per agent)
+THRESHOLD_STYLES = {None: "-", "theory": "-", "empirical": (0, (4, 1.5))}
+
+
+def draw(spec: FigureSpec, results: Sequence[PointResult], output: Path, runs: int) -> list[Path]:
+    """One log–log panel per instance (PNG and PDF): one colour per agent, one line style per
+    threshold choice."""
+    from privenv.plotting import (
+        Baseline,
+        Reference,
+        StoppingSeries,
+        StoppingTimePanel,
+        agent_colors,
+        save_figure,
+        stopping_time_grid,
+    )
+    from privenv.problems.bai import INSTANCES as MEANS
+
+    agent_color = agent_colors(list(dict.fromkeys(r.point.agent for r in results)))
+    colors = {}
+    panels = []
+    all_eps = [r.point.epsilon for r in results if r.point.epsilon is not None]
+    for inst in dict.fromkeys(r.point.instance for r in results):
+        mine = [r for r in results if r.point.instance == inst]
+        series, baselines = [], []
+        for label in dict.fromkeys(r.point.label for r in mine):
+            pts = sorted((r for r in mine if r.point.label == label),
+                         key=lambda r: r.point.epsilon or 0.0)
+            p = pts[0].point
+            style = THRESHOLD_STYLES[p.threshold]
+            if p.epsilon is None:
+                label = f"{label} (non-private)"
+                baselines.append(Baseline(label, pts[0].tau_mean, pts[0].tau_sd,
+                                          "--" if p.threshold != "empirical" else ":"))
+            else:
+                series.append(StoppingSeries(
+                    label, np.array([r.point.epsilon for r in pts]),
+                    np.array([r.tau_mean for r in pts]), np.array([r.tau_sd for r in pts]),
+                    np.array([r.non_stopping > 0 for r in pts]), style))
+            colors[label] = agent_color[p.agent]
+        refs = []
+        if all_eps:
+            grid = np.unique(np.concatenate([
+                np.geomspace(min(all_eps), max(all_eps), N_CURVE_POINTS), all_eps]))
+            curves: dict[str, list[float]] = {}
+            for e in grid:
+                for name, v in spec.lower_bounds(inst, float(e)).items():
+                    curves.setdefault(name, []).append(v)
+            refs = [Reference(name, grid, np.array(v)) for name, v in curves.items()]
+        title = (f"{inst} = ({', '.join(f'{m:g}' for m in MEANS[inst])})\n"
+                 f"regime switch at ε = {spec.switch(inst):.3g}")
+        panels.append(StoppingTimePanel(title, series, baselines, refs,
+                                        [("regime switch of the bound", spec.switch(inst))]))
+    fig = stopping_time_grid(
+        panels, ncols=3, colors=colors,
+        suptitle=(f"Paper 3 {spec.paper}\nstopping time vs ε ({spec.model} DP), δ = {DELTA:g}, "
+                  f"{runs} runs, mean ± 1 sd"),
+        footnote=("grey: lower bounds on E[τ] × log(1/(2.4δ)); shaded vertical line: the ε where "
+                  "the (relaxed) bound switches regime;\nhollow markers: some runs hit the "
+                  "sample budget (their τ counts as the budget, so the mean is a lower bound); "
+                  "solid: theory thresholds, dashed: empirical"),
+    )
+    return save_figure(fig, output / spec.id)
+
+
+# -- the reproduction -----------------------------------------------------------------------------
+
+
+def reproduce(
+    spec: FigureSpec,
+    output: str | Path | None = None,
+    *,
+    quick: bool = False,
+    instances: Sequence[str] | None = None,
+    epsilons: Sequence[float] | None = None,
+    runs: int | None = None,
+    agents: Sequence[str] | None = None,
+    threshold: str = "both",
+    horizon: int | None = None,
+    chunk: int | None = None,
+    workers: int | None = None,
+    seed: int = 0,
+    progress: bool | str | ProgressCallback = True,
+    figure: bool = True,
+    backend: str = "local",
+    address: str | None = None,
+    resume: bool = False,
+    log: Callable[[str], None] | None = None,
+) -> Reproduction:
+    """Run a stopping-time-vs-ε reproduction and write its files; returns the results.
+
+    Args:
+        spec: :data:`LOCAL` or :data:`GLOBAL`.
+        output: directory (created); default ``results/<id>`` (``…-quick`` with ``quick``).
+        quick: the figure's quick scale (instances, ε, runs) instead of the full one.
+        instances, epsilons, runs, agents: override the scale's (restrict a reproduction).
+        threshold: ``"theory"``, ``"empirical"`` or ``"both"`` for the Top Two agents.
+        horizon: the sample budget per run (default: the env's, 10⁸).
+        chunk: runs per cell (default :func:`default_chunk`).
+        workers: worker processes (default: one per CPU).
+        seed: the seed of every point.
+        progress, figure, backend, address, resume: as in
+            :func:`privenv.reproduce.huber_fig1.reproduce`.
+        log: called with the cost estimate before running (e.g. ``print``).
+
+    Raises:
+        RuntimeError: if a cell failed (its error is in the store; ``resume`` retries it).
+    """
+    pl = plan(spec, quick=quick, instances=instances, epsilons=epsilons, runs=runs,
+              agents=agents, threshold=threshold, horizon=horizon, chunk=chunk, seed=seed)
+    if backend == "local":
+        workers = default_workers() if workers is None else check_int("workers", workers, low=1)
+    if log is not None:
+        log(pl.describe_cost(workers or default_workers()))
+    config = pl.sweep_config().validate()
+    out = Path(output if output is not None else spec.default_output + ("-quick" if quick else ""))
+    out.mkdir(parents=True, exist_ok=True)
+    store_path = out / STORE_NAME
+    if not resume:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{store_path}{suffix}").unlink(missing_ok=True)
+
+    start = time.perf_counter()
+    report = run_sweep(config, store_path, backend=backend, workers=workers, address=address,
+                       resume=resume, progress=progress)
+    if report.failed:
+        cell, error = report.failed[0]
+        raise RuntimeError(
+            f"{len(report.failed)} of {report.cells} cells failed (first: {cell.describe()}: "
+            f"{error}); the errors are in {store_path}; rerun with --resume to retry them")
+    with Store(store_path, create=False) as store:
+        stored = {r.config_id: r for r in store.results()}
+    n_chunks = -(-pl.runs // pl.chunk)  # cells come configuration by configuration
+    config_ids = {c: cell.config_id
+                  for c, cell in zip(config.configurations, config.cells()[::n_chunks],
+                                     strict=True)}
+    results = [PointResult.from_store(spec, p, stored[config_ids[p.configuration(pl.horizon)]],
+                                      pl.estimates[p])
+               for p in pl.points]
+    rep = Reproduction(spec, out, pl, results, 0.0, workers or 0, sweep=report)
+    rep.simulation_wall_s = time.perf_counter() - start
+    rep.files["store"] = store_path
+    rep.files.update(write_csvs(spec, results, out, pl.seed))
+    if figure:
+        png, pdf = draw(spec, results, out, pl.runs)
+        rep.files.update(png=png, pdf=pdf)
+    rep.files["metadata"] = out / "metadata.json"
+    rep.wall_s = time.perf_counter() - start
+    write_json(rep.files["metadata"], _metadata(rep, quick))
+    return rep
+
+
+def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
+    from privenv.problems.bai import INSTANCES as MEANS
+    from privenv.simulation import versions
+
+    spec, pl = rep.spec, rep.plan
+    points = []
+    for r in rep.results:
+        p = r.point
+        cell = SweepCell(ENV_ID, p.env_kwargs, p.agent, p.agent_kwargs, pl.horizon, pl.seed, 0,
+                         pl.runs, 1)
+        points.append({**r.row(spec), "agent_kwargs": p.agent_kwargs, "env_kwargs": p.env_kwargs,
+                       "agent_params": r.agent_params, **r.privacy,
+                       "lower_bounds": r.lower_bounds, "command": cell.command()})
+    instances = {}
+    for inst in dict.fromkeys(p.instance for p in pl.points):
+        instances[inst] = {"means": list(MEANS[inst]), **_times(inst),
+                           "non_private_bound": spec.lower_bounds(inst, None),
+                           "regime_switch_epsilon": spec.switch(inst)}
+    return {
+        "figure": spec.id,
+        "description": spec.description,
+        "paper": ("Azize, Jourdan, Al Marjani, Basu, Differentially Private Best-Arm "
+                  f"Identification, {spec.paper}"),
+        "created": utc_now(),
+        "argv": list(sys.argv),
+        "quick": quick,
+        "env": ENV_ID,
+        "delta": DELTA,
+        "runs": pl.runs,
+        "budget": pl.horizon,
+        "seed": pl.seed,
+        "chunk": pl.chunk,
+        "thresholds": sorted({p.threshold for p in pl.points if p.threshold}),
+        "confidence": CONFIDENCE,
+        "seeding": "every point uses the same seed; run i owns SeedSequence(seed, spawn_key=(i,)) "
+                   "(privenv.seeding), so agents and ε are compared on common random numbers",
+        "instances": instances,
+        "points": points,
+        "cost_model": {"step_seconds": STEP_SECONDS, "run_step_seconds": RUN_STEP_SECONDS,
+                       "inflation": {f"{a} [{t}]" if t else a: v
+                                     for (a, t), v in INFLATION.items()}, "tail": TAIL,
+                       "estimated_cpu_s": pl.total_seconds},
+        "workers": rep.workers,
+        "backend": rep.sweep.backend if rep.sweep else None,
+        "config_hash": rep.sweep.config_hash if rep.sweep else None,
+        "cells_resumed": rep.sweep.skipped if rep.sweep else 0,
+        "wall_s": rep.wall_s,
+        "simulation_wall_s": rep.simulation_wall_s,
+        "cell_wall_s_total": float(sum(r.wall_s for r in rep.results)),
+        "versions": versions(),
+        "files": {k: v.name for k, v in rep.files.items()},
+        "scale": {"full": asdict(spec.full), "quick": asdict(spec.quick)},
+    }
+
+
+# -- command line ---------------------------------------------------------------------------------
+
+
+def _names(text: str, what: str) -> list[str]:
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if not items:
+        raise ValueError(f"{what} must name at least one item, got {text!r}")
+    return items
+
+
+def _floats(text: str) -> list[float]:
+    out = []
+    for x in _names(text, "epsilons"):
+        try:
+            out.append(float(x))
+        except ValueError:
+            raise ValueError(f"epsilons must be comma-separated numbers > 0, got {x!r}") from None
+    return out
+
+
+def add_arguments(parser: argparse.ArgumentParser, spec: FigureSpec) -> None:
+    """Options of ``privenv reproduce bai-local`` / ``bai-global``."""
+    add_common_arguments(parser, spec.default_output)
+    q, f = spec.quick, spec.full
+    parser.add_argument("--instances", default=None, metavar="LIST",
+                        help=f"comma-separated instances among {','.join(INSTANCES)} (default: "
+                             f"all; {','.join(q.instances)} with --quick)")
+    parser.add_argument("--epsilons", default=None, metavar="LIST",
+                        help=f"comma-separated ε values (default: Appendix I's grid "
+                             f"{','.join(f'{e:g}' for e in f.epsilons)}; "
+                             f"{','.join(f'{e:g}' for e in q.epsilons)} with --quick)")
+    parser.add_argument("--runs", type=int, default=None,
+                        help=f"runs per point (default {f.runs}; {q.runs} with --quick)")
+    parser.add_argument("--agents", default=",".join(spec.agents),
+                        help=f"comma-separated agent names (default: {','.join(spec.agents)})")
+    parser.add_argument("--threshold", choices=THRESHOLD_CHOICES, default="both",
+                        help="stopping thresholds of the Top Two agents: the δ-correct ones of "
+                             "the paper's lemmas (theory), the authors' code (empirical, what "
+                             "the paper's figures used) or both (default; SPEC §6.1 asks for "
+                             "the comparison under both)")
+    parser.add_argument("--horizon", type=int, default=None, metavar="BUDGET",
+                        help="sample budget per run (default: the env's, 1e8); runs reaching it "
+                             "are reported as non-stopping")
+    parser.add_argument("--chunk", type=int, default=None, metavar="N",
+                        help="runs per cell (default: all runs below 200, else two halves); "
+                             "keep it fixed when resuming")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the points and the estimated cost, run nothing")
+
+
+def main(args: argparse.Namespace, spec: FigureSpec) -> int:
+    """Run from parsed command-line options; prints the cost estimate and the summary table."""
+    kwargs = dict(
+        quick=args.quick,
+        instances=None if args.instances is None else _names(args.instances, "instances"),
+        epsilons=None if args.epsilons is None else _floats(args.epsilons),
+        runs=args.runs, agents=_names(args.agents, "agents"), threshold=args.threshold,
+        horizon=args.horizon, chunk=args.chunk, seed=args.seed,
+    )
+    if args.dry_run:
+        pl = plan(spec, **kwargs)
+        print(pl.describe_cost(args.workers or default_workers()))
+        return 0
+    try:
+        rep = reproduce(spec, args.output, workers=args.workers, backend=args.backend,
+                        address=args.address, resume=args.resume, log=print, **kwargs)
+    except RuntimeError as e:
+        print(f"privenv reproduce {spec.id}: {e}", file=sys.stderr)
+        return 1
+    pl = rep.plan
+    print(f"{spec.id}: {len(pl.points)} points, {pl.runs} runs each, δ = {DELTA:g}, budget "
+          f"{pl.horizon:.3g}, {rep.sweep.backend}, wall time {rep.wall_s:.1f} s "
+          f"(estimated {_duration(pl.total_seconds)} CPU)")
+    print(f"stopping time τ (mean ± sd over runs; non-stopping runs count as the budget), the "
+          f"lower bound × log(1/(2.4δ)), wrong recommendations with their one-sided "
+          f"{100 * CONFIDENCE:g} % Clopper–Pearson upper bound:")
+    print(rep.table())
+    bad = [r for r in rep.results if r.error_bounds()[0] > DELTA]
+    below = [r for r in rep.results if r.tau_mean < r.lower_bound]
+    print(f"error ≤ δ consistent at every point: {'yes' if not bad else 'NO'}"
+          + "".join(f"\n  rejected: {r.point.instance} {r.point.label} ε={r.point.epsilon}"
+                    for r in bad))
+    print(f"every mean τ above its lower bound: {'yes' if not below else 'NO'}"
+          + "".join(f"\n  below: {r.point.instance} {r.point.label} ε={r.point.epsilon}"
+                    for r in below))
+    for name, path in rep.files.items():
+        print(f"{name:>9}: {path}")
+    return 0
+
+
+__all__ = ["CONFIDENCE", "DELTA", "FIGURE_SPECS", "GLOBAL", "GLOBAL_EPSILONS", "INSTANCES",
+           "LOCAL", "LOCAL_EPSILONS", "FigureSpec", "Plan", "Point", "PointResult",
+           "Reproduction", "Scale", "add_arguments", "default_chunk", "estimated_seconds",
+           "estimated_steps", "is_private", "main", "make_points", "plan", "reproduce",
+           "write_csvs"]
