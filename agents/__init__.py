@@ -33,6 +33,10 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "adap-tt": ("privenv.agents.adap_tt", "AdaPTT"),
     "adap-tt-star": ("privenv.agents.adap_tt", "AdaPTTStar"),
     "ttucb-dpa": ("privenv.agents.adap_tt", "TTUCBDPA"),
+    # linear contextual bandits: baselines of paper 4 (agents/linear.py)
+    "linucb": ("privenv.agents.linear", "LinUCB"),
+    "ldp-linucb": ("privenv.agents.linear", "LDPLinUCB"),
+    "input-perturbation-ols": ("privenv.agents.linear", "InputPerturbationOLS"),
 }
 
 
