@@ -53,7 +53,8 @@ RANGE_MARGIN_SD = 3.0
 
 
 class DPSE(BatchedElimination):
-    """DP-SE (Sajed & Sheffet 2019) for regret: ε-DP successive elimination, β = 1/T.
+    """DP-SE (Sajed & Sheffet 2019): ε-DP successive elimination, for regret (β = 1/T) and for
+    best-arm identification (β = δ, stop on the survivor; :class:`DPSEBAI`, built on BAI envs).
 
     Rewards must be bounded for the Laplace sensitivity: every reward x is mapped to
     (x − lo)/(hi − lo) and **clipped to [0, 1] as part of the algorithm** (``reward_range``). On

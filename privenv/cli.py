@@ -178,7 +178,9 @@ def agent_catalogue() -> list[dict[str, Any]]:
     first env it accepts), one-line description from the class docstring, parameters, envs."""
     import gymnasium as gym
 
-    from privenv.agents import REGISTRY, make
+    from privenv.agents import REGISTRY, env_kwargs_for, make
+    from privenv.privacy.guarantee import system_guarantee
+    from privenv.simulation import wrapper_guarantees
 
     envs = {}
     for env_id in _env_ids():
@@ -201,12 +203,17 @@ def agent_catalogue() -> list[dict[str, Any]]:
                    parameters=[k for k in _params(cls) if k != "n_runs"])
         fits, privacy = [], None
         for env_id, env in envs.items():
+            needs = env_kwargs_for(cls)  # e.g. CTB-TT: the sample in the reward
             try:
-                agent = make(name, env, 1)
+                own = gym.make(env_id, **needs) if needs else env
+                agent = make(name, own, 1)
+                system = agent.wrap_env(own)  # a local-DP system's randomizer wrapper
             except (ValueError, TypeError):
                 continue
             fits.append(env_id)
-            privacy = privacy or agent.privacy
+            privacy = privacy or system_guarantee(agent.privacy, wrapper_guarantees(system))
+            if own is not env:
+                own.close()
         row.update(envs=fits, privacy_model=privacy.model if privacy else None,
                    privacy=str(privacy) if privacy else None)
         out.append(row)

@@ -157,6 +157,10 @@ def test_envs_and_agents_listings(capsys):
     assert listed["ucb1"]["privacy_model"] == "none"
     assert listed["ucb1"]["description"].startswith("UCB1")
     assert "HuberBandit-v0" in listed["ucb1"]["envs"]
+    # a local-DP system (randomizer wrapper + learner) is listed with the wrapper's guarantee
+    assert listed["ctb-tt"]["privacy_model"] == "local"
+    assert listed["ctb-tt"]["envs"] == ["BestArmIdentification-v0"]
+    assert listed["adap-tt"]["privacy_model"] == "central"
 
     assert main(["envs"]) == 0 and "HuberBandit-v0" in capsys.readouterr().out
     assert main(["agents"]) == 0 and "ucb1" in capsys.readouterr().out
