@@ -634,8 +634,8 @@ class LaplaceLabel(LocalDPRewardWrapper):
 
     It is *not* the user-side randomizer of LDP-LinUCB (Zheng et al. 2020; SPEC §3.3), where each
     user sends (φφᵀ + symmetric Gaussian noise, φy + Gaussian noise) for the chosen action and the
-    learner never touches the raw pair: that is a per-agent user-side component of the linear
-    agents, not this wrapper.
+    learner never touches the raw pair: that is
+    :class:`~privenv.wrappers.ldp_linear.GaussianStatistics` (and its vector twin).
 
     ## Rewards
     A Python float, unbiased for y. An env that declares unbounded labels
