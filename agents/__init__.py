@@ -37,6 +37,8 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "linucb": ("privenv.agents.linear", "LinUCB"),
     "ldp-linucb": ("privenv.agents.linear", "LDPLinUCB"),
     "input-perturbation-ols": ("privenv.agents.linear", "InputPerturbationOLS"),
+    # paper 4: LPLR oracle + RegCB elimination (agents/lplr.py)
+    "lplr-regcb": ("privenv.agents.lplr", "LPLRRegCB"),
 }
 
 
