@@ -35,10 +35,9 @@ import math
 import numpy as np
 from scipy.special import lambertw
 
-from privenv._validation import check_choice, check_epsilon, check_real
+from privenv._validation import check_choice, check_epsilon
 from privenv.agents.top_two import (
     C_G,
-    THRESHOLDS,
     TopTwo,
     empirical_threshold,
     gaussian_bonus,
@@ -394,10 +393,8 @@ class AdaPTT(DoublingTopTwo):
         n_runs: int = 1,
     ) -> None:
         super().__init__(K, check_epsilon(epsilon), delta, beta, reward_mode, n_runs)
-        self.threshold = check_choice("threshold", threshold, THRESHOLDS)
+        self.set_gaussian_parameters(threshold, sigma)
         self.bonus_kind = check_choice("bonus", bonus, BONUSES)
-        self.sigma = check_real("sigma", sigma, low=0.0, low_open=True, high=math.inf,
-                                high_open=True)
 
     @property
     def privacy(self) -> PrivacyGuarantee:
@@ -496,12 +493,7 @@ class TTUCBDPA(DoublingTopTwo):
         n_runs: int = 1,
     ) -> None:
         super().__init__(K, math.inf, delta, beta, reward_mode, n_runs)
-        self.threshold = check_choice("threshold", threshold, THRESHOLDS)
-        self.sigma = check_real("sigma", sigma, low=0.0, low_open=True, high=math.inf,
-                                high_open=True)
-        self.alpha = check_real("alpha", alpha, low=1.0, low_open=True, high=math.inf,
-                                high_open=True)
-        self.s = check_real("s", s, low=1.0, low_open=True, high=math.inf, high_open=True)
+        self.set_gaussian_parameters(threshold, sigma, alpha, s)
 
     def transport(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
         return gaussian_transport(_at(mu, a), mu, _at(w, a), w, self.sigma)

@@ -153,6 +153,20 @@ class TopTwo(Agent):
         self._runs = np.arange(self.n_runs)
         self._arms = np.arange(self.K)
 
+    def set_gaussian_parameters(
+        self, threshold: str, sigma: float, alpha: float | None = None, s: float | None = None
+    ) -> None:
+        """Validate and store the parameters of the Gaussian ingredients (eq. 3, 4): the threshold
+        choice, σ > 0 and, for a UCB bonus b^G, α > 1 and s > 1."""
+        self.threshold = check_choice("threshold", threshold, THRESHOLDS)
+        self.sigma = check_real("sigma", sigma, low=0.0, low_open=True, high=math.inf,
+                                high_open=True)
+        if alpha is not None:
+            self.alpha = check_real("alpha", alpha, low=1.0, low_open=True, high=math.inf,
+                                    high_open=True)
+        if s is not None:
+            self.s = check_real("s", s, low=1.0, low_open=True, high=math.inf, high_open=True)
+
     # -- ingredients (overridden by instances) ---------------------------------------------------
     def estimates(self) -> tuple[np.ndarray, np.ndarray]:
         """(μ̃, Ñ), each (n_runs, K): the MLE (Algorithm 2) — empirical means and counts."""
@@ -271,12 +285,7 @@ class TTUCB(TopTwo):
         n_runs: int = 1,
     ) -> None:
         super().__init__(K, delta=delta, beta=beta, reward_mode=reward_mode, n_runs=n_runs)
-        self.threshold = check_choice("threshold", threshold, THRESHOLDS)
-        self.sigma = check_real("sigma", sigma, low=0.0, low_open=True, high=math.inf,
-                                high_open=True)
-        self.alpha = check_real("alpha", alpha, low=1.0, low_open=True, high=math.inf,
-                                high_open=True)
-        self.s = check_real("s", s, low=1.0, low_open=True, high=math.inf, high_open=True)
+        self.set_gaussian_parameters(threshold, sigma, alpha, s)
         if self.threshold == "theory":
             self._c0 = glr_threshold_constant(self.K, self.delta)
 

@@ -68,10 +68,16 @@ from typing import Any
 import numpy as np
 
 from privenv._validation import check_choice, check_epsilon, check_int
-from privenv.reproduce.cells import add_common_arguments, default_workers, utc_now, write_json
-from privenv.store import ConfigResult, Store
+from privenv.reproduce.cells import (
+    add_common_arguments,
+    default_workers,
+    run_figure_sweep,
+    utc_now,
+    write_json,
+)
+from privenv.store import ConfigResult
 from privenv.sweep import Cell as SweepCell
-from privenv.sweep import Configuration, ProgressCallback, SweepConfig, SweepReport, run_sweep
+from privenv.sweep import Configuration, ProgressCallback, SweepConfig, SweepReport
 
 ENV_ID = "BestArmIdentification-v0"
 #: the risk of every experiment of paper 3
@@ -82,7 +88,6 @@ THRESHOLDS: tuple[str, ...] = ("theory", "empirical")
 THRESHOLD_CHOICES: tuple[str, ...] = (*THRESHOLDS, "both")
 #: level of the one-sided Clopper–Pearson bounds on the error probability
 CONFIDENCE = 0.95
-STORE_NAME = "results.sqlite"
 #: ε grids of Appendix I
 LOCAL_EPSILONS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9,
                                      1.0, 10.0, 100.0)
@@ -687,22 +692,10 @@ def reproduce(
         log(pl.describe_cost(workers or default_workers()))
     config = pl.sweep_config().validate()
     out = Path(output if output is not None else spec.default_output + ("-quick" if quick else ""))
-    out.mkdir(parents=True, exist_ok=True)
-    store_path = out / STORE_NAME
-    if not resume:
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{store_path}{suffix}").unlink(missing_ok=True)
-
     start = time.perf_counter()
-    report = run_sweep(config, store_path, backend=backend, workers=workers, address=address,
-                       resume=resume, progress=progress)
-    if report.failed:
-        cell, error = report.failed[0]
-        raise RuntimeError(
-            f"{len(report.failed)} of {report.cells} cells failed (first: {cell.describe()}: "
-            f"{error}); the errors are in {store_path}; rerun with --resume to retry them")
-    with Store(store_path, create=False) as store:
-        stored = {r.config_id: r for r in store.results()}
+    report, store_path, stored = run_figure_sweep(config, out, resume=resume, backend=backend,
+                                                  workers=workers, address=address,
+                                                  progress=progress)
     n_chunks = -(-pl.runs // pl.chunk)  # cells come configuration by configuration
     config_ids = {c: cell.config_id
                   for c, cell in zip(config.configurations, config.cells()[::n_chunks],

@@ -13,11 +13,18 @@ import argparse
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privenv.backends import BACKENDS
 from privenv.backends.local import default_workers
 from privenv.store import utc_now
+
+if TYPE_CHECKING:
+    from privenv.store import ConfigResult
+    from privenv.sweep import SweepConfig, SweepReport
+
+#: the results store of a figure, in its output directory
+STORE_NAME = "results.sqlite"
 
 
 def add_common_arguments(parser: argparse.ArgumentParser, default_output: str) -> None:
@@ -41,6 +48,41 @@ def add_common_arguments(parser: argparse.ArgumentParser, default_output: str) -
                         help="scheduler address of a distributed backend")
 
 
+def run_figure_sweep(
+    config: SweepConfig,
+    out: Path,
+    *,
+    resume: bool,
+    backend: str,
+    workers: int | None,
+    address: str | None,
+    progress: Any,
+) -> tuple[SweepReport, Path, dict[str, ConfigResult]]:
+    """Run a figure's sweep into ``out/results.sqlite`` (started afresh unless ``resume``).
+
+    Returns the sweep report, the store's path and the stored results by configuration id.
+    Raises ``RuntimeError`` if a cell failed (its error is in the store; ``resume`` retries it).
+    """
+    from privenv.store import Store
+    from privenv.sweep import run_sweep
+
+    out.mkdir(parents=True, exist_ok=True)
+    store_path = out / STORE_NAME
+    if not resume:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{store_path}{suffix}").unlink(missing_ok=True)
+    report = run_sweep(config, store_path, backend=backend, workers=workers, address=address,
+                       resume=resume, progress=progress)
+    if report.failed:
+        cell, error = report.failed[0]
+        raise RuntimeError(
+            f"{len(report.failed)} of {report.cells} cells failed (first: {cell.describe()}: "
+            f"{error}); the errors are in {store_path}; rerun with --resume to retry them")
+    with Store(store_path, create=False) as store:
+        stored = {r.config_id: r for r in store.results()}
+    return report, store_path, stored
+
+
 def json_ready(value: Any) -> Any:
     """``value`` with numpy scalars/arrays and non-finite floats made JSON-friendly."""
     if isinstance(value, dict):
@@ -59,4 +101,12 @@ def write_json(path: Path, data: dict[str, Any]) -> Path:
     return path
 
 
-__all__ = ["add_common_arguments", "default_workers", "json_ready", "utc_now", "write_json"]
+__all__ = [
+    "STORE_NAME",
+    "add_common_arguments",
+    "default_workers",
+    "json_ready",
+    "run_figure_sweep",
+    "utc_now",
+    "write_json",
+]

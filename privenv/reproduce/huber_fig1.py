@@ -56,9 +56,15 @@ from typing import Any
 import numpy as np
 
 from privenv._validation import check_int
-from privenv.reproduce.cells import add_common_arguments, default_workers, utc_now, write_json
-from privenv.store import ConfigResult, Store
-from privenv.sweep import Configuration, ProgressCallback, SweepConfig, SweepReport, run_sweep
+from privenv.reproduce.cells import (
+    add_common_arguments,
+    default_workers,
+    run_figure_sweep,
+    utc_now,
+    write_json,
+)
+from privenv.store import ConfigResult
+from privenv.sweep import Configuration, ProgressCallback, SweepConfig, SweepReport
 
 ID = "huber-fig1"
 DESCRIPTION = ("paper 1, Figure 1 (a-f): PRAE-R, PRAE-C and DPRSE on heavy-tailed bandits with "
@@ -83,8 +89,6 @@ QUICK = Scale(runs=10, horizon=10_000)
 #: log-spaced regret checkpoints per run (the curves of the figure)
 N_CHECKPOINTS = 200
 DEFAULT_OUTPUT = "results/huber-fig1"
-#: the results store, in the output directory
-STORE_NAME = "results.sqlite"
 
 _INLIER_NAMES = {"student-t": "Student's t", "pareto": "Pareto"}
 
@@ -375,22 +379,10 @@ def reproduce(
     cells = make_cells(agents, runs, horizon, seed)
     config = sweep_config(cells).validate()
     out = Path(output if output is not None else DEFAULT_OUTPUT + ("-quick" if quick else ""))
-    out.mkdir(parents=True, exist_ok=True)
-    store_path = out / STORE_NAME
-    if not resume:
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{store_path}{suffix}").unlink(missing_ok=True)
-
     start = time.perf_counter()
-    report = run_sweep(config, store_path, backend=backend, workers=workers, address=address,
-                       resume=resume, progress=progress)
-    if report.failed:
-        cell, error = report.failed[0]
-        raise RuntimeError(
-            f"{len(report.failed)} of {report.cells} cells failed (first: {cell.describe()}: "
-            f"{error}); the errors are in {store_path}; rerun with --resume to retry them")
-    with Store(store_path, create=False) as store:
-        stored = {r.config_id: r for r in store.results()}
+    report, store_path, stored = run_figure_sweep(config, out, resume=resume, backend=backend,
+                                                  workers=workers, address=address,
+                                                  progress=progress)
     by_config = dict(zip(config.configurations, config.cells(), strict=True))
     results = [CellResult.from_store(c, stored[by_config[c.configuration].config_id])
                for c in cells]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from privenv.cli import main
-from privenv.reproduce import huber_fig1 as fig1
+from privenv.reproduce.cells import STORE_NAME
 from privenv.store import Store
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "demo-sweep.toml"
@@ -142,13 +142,13 @@ def test_huber_fig1_writes_its_store_and_resumes(tmp_path, capsys):
             "--workers", "2"]
     assert main(args) == 0
     capsys.readouterr()
-    store = out / fig1.STORE_NAME
+    store = out / STORE_NAME
     first = {n: (out / n).read_bytes() for n in ("runs.csv", "curves.csv")}
     with Store(store, create=False) as st:
         assert st.counts() == {"done": 18, "failed": 0, "runs": 36}
         assert st.last_sweep()["name"] == "huber-fig1"
     meta = json.loads((out / "metadata.json").read_text())
-    assert meta["files"]["store"] == fig1.STORE_NAME and meta["cells_resumed"] == 0
+    assert meta["files"]["store"] == STORE_NAME and meta["cells_resumed"] == 0
 
     # an interrupted reproduction: drop 5 finished cells, then --resume runs exactly those
     conn = sqlite3.connect(store)
