@@ -384,6 +384,16 @@ def _observation(features: np.ndarray, message: dict[str, np.ndarray]) -> dict[s
 # ---------------------------------------------------------------------------------------------
 
 
+def _check_linear_env(env: Any, name: str, randomizer: LinearMessageRandomizer) -> None:
+    """Refuse, at construction, an env this randomizer cannot protect: the wrong feedback channel,
+    another dimension d, or unbounded labels (unless the randomizer clips)."""
+    _check_feedback_channel(env, name)
+    _, d = _linear_shape(env, name)
+    if d != randomizer.d:
+        raise ValueError(f"the randomizer is built for d={randomizer.d}, the env has d={d}")
+    _check_label_bound(env, name, randomizer.clip)
+
+
 class LinearMessageWrapper(_LocalDP, gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Releases each user's randomized message about the chosen (φ, y) in the observation of a
     single privenv linear contextual env (module docstring: observation
@@ -397,12 +407,7 @@ class LinearMessageWrapper(_LocalDP, gym.Wrapper, gym.utils.RecordConstructorArg
     def __init__(self, env: gym.Env, randomizer: LinearMessageRandomizer) -> None:
         gym.utils.RecordConstructorArgs.__init__(self, randomizer=randomizer)
         gym.Wrapper.__init__(self, env)
-        name = type(self).__name__
-        _check_feedback_channel(env, name)
-        A, d = _linear_shape(env, name)
-        if d != randomizer.d:
-            raise ValueError(f"the randomizer is built for d={randomizer.d}, the env has d={d}")
-        _check_label_bound(env, name, randomizer.clip)
+        _check_linear_env(env, type(self).__name__, randomizer)
         self.randomizer = randomizer
         self.stack_index = ldp_stack_depth(env)
         self.observation_space = spaces.Dict(
@@ -444,12 +449,7 @@ class LinearMessageVectorWrapper(_LocalDP, VectorWrapper):
 
     def __init__(self, env: VectorEnv, randomizer: LinearMessageRandomizer) -> None:
         VectorWrapper.__init__(self, env)
-        name = type(self).__name__
-        _check_feedback_channel(env, name)
-        A, d = _linear_shape(env, name)
-        if d != randomizer.d:
-            raise ValueError(f"the randomizer is built for d={randomizer.d}, the env has d={d}")
-        _check_label_bound(env, name, randomizer.clip)
+        _check_linear_env(env, type(self).__name__, randomizer)
         self.randomizer = randomizer
         self.stack_index = ldp_stack_depth(env)
         self.single_observation_space = spaces.Dict(
