@@ -37,6 +37,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "linucb": ("privenv.agents.linear", "LinUCB"),
     "ldp-linucb": ("privenv.agents.linear", "LDPLinUCB"),
     "input-perturbation-ols": ("privenv.agents.linear", "InputPerturbationOLS"),
+    "central-dp-linucb": ("privenv.agents.linear", "CentralDPLinUCB"),
     # paper 4: LPLR oracle + RegCB elimination (agents/lplr.py)
     "lplr-regcb": ("privenv.agents.lplr", "LPLRRegCB"),
 }

@@ -144,6 +144,42 @@ UNIT = "(context, reward)"
 # ---------------------------------------------------------------------------------------------
 
 
+def validate_linear_input(
+    phi: np.ndarray,
+    y: np.ndarray,
+    d: int,
+    clip: bool,
+    description: str,
+    runs: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One user's (φ, y) per row as float64 with ‖φ‖₂ ≤ 1 and |y| ≤ 1 (φ projected onto the unit
+    ball and y clipped if ``clip``), else ``ValueError`` naming the bound, the mechanism
+    (``description``) and the run (``runs[j]`` for row j if given)."""
+    phi = np.asarray(phi, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if phi.ndim != 2 or phi.shape[1] != d or y.shape != phi.shape[:1]:
+        raise ValueError(f"phi must have shape (n, {d}) and y shape (n,), got "
+                         f"{phi.shape} and {y.shape}")
+    which = (lambda j: j) if runs is None else (lambda j: int(runs[j]))
+    hint = "" if clip else " (pass clip=True to clip it)"
+    bad_y = np.isnan(y) if clip else ~(np.abs(y) <= 1.0)
+    if bad_y.any():
+        j = int(np.flatnonzero(bad_y)[0])
+        raise ValueError(f"reward must lie in [-1, 1] for {description}{hint}, got "
+                         f"{y[j]!r} (run {which(j)})")
+    norm = np.sqrt(np.einsum("ni,ni->n", phi, phi))
+    limit = np.inf if clip else 1.0 + NORM_TOLERANCE
+    bad_phi = ~(norm <= limit)  # NaN is bad
+    if bad_phi.any():
+        j = int(np.flatnonzero(bad_phi)[0])
+        raise ValueError(f"the chosen features must have Euclidean norm in [0, 1] for "
+                         f"{description}{hint}, got norm {norm[j]!r} (run {which(j)})")
+    over = norm > 1.0
+    if over.any():  # rounding (or clip=True): project onto the unit ball
+        phi = phi / np.where(over, norm, 1.0)[:, None]
+    return phi, np.clip(y, -1.0, 1.0)
+
+
 class LinearMessageRandomizer(ABC):
     """A local randomizer of one user's pair (φ, y), ‖φ‖₂ ≤ 1, |y| ≤ 1, into a message.
 
@@ -195,29 +231,7 @@ class LinearMessageRandomizer(ABC):
         self, phi: np.ndarray, y: np.ndarray, runs: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """(φ, y) as float64 with ‖φ‖₂ ≤ 1 and |y| ≤ 1 (clipped if ``clip``), else ValueError."""
-        phi = np.asarray(phi, dtype=np.float64)
-        y = np.asarray(y, dtype=np.float64)
-        if phi.ndim != 2 or phi.shape[1] != self.d or y.shape != phi.shape[:1]:
-            raise ValueError(f"phi must have shape (n, {self.d}) and y shape (n,), got "
-                             f"{phi.shape} and {y.shape}")
-        which = (lambda j: j) if runs is None else (lambda j: int(runs[j]))
-        hint = "" if self.clip else " (pass clip=True to clip it)"
-        bad_y = np.isnan(y) if self.clip else ~(np.abs(y) <= 1.0)
-        if bad_y.any():
-            j = int(np.flatnonzero(bad_y)[0])
-            raise ValueError(f"reward must lie in [-1, 1] for {self.description}{hint}, got "
-                             f"{y[j]!r} (run {which(j)})")
-        norm = np.sqrt(np.einsum("ni,ni->n", phi, phi))
-        limit = np.inf if self.clip else 1.0 + NORM_TOLERANCE
-        bad_phi = ~(norm <= limit)  # NaN is bad
-        if bad_phi.any():
-            j = int(np.flatnonzero(bad_phi)[0])
-            raise ValueError(f"the chosen features must have Euclidean norm in [0, 1] for "
-                             f"{self.description}{hint}, got norm {norm[j]!r} (run {which(j)})")
-        over = norm > 1.0
-        if over.any():  # rounding (or clip=True): project onto the unit ball
-            phi = phi / np.where(over, norm, 1.0)[:, None]
-        return phi, np.clip(y, -1.0, 1.0)
+        return validate_linear_input(phi, y, self.d, self.clip, self.description, runs)
 
     def __call__(self, phi: np.ndarray, y: np.ndarray, draws: np.ndarray,
                  runs: np.ndarray | None = None) -> dict[str, np.ndarray]:
