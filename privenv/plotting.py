@@ -16,6 +16,11 @@ Best-arm identification (paper 3, Figures 1–4) uses :class:`StoppingTimePanel`
 :func:`stopping_time_grid`: per agent the mean ± 1 sd stopping time against ε (log–log), non-private
 references as horizontal lines, lower bounds as grey curves and the regime switch as a shaded
 vertical line.
+
+Regret against the horizon T on log–log axes (paper 4's rates) uses :class:`LogLogPanel` values and
+:func:`loglog_grid`: per agent the mean final regret of each horizon with its ± 1 sd, the
+least-squares line of log mean regret on log T (:func:`loglog_slope`, with a bootstrap confidence
+interval over runs) and its slope in the legend, references as grey lines.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from privenv._validation import check_int, check_real
 
 #: line styles of reference (theory) curves, in order
 REFERENCE_STYLES = ((0, (5, 2)), (0, (1, 1.5)), (0, (5, 2, 1, 2)), (0, (8, 3)))
@@ -258,7 +265,7 @@ def draw_stopping_time(ax: Any, panel: StoppingTimePanel,
     ax.set_xlabel("privacy budget ε", fontsize=8)
     ax.set_ylabel("stopping time τ", fontsize=8)
     ax.tick_params(labelsize=7)
-    ax.grid(alpha=0.3, lw=0.5, which="both")
+    ax.grid(alpha=0.3, lw=0.5)
 
 
 def stopping_time_grid(
@@ -331,6 +338,182 @@ def save_figure(fig: Any, stem: str | Path, formats: Sequence[str] = ("png", "pd
     return paths
 
 
-__all__ = ["Baseline", "Reference", "RegretPanel", "StoppingSeries", "StoppingTimePanel",
-           "agent_colors", "draw_regret", "draw_stopping_time", "mean_sd", "regret_grid",
+# -- regret against the horizon on log–log axes (fitted slopes) ------------------------------------
+
+
+@dataclass(frozen=True)
+class SlopeFit:
+    """The least-squares line log ȳ = intercept + slope·log t through the mean over runs ȳ(t).
+
+    ``low``/``high`` is the percentile bootstrap interval of the slope at ``level`` over
+    ``n_boot`` resamples of the runs (NaN without resamples); ``n_valid`` resamples had a positive
+    mean at every t (only those give a slope).
+    """
+
+    slope: float
+    intercept: float
+    low: float
+    high: float
+    level: float
+    n_boot: int
+    n_valid: int
+
+    def line(self, t: np.ndarray) -> np.ndarray:
+        """The fitted power law e^intercept · t^slope at ``t``."""
+        return np.exp(self.intercept) * np.asarray(t, dtype=float) ** self.slope
+
+    def text(self) -> str:
+        """``"0.51 [0.47, 0.55]"``."""
+        if not np.isfinite(self.low):
+            return f"{self.slope:.2f}"
+        return f"{self.slope:.2f} [{self.low:.2f}, {self.high:.2f}]"
+
+
+def _slopes(x: np.ndarray, log_y: np.ndarray) -> np.ndarray:
+    """Least-squares slopes of the rows of ``log_y`` on ``x``."""
+    xc = x - x.mean()
+    return (log_y - log_y.mean(axis=-1, keepdims=True)) @ xc / (xc @ xc)
+
+
+def loglog_slope(
+    t: np.ndarray, values: np.ndarray, *, n_boot: int = 2000, level: float = 0.95, seed: int = 0
+) -> SlopeFit:
+    """Fit log(mean regret) = a + b·log t by least squares; bootstrap the slope b over runs.
+
+    Args:
+        t: increasing positive times (horizons or checkpoints), length m ≥ 2.
+        values: per-run values at ``t``, shape ``(n_runs, m)`` (or ``(m,)`` for one run); the mean
+            over runs must be positive at every t.
+        n_boot: bootstrap resamples (0: no interval). A resample draws ``n_runs`` rows with
+            replacement, keeping each run's values at all t together (the runs of a reproduction
+            share their seeds across horizons, so the columns are paired).
+        level: confidence level of the percentile interval, in (0, 1).
+        seed: seed of the resampling.
+    """
+    t = np.asarray(t, dtype=float)
+    v = np.asarray(values, dtype=float)
+    if v.ndim == 1:
+        v = v[None]
+    if t.ndim != 1 or t.size < 2 or not np.all(np.isfinite(t)) or np.any(t <= 0) or np.any(
+            np.diff(t) <= 0):
+        raise ValueError(f"t must be at least 2 increasing positive finite times, got {t!r}")
+    if v.ndim != 2 or v.shape[1] != t.size or v.shape[0] < 1:
+        raise ValueError(f"values must have shape (n_runs, {t.size}), got {v.shape}")
+    if not np.all(np.isfinite(v)):
+        raise ValueError("values must be finite")
+    n_boot = check_int("n_boot", n_boot, low=0)
+    level = check_real("level", level, low=0.0, low_open=True, high=1.0, high_open=True)
+    mean = v.mean(axis=0)
+    if np.any(mean <= 0):
+        raise ValueError(f"values must have a positive mean at every t to fit a log–log slope; "
+                         f"the mean is {mean[mean <= 0][0]:g} at t = {t[mean <= 0][0]:g}")
+    x = np.log(t)
+    slope = float(_slopes(x, np.log(mean)))
+    intercept = float(np.log(mean).mean() - slope * x.mean())
+    low = high = float("nan")
+    n_valid = 0
+    if n_boot:
+        rng = np.random.default_rng(seed)
+        boot = v[rng.integers(0, v.shape[0], size=(n_boot, v.shape[0]))].mean(axis=1)
+        ok = np.all(boot > 0, axis=1)
+        n_valid = int(ok.sum())
+        if n_valid:
+            b = _slopes(x, np.log(boot[ok]))
+            low, high = (float(q) for q in np.quantile(b, [(1 - level) / 2, (1 + level) / 2]))
+    return SlopeFit(slope, intercept, low, high, level, n_boot, n_valid)
+
+
+@dataclass
+class LogLogSeries:
+    """One agent's final regret at several horizons.
+
+    Args:
+        label: legend text (the fitted slope is appended).
+        t: the horizons (length m).
+        values: per-run final regret at each horizon, shape ``(n_runs, m)``; drawn as the mean
+            with ± 1 sd error bars (ddof = 1; none for one run).
+        fit: the fitted line (drawn dashed in the series' colour), or ``None``.
+    """
+
+    label: str
+    t: np.ndarray
+    values: np.ndarray
+    fit: SlopeFit | None = None
+
+
+@dataclass
+class LogLogPanel:
+    """One log–log panel: several :class:`LogLogSeries` and grey reference lines."""
+
+    title: str
+    series: Sequence[LogLogSeries]
+    references: Sequence[Reference] = field(default_factory=tuple)
+
+
+def draw_loglog(ax: Any, panel: LogLogPanel, colors: Mapping[str, Any] | None = None) -> None:
+    """Draw ``panel`` on a matplotlib ``Axes``: mean ± 1 sd per horizon, fitted lines, references.
+    Non-positive means (nothing to show on a log axis) are left out."""
+    colors = colors or agent_colors([s.label for s in panel.series])
+    for s in panel.series:
+        t = np.asarray(s.t, dtype=float)
+        mean, sd = mean_sd(s.values)
+        keep = mean > 0
+        label = s.label + (f": slope {s.fit.text()}" if s.fit is not None else "")
+        if not keep.all():
+            label += f" ({int((~keep).sum())} of {keep.size} means ≤ 0, not shown)"
+        lower = np.minimum(sd, 0.95 * mean)  # a log axis cannot show mean − sd ≤ 0
+        ax.errorbar(t[keep], mean[keep], yerr=[lower[keep], sd[keep]], color=colors[s.label],
+                    marker="o", ms=3.5, lw=0, elinewidth=1.0, capsize=2, label=label)
+        if s.fit is not None:
+            ax.plot(t, s.fit.line(t), color=colors[s.label], lw=1.2, ls="--")
+    for i, ref in enumerate(panel.references):
+        ax.plot(np.asarray(ref.t, dtype=float), np.asarray(ref.y, dtype=float), color="0.35",
+                lw=1.0, ls=REFERENCE_STYLES[i % len(REFERENCE_STYLES)], label=ref.label)
+    from matplotlib.ticker import NullFormatter
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):  # label the decades only (minor labels collide)
+        axis.set_minor_formatter(NullFormatter())
+    ax.set_title(panel.title, fontsize=9)
+    ax.set_xlabel("horizon T", fontsize=8)
+    ax.set_ylabel("cumulative regret at T", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.grid(alpha=0.3, lw=0.5)
+
+
+def loglog_grid(
+    panels: Sequence[LogLogPanel],
+    ncols: int = 2,
+    panel_size: tuple[float, float] = (4.6, 3.6),
+    suptitle: str | None = None,
+    footnote: str | None = None,
+) -> Any:
+    """A ``matplotlib.figure.Figure`` with one log–log subplot per panel (row-major), a shared
+    colour per agent and one legend per panel."""
+    if not panels:
+        raise ValueError("panels must contain at least one LogLogPanel")
+    Figure, FigureCanvasAgg = _matplotlib()
+    ncols = min(ncols, len(panels))
+    nrows = -(-len(panels) // ncols)
+    fig = Figure(figsize=(panel_size[0] * ncols, panel_size[1] * nrows + (0.4 if footnote else 0)),
+                 layout="constrained")
+    FigureCanvasAgg(fig)
+    colors = agent_colors(list(dict.fromkeys(s.label for p in panels for s in p.series)))
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    for ax, panel in zip(axes.ravel(), panels, strict=False):
+        draw_loglog(ax, panel, colors)
+        ax.legend(fontsize=6, loc="upper left", framealpha=0.85)
+    for ax in axes.ravel()[len(panels):]:
+        ax.set_visible(False)
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=11)
+    if footnote:
+        fig.supxlabel(footnote, fontsize=7, color="0.3")
+    return fig
+
+
+__all__ = ["Baseline", "LogLogPanel", "LogLogSeries", "Reference", "RegretPanel", "SlopeFit",
+           "StoppingSeries", "StoppingTimePanel", "agent_colors", "draw_loglog", "draw_regret",
+           "draw_stopping_time", "loglog_grid", "loglog_slope", "mean_sd", "regret_grid",
            "save_figure", "stopping_time_grid"]

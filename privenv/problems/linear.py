@@ -19,7 +19,7 @@ random numbers), and the law of the observed reward is exactly the one above.
 Context generators (``contexts=``):
 
 * ``"sphere"`` (default): φ(x_t, a) = g_a/‖g_a‖, g_a ~ N(0, I_d) i.i.d. per action (uniform on
-  the unit sphere);
+  the unit sphere; the normals are made by Box–Muller in float32, see :func:`_unit_sphere`);
 * ``"disjoint"``: the disjoint linear model: one context x_t uniform on the unit sphere of ℝ^p,
   φ(x_t, a) = e_a ⊗ x_t (x_t in block a of ℝ^{A·p}, zeros elsewhere), so d = A·p and
   ⟨φ(x, a), θ*⟩ = ⟨x, θ*_a⟩ with θ*_a the a-th block;
@@ -69,13 +69,47 @@ CONTEXTS = ("sphere", "disjoint", "hard", "paper2", "dataset")
 NOISES = ("bounded", "gaussian")
 DATASETS = ("wine", "digits", "breast_cancer")
 
-#: values per run kept in a random-stream buffer (float32 features: 4 MiB per run)
-_BUFFER_VALUES = 2**20
+#: values per run kept in a random-stream buffer (float32 features: 128 KiB per run). Small on
+#: purpose: a refill's temporaries then stay in cache and in malloc's heap (a 1 MiB block cost
+#: ~1.5 ns a value in page faults alone on the benchmark machine).
+_BUFFER_VALUES = 2**15
 
 
 def _unit_rows(g: np.ndarray) -> np.ndarray:
     """Rows of ``g`` (last axis) normalized to unit Euclidean norm (in ``g``'s precision)."""
     return g / np.sqrt(np.einsum("...i,...i->...", g, g))[..., None]
+
+
+def _unit_sphere(gen: np.random.Generator, shape: tuple[int, ...], d: int) -> np.ndarray:
+    """float32 points uniform on the unit sphere of ℝ^d, shape ``(*shape, d)``, from ``gen`` only.
+
+    g/‖g‖ with g ~ N(0, I_d), the normals made by Box–Muller from float32 uniforms (numpy's
+    ziggurat costs ~9 ns a normal here, Box–Muller ~3): the n = ∏shape·d values are m = ⌈n/2⌉
+    pairs (r cos 2πv, r sin 2πv), r = √(−2 ln(1 − u)), u, v ~ U[0, 1) on the float32 grid
+    2⁻²⁴ℤ. The law is that of the sphere up to that grid: each pair's radius is cut at
+    √(48 ln 2) ≈ 5.77 (probability 2⁻²⁴ ≈ 6·10⁻⁸), far below the float32 features' own rounding
+    for every statistic we can estimate; the cell u ∈ [0, 2⁻²⁴) gets its midpoint's radius
+    2⁻¹² instead of 0 and v its cell's midpoint (v + 2⁻²⁵), so no normal is exactly 0 (with
+    d = 1 a zero would be a 0/0 feature).
+    Row i's values depend only on ``gen`` and ``shape`` (a run's block size is fixed by the
+    instance, never by the number of runs).
+    """
+    n = math.prod(shape) * d
+    m = (n + 1) // 2
+    u = gen.random(2 * m, dtype=np.float32)
+    r = np.log1p(-u[:m])
+    r *= np.float32(-2.0)
+    np.sqrt(r, out=r)
+    np.maximum(r, np.float32(2.0**-12), out=r)
+    angle = u[m:]
+    angle += np.float32(2.0**-25)  # the cell's midpoint: sin(0) would be an exact 0
+    angle *= np.float32(2.0 * math.pi)
+    g = np.empty(2 * m, dtype=np.float32)
+    np.cos(angle, out=g[:m])
+    np.sin(angle, out=g[m:])
+    g[:m] *= r
+    g[m:] *= r
+    return _as_features(_unit_rows(g[:n].reshape(*shape, d)))
 
 
 def _as_features(phi: np.ndarray) -> np.ndarray:
@@ -141,8 +175,7 @@ class SphereContexts(Contexts):
     name = "sphere"
 
     def draw(self, gen: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-        g = gen.standard_normal((*shape, self.A, self.d), dtype=np.float32)
-        return _as_features(_unit_rows(g))
+        return _unit_sphere(gen, (*shape, self.A), self.d)
 
 
 class DisjointContexts(Contexts):
@@ -164,7 +197,7 @@ class DisjointContexts(Contexts):
         return self.p
 
     def draw(self, gen: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-        return _as_features(_unit_rows(gen.standard_normal((*shape, self.p), dtype=np.float32)))
+        return _unit_sphere(gen, shape, self.p)
 
     def features(self, raw: np.ndarray) -> np.ndarray:
         return _disjoint(raw, self.A)
@@ -210,9 +243,10 @@ class Paper2Contexts(Contexts):
         super().__init__(A, d)
 
     def draw(self, gen: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-        g = gen.standard_normal((*shape, self.A, self.d - 1), dtype=np.float32)
         phi = np.empty((*shape, self.A, self.d), dtype=np.float32)
-        phi[..., :-1] = _unit_rows(g) * np.float32(1.0 / math.sqrt(2.0))
+        phi[..., :-1] = _unit_sphere(gen, (*shape, self.A), self.d - 1) * np.float32(
+            1.0 / math.sqrt(2.0)
+        )
         phi[..., -1] = 1.0 / math.sqrt(2.0)
         return _as_features(phi)
 
@@ -423,7 +457,10 @@ class LinearFamilyProblem(Problem):
         )
         self._silo_shape: tuple[int, ...] = () if silos is None else (silos,)
         per_round = contexts.raw_size * int(np.prod(self._silo_shape, dtype=np.int64))
-        self._block = int(max(1, min(256, _BUFFER_VALUES // max(per_round, 1))))
+        per_round = max(per_round, 1)
+        # ≤ _BUFFER_VALUES values per run, but ≥ 16 rounds per refill while that stays ≤ 4 MiB
+        block = max(_BUFFER_VALUES // per_round, min(16, 2**20 // per_round), 1)
+        self._block = int(min(256, block))
         self._ctx: RunStreams | None = None
         self._noise: RunStreams | None = None
 

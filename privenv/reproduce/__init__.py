@@ -20,13 +20,14 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from privenv.reproduce import bai_global, bai_local, huber_fig1
+from privenv.reproduce import bai_global, bai_local, huber_fig1, ldp_linear
 
 #: figure id → module
 FIGURES: dict[str, ModuleType] = {
     huber_fig1.ID: huber_fig1,
     bai_local.ID: bai_local,
     bai_global.ID: bai_global,
+    ldp_linear.ID: ldp_linear,
 }
 
 

@@ -305,3 +305,43 @@ def test_bad_actions():
         venv.step(np.array([0, -1]))
     with pytest.raises(ValueError, match="actions"):
         venv.step(np.array([0, 1, 2]))
+
+
+@pytest.mark.parametrize("contexts,A,d,p", [("sphere", 7, 3, 3), ("disjoint", 2, 6, 3),
+                                            ("sphere", 5, 10, 10)])
+def test_sphere_features_are_uniform_on_the_sphere(contexts, A, d, p):
+    """The Box–Muller sphere sampler has the uniform law on S^{p−1}. p = 3 (Archimedes): every
+    coordinate is U[−1, 1], KS test at level 1e-6 per coordinate; p = 10: E[x_i²] = 1/p and
+    E[x_i x_j] = 0 within 6 standard errors (false alarm < 2e-9 per check by the CLT)."""
+    from scipy import stats
+
+    prob = LinearContextualProblem(contexts=contexts, A=A, d=d)
+    prob.reset(run_seed_sequences(11, 1))
+    raw = prob._ctx.take_many(0, 20_000)  # rounds × (A, d) or rounds × p
+    x = raw.reshape(-1, p).astype(np.float64)
+    np.testing.assert_allclose(np.linalg.norm(x, axis=1), 1.0, rtol=1e-6)
+    n = x.shape[0]
+    if p == 3:
+        for i in range(3):
+            assert stats.kstest(x[:, i], "uniform", args=(-1, 2)).pvalue > 1e-6
+    second = x.T @ x / n
+    sd = np.sqrt(3.0 / (p * (p + 2)) - 1.0 / p**2) / np.sqrt(n)  # sd of the mean of x_i²
+    assert np.all(np.abs(np.diag(second) - 1.0 / p) < 6 * sd)
+    assert np.all(np.abs(second[~np.eye(p, dtype=bool)]) < 6 * np.sqrt(1.0 / (p * (p + 2)) / n))
+    # a run's stream does not depend on the number of runs
+    many = LinearContextualProblem(contexts=contexts, A=A, d=d, n_runs=3)
+    many.reset(run_seed_sequences(11, 3))
+    np.testing.assert_array_equal(many._ctx.take_many(0, 300), raw[:300])
+
+
+def test_sphere_sampler_never_divides_zero_by_zero():
+    """u = 0 (probability 2⁻²⁴ per pair) must not give a zero normal: with d = 1 that is 0/0."""
+    from privenv.problems.linear import _unit_sphere
+
+    class ZeroUniforms:
+        def random(self, n, dtype):
+            return np.zeros(n, dtype=dtype)
+
+    x = _unit_sphere(ZeroUniforms(), (4, 3), 1)
+    assert x.shape == (4, 3, 1) and np.all(np.abs(x) == 1.0)
+    assert np.all(np.isfinite(_unit_sphere(ZeroUniforms(), (5,), 4)))
