@@ -33,6 +33,7 @@ bench: install
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/sweeps.py
 	$(PY) benchmarks/bai.py
+	$(PY) benchmarks/linear.py
 
 lint: install
 	$(VENV)/bin/ruff check privenv agents wrappers tests examples benchmarks

@@ -8,6 +8,9 @@
                 [--set key=value ...] [--first-run I] [--format json]
     privenv reproduce --list                     paper figures
     privenv reproduce huber-fig1 [--quick] [--output DIR] [--workers N] [--runs N] [--horizon T]
+    privenv reproduce bai-local|bai-global [--quick] [--instances ...] [--epsilons ...]
+                      [--runs N] [--threshold theory|empirical|both] [--dry-run]
+    privenv reproduce ldp-linear [--quick] [--horizons ...] [--epsilon E] [--instances ...]
     privenv sweep CONFIG --store PATH [--backend local|ray|dask] [--address ADDR] [--workers N]
                   [--resume] [--progress auto|bar|lines|none]
     privenv export STORE --format csv|parquet --output FILE [--table runs|curves|cells]
