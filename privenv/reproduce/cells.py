@@ -12,8 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from privenv.backends import BACKENDS
 from privenv.backends.local import default_workers
@@ -83,6 +86,30 @@ def run_figure_sweep(
     return report, store_path, stored
 
 
+@dataclass
+class CellResult:
+    """The regret results of one figure cell (``cell``: the figure's own cell type), read back
+    from the results store."""
+
+    cell: Any
+    t: np.ndarray  # within-run checkpoint times
+    curve: np.ndarray  # (runs, len(t)) cumulative pseudo-regret
+    privacy: dict[str, Any]
+    agent_params: dict[str, Any]
+    wall_s: float
+    ns_per_run_step: float
+
+    @property
+    def regret(self) -> np.ndarray:
+        return self.curve[:, -1]
+
+    @classmethod
+    def from_store(cls, cell: Any, stored: ConfigResult) -> CellResult:
+        return cls(cell=cell, t=stored.checkpoint_times, curve=stored.regret_curve,
+                   privacy=stored.privacy, agent_params=stored.agent_params,
+                   wall_s=stored.wall_s, ns_per_run_step=stored.ns_per_run_step)
+
+
 def json_ready(value: Any) -> Any:
     """``value`` with numpy scalars/arrays and non-finite floats made JSON-friendly."""
     if isinstance(value, dict):
@@ -103,6 +130,7 @@ def write_json(path: Path, data: dict[str, Any]) -> Path:
 
 __all__ = [
     "STORE_NAME",
+    "CellResult",
     "add_common_arguments",
     "default_workers",
     "json_ready",

@@ -71,13 +71,13 @@ import numpy as np
 from privenv._validation import check_int, check_real
 from privenv.plotting import SlopeFit, loglog_slope
 from privenv.reproduce.cells import (
+    CellResult,
     add_common_arguments,
     default_workers,
     run_figure_sweep,
     utc_now,
     write_json,
 )
-from privenv.store import ConfigResult
 from privenv.sweep import Configuration, ProgressCallback, SweepConfig, SweepReport
 
 ID = "ldp-linear"
@@ -174,29 +174,6 @@ class Cell:
                  for k, v in self.instance.env_kwargs.items()]
         return (f"privenv run --env {ENV_ID} --agent {self.agent} --runs {self.runs} "
                 f"--horizon {self.horizon} --seed {self.seed} " + " ".join(sets))
-
-
-@dataclass
-class CellResult:
-    """One cell's results, read back from the results store."""
-
-    cell: Cell
-    t: np.ndarray  # within-run checkpoint times
-    curve: np.ndarray  # (runs, len(t)) cumulative pseudo-regret
-    privacy: dict[str, Any]
-    agent_params: dict[str, Any]
-    wall_s: float
-    ns_per_run_step: float
-
-    @property
-    def regret(self) -> np.ndarray:
-        return self.curve[:, -1]
-
-    @classmethod
-    def from_store(cls, cell: Cell, stored: ConfigResult) -> CellResult:
-        return cls(cell=cell, t=stored.checkpoint_times, curve=stored.regret_curve,
-                   privacy=stored.privacy, agent_params=stored.agent_params,
-                   wall_s=stored.wall_s, ns_per_run_step=stored.ns_per_run_step)
 
 
 @dataclass
