@@ -71,6 +71,14 @@ class RegretPanel:
     references: Sequence[Reference] = field(default_factory=tuple)
 
 
+
+def _label_axes(ax: Any, title: str, xlabel: str, ylabel: str) -> None:
+    """The house style of a panel: title, axis labels and tick sizes."""
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.tick_params(labelsize=7)
+
 def _matplotlib() -> tuple[Any, Any]:
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -124,10 +132,7 @@ def draw_regret(
             np.asarray(ref.t, dtype=float), np.asarray(ref.y, dtype=float), color="0.35",
             lw=1.0, ls=REFERENCE_STYLES[i % len(REFERENCE_STYLES)], label=ref.label,
         )
-    ax.set_title(panel.title, fontsize=9)
-    ax.set_xlabel("round t", fontsize=8)
-    ax.set_ylabel("cumulative regret", fontsize=8)
-    ax.tick_params(labelsize=7)
+    _label_axes(ax, panel.title, "round t", "cumulative regret")
     ax.ticklabel_format(axis="both", style="sci", scilimits=(-3, 4))
     ax.set_xlim(0, float(t.max()))
     if ylim_from_curves and top > 0:
@@ -261,10 +266,7 @@ def draw_stopping_time(ax: Any, panel: StoppingTimePanel,
         ax.axvline(eps, color="0.4", lw=0.6, zorder=0)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_title(panel.title, fontsize=9)
-    ax.set_xlabel("privacy budget ε", fontsize=8)
-    ax.set_ylabel("stopping time τ", fontsize=8)
-    ax.tick_params(labelsize=7)
+    _label_axes(ax, panel.title, "privacy budget ε", "stopping time τ")
     ax.grid(alpha=0.3, lw=0.5)
 
 
@@ -475,10 +477,7 @@ def draw_loglog(ax: Any, panel: LogLogPanel, colors: Mapping[str, Any] | None = 
     ax.set_yscale("log")
     for axis in (ax.xaxis, ax.yaxis):  # label the decades only (minor labels collide)
         axis.set_minor_formatter(NullFormatter())
-    ax.set_title(panel.title, fontsize=9)
-    ax.set_xlabel("horizon T", fontsize=8)
-    ax.set_ylabel("cumulative regret at T", fontsize=8)
-    ax.tick_params(labelsize=7)
+    _label_axes(ax, panel.title, "horizon T", "cumulative regret at T")
     ax.grid(alpha=0.3, lw=0.5)
 
 
