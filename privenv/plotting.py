@@ -71,7 +71,6 @@ class RegretPanel:
     references: Sequence[Reference] = field(default_factory=tuple)
 
 
-
 def _label_axes(ax: Any, title: str, xlabel: str, ylabel: str) -> None:
     """The house style of a panel: title, axis labels and tick sizes."""
     ax.set_title(title, fontsize=9)
