@@ -89,6 +89,29 @@ def _matplotlib() -> tuple[Any, Any]:
     return Figure, FigureCanvasAgg
 
 
+def _panel_axes(n: int, ncols: int, panel_size: tuple[float, float],
+                extra_height: float = 0.0) -> tuple[Any, np.ndarray]:
+    """A constrained-layout figure of ``n`` panels in rows of ``ncols`` (the unused cells of the
+    last row hidden), and its axes as a flat array of length ``n``."""
+    Figure, FigureCanvasAgg = _matplotlib()
+    ncols = min(ncols, n)
+    nrows = -(-n // ncols)
+    fig = Figure(figsize=(panel_size[0] * ncols, panel_size[1] * nrows + extra_height),
+                 layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return fig, axes[:n]
+
+
+def _titles(fig: Any, suptitle: str | None, footnote: str | None) -> None:
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=11)
+    if footnote:
+        fig.supxlabel(footnote, fontsize=7, color="0.3")
+
+
 def mean_sd(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean and standard deviation (ddof = 1; 0 for a single run) over the run axis 0."""
     v = np.asarray(values, dtype=float)
@@ -153,26 +176,15 @@ def regret_grid(
     agent and one legend per panel."""
     if not panels:
         raise ValueError("panels must contain at least one RegretPanel")
-    Figure, FigureCanvasAgg = _matplotlib()
-    ncols = min(ncols, len(panels))
-    nrows = -(-len(panels) // ncols)
-    fig = Figure(figsize=(panel_size[0] * ncols, panel_size[1] * nrows + (0.4 if footnote else 0)),
-                 layout="constrained")
-    FigureCanvasAgg(fig)
+    fig, axes = _panel_axes(len(panels), ncols, panel_size, 0.4 if footnote else 0.0)
     labels: list[str] = []
     for p in panels:
         labels += [k for k in p.curves if k not in labels]
     colors = agent_colors(labels)
-    axes = fig.subplots(nrows, ncols, squeeze=False)
-    for ax, panel in zip(axes.ravel(), panels, strict=False):
+    for ax, panel in zip(axes, panels, strict=True):
         draw_regret(ax, panel, colors)
         ax.legend(fontsize=6.5, loc="upper left", framealpha=0.85)
-    for ax in axes.ravel()[len(panels):]:
-        ax.set_visible(False)
-    if suptitle:
-        fig.suptitle(suptitle, fontsize=11)
-    if footnote:
-        fig.supxlabel(footnote, fontsize=7, color="0.3")
+    _titles(fig, suptitle, footnote)
     return fig
 
 
@@ -290,28 +302,20 @@ def stopping_time_grid(
         raise ValueError("panels must contain at least one StoppingTimePanel")
     if legend not in ("figure", "panel"):
         raise ValueError(f"legend must be 'figure' or 'panel', got {legend!r}")
-    Figure, FigureCanvasAgg = _matplotlib()
-    ncols = min(ncols, len(panels))
-    nrows = -(-len(panels) // ncols)
     extra = (0.4 if footnote else 0) + (0.9 if legend == "figure" else 0)
-    fig = Figure(figsize=(panel_size[0] * ncols, panel_size[1] * nrows + extra),
-                 layout="constrained")
-    FigureCanvasAgg(fig)
+    fig, axes = _panel_axes(len(panels), ncols, panel_size, extra)
     labels: list[str] = []
     for p in panels:
         labels += [s.label for s in p.series if s.label not in labels]
         labels += [b.label for b in p.baselines if b.label not in labels]
     colors = {**agent_colors(labels), **(colors or {})}
-    axes = fig.subplots(nrows, ncols, squeeze=False)
     handles: dict[str, Any] = {}
-    for ax, panel in zip(axes.ravel(), panels, strict=False):
+    for ax, panel in zip(axes, panels, strict=True):
         draw_stopping_time(ax, panel, colors)
         if legend == "panel":
             ax.legend(fontsize=6, loc="upper right", framealpha=0.85)
         for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, h)
-    for ax in axes.ravel()[len(panels):]:
-        ax.set_visible(False)
     if legend == "figure":  # the footnote heads the legend (a supxlabel would overlap it)
         leg = fig.legend(list(handles.values()), list(handles), loc="outside lower center",
                          ncols=min(4, len(handles)), fontsize=7, frameon=False)
@@ -319,10 +323,7 @@ def stopping_time_grid(
             leg.set_title(footnote, prop={"size": 7})
             leg.get_title().set_color("0.3")
             leg.set_alignment("center")
-    elif footnote:
-        fig.supxlabel(footnote, fontsize=7, color="0.3")
-    if suptitle:
-        fig.suptitle(suptitle, fontsize=11)
+    _titles(fig, suptitle, None if legend == "figure" else footnote)
     return fig
 
 
@@ -491,23 +492,12 @@ def loglog_grid(
     colour per agent and one legend per panel."""
     if not panels:
         raise ValueError("panels must contain at least one LogLogPanel")
-    Figure, FigureCanvasAgg = _matplotlib()
-    ncols = min(ncols, len(panels))
-    nrows = -(-len(panels) // ncols)
-    fig = Figure(figsize=(panel_size[0] * ncols, panel_size[1] * nrows + (0.4 if footnote else 0)),
-                 layout="constrained")
-    FigureCanvasAgg(fig)
+    fig, axes = _panel_axes(len(panels), ncols, panel_size, 0.4 if footnote else 0.0)
     colors = agent_colors(list(dict.fromkeys(s.label for p in panels for s in p.series)))
-    axes = fig.subplots(nrows, ncols, squeeze=False)
-    for ax, panel in zip(axes.ravel(), panels, strict=False):
+    for ax, panel in zip(axes, panels, strict=True):
         draw_loglog(ax, panel, colors)
         ax.legend(fontsize=6, loc="upper left", framealpha=0.85)
-    for ax in axes.ravel()[len(panels):]:
-        ax.set_visible(False)
-    if suptitle:
-        fig.suptitle(suptitle, fontsize=11)
-    if footnote:
-        fig.supxlabel(footnote, fontsize=7, color="0.3")
+    _titles(fig, suptitle, footnote)
     return fig
 
 
