@@ -72,6 +72,7 @@ from privenv.reproduce.cells import (
     add_common_arguments,
     default_workers,
     run_figure_sweep,
+    run_metadata,
     utc_now,
     write_json,
 )
@@ -718,7 +719,6 @@ def reproduce(
 
 def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
     from privenv.problems.bai import INSTANCES as MEANS
-    from privenv.simulation import versions
 
     spec, pl = rep.spec, rep.plan
     points = []
@@ -758,15 +758,7 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
                        "inflation": {f"{a} [{t}]" if t else a: v
                                      for (a, t), v in INFLATION.items()}, "tail": TAIL,
                        "estimated_cpu_s": pl.total_seconds},
-        "workers": rep.workers,
-        "backend": rep.sweep.backend if rep.sweep else None,
-        "config_hash": rep.sweep.config_hash if rep.sweep else None,
-        "cells_resumed": rep.sweep.skipped if rep.sweep else 0,
-        "wall_s": rep.wall_s,
-        "simulation_wall_s": rep.simulation_wall_s,
-        "cell_wall_s_total": float(sum(r.wall_s for r in rep.results)),
-        "versions": versions(),
-        "files": {k: v.name for k, v in rep.files.items()},
+        **run_metadata(rep),
         "scale": {"full": asdict(spec.full), "quick": asdict(spec.quick)},
     }
 

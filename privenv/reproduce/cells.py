@@ -110,6 +110,33 @@ class CellResult:
                    wall_s=stored.wall_s, ns_per_run_step=stored.ns_per_run_step)
 
 
+def regret_results(config: SweepConfig, cells: list[Any],
+                   stored: dict[str, ConfigResult]) -> list[CellResult]:
+    """The stored results of a regret figure's ``cells`` (each with a ``configuration`` of
+    ``config``, whose cells hold all its runs in one chunk), in the order of ``cells``."""
+    by_config = dict(zip(config.configurations, config.cells(), strict=True))
+    return [CellResult.from_store(c, stored[by_config[c.configuration].config_id]) for c in cells]
+
+
+def run_metadata(rep: Any) -> dict[str, Any]:
+    """The provenance every figure's ``metadata.json`` carries: workers, backend, sweep hash,
+    resumed cells, wall times, versions and files (``rep``: a figure's ``Reproduction``)."""
+    from privenv.simulation import versions
+
+    sweep = rep.sweep
+    return {
+        "workers": rep.workers,
+        "backend": sweep.backend if sweep else None,
+        "config_hash": sweep.config_hash if sweep else None,
+        "cells_resumed": sweep.skipped if sweep else 0,
+        "wall_s": rep.wall_s,
+        "simulation_wall_s": rep.simulation_wall_s,
+        "cell_wall_s_total": float(sum(r.wall_s for r in rep.results)),
+        "versions": versions(),
+        "files": {k: v.name for k, v in rep.files.items()},
+    }
+
+
 def json_ready(value: Any) -> Any:
     """``value`` with numpy scalars/arrays and non-finite floats made JSON-friendly."""
     if isinstance(value, dict):
@@ -134,6 +161,8 @@ __all__ = [
     "add_common_arguments",
     "default_workers",
     "json_ready",
+    "regret_results",
+    "run_metadata",
     "run_figure_sweep",
     "utc_now",
     "write_json",

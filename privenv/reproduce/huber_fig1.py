@@ -60,7 +60,9 @@ from privenv.reproduce.cells import (
     CellResult,
     add_common_arguments,
     default_workers,
+    regret_results,
     run_figure_sweep,
+    run_metadata,
     utc_now,
     write_json,
 )
@@ -360,9 +362,7 @@ def reproduce(
     report, store_path, stored = run_figure_sweep(config, out, resume=resume, backend=backend,
                                                   workers=workers, address=address,
                                                   progress=progress)
-    by_config = dict(zip(config.configurations, config.cells(), strict=True))
-    results = [CellResult.from_store(c, stored[by_config[c.configuration].config_id])
-               for c in cells]
+    results = regret_results(config, cells, stored)
     rep = Reproduction(out, cells, results, 0.0, workers or 0, sweep=report)
     rep.simulation_wall_s = time.perf_counter() - start
     rep.files["store"] = store_path
@@ -377,7 +377,6 @@ def reproduce(
 
 
 def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
-    from privenv.simulation import versions
 
     cells = []
     for r in rep.results:
@@ -415,15 +414,7 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
         "theory_at_horizon": theory,
         "theory_note": THEORY_NOTE + "; Thm 6.12 rescaled by σ = √(central moment bound), "
                                      "D = max|μ|/σ",
-        "workers": rep.workers,
-        "backend": rep.sweep.backend if rep.sweep else None,
-        "config_hash": rep.sweep.config_hash if rep.sweep else None,
-        "cells_resumed": rep.sweep.skipped if rep.sweep else 0,
-        "wall_s": rep.wall_s,
-        "simulation_wall_s": rep.simulation_wall_s,
-        "cell_wall_s_total": float(sum(r.wall_s for r in rep.results)),
-        "versions": versions(),
-        "files": {k: v.name for k, v in rep.files.items()},
+        **run_metadata(rep),
         "scale": {"full": asdict(FULL), "quick": asdict(QUICK), "n_checkpoints": N_CHECKPOINTS},
     }
 
