@@ -17,45 +17,30 @@ The machine is shared and noisy: compare the ratios, read absolute times as cont
 from __future__ import annotations
 
 import argparse
-import inspect
-import os
-import platform
 import sys
-import time
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from common import machine_line, timed_play, with_epsilon
 
-import privenv
 from privenv import agents
-from privenv.simulation import play, simulate
+from privenv.simulation import simulate
 
 ENV_ID = "BestArmIdentification-v0"
 INSTANCE = "mu1"
 DELTA = 0.01
 
 
-def agent_kwargs(name: str, epsilon: float) -> dict[str, Any]:
-    params = inspect.signature(agents.agent_class(name).__init__).parameters
-    kw: dict[str, Any] = {"delta": DELTA}
-    if "epsilon" in params:
-        kw["epsilon"] = epsilon
-    return kw
-
-
 def fast_vs_slow(name: str, runs: int, slow_runs: int, epsilon: float,
                  seed: int = 0) -> dict[str, Any]:
-    kw = agent_kwargs(name, epsilon)
+    kw = with_epsilon(name, epsilon, delta=DELTA)
     env_kwargs = agents.env_kwargs_for(name, {"instance": INSTANCE})
     fast = simulate(name, ENV_ID, n_runs=runs, seed=seed, env_kwargs=env_kwargs, agent_kwargs=kw)
 
     env = gym.make(ENV_ID, **env_kwargs)
     agent = agents.make(name, env, 1, **kw)
-    start = time.perf_counter()
-    slow = [play(agent, env, seed=seed, run=i) for i in range(slow_runs)]
-    slow_wall = time.perf_counter() - start
-    env.close()
+    slow, slow_wall, slow_ns = timed_play(agent, env, slow_runs, seed)
     tau = np.array([r["info"]["stopping_time"] for r in slow])
     rec = np.array([r["info"]["recommendation"] for r in slow])
     same = (np.array_equal(tau, fast.episode["stopping_time"][:slow_runs])
@@ -71,7 +56,7 @@ def fast_vs_slow(name: str, runs: int, slow_runs: int, epsilon: float,
         "fast_wall_s": fast.wall_s,
         "fast_ns": fast.ns_per_run_step,
         "slow_wall_s": slow_wall,
-        "slow_ns": 1e9 * slow_wall / sum(r["steps"] for r in slow),
+        "slow_ns": slow_ns,
         "identical": same,
     }
 
@@ -85,8 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agents", default="ttucb,ctb-tt,adap-tt")
     args = parser.parse_args(argv)
 
-    print(f"privenv {privenv.__version__}, numpy {np.__version__}, Python "
-          f"{platform.python_version()}, {os.cpu_count()} CPUs ({platform.processor() or '?'})")
+    print(machine_line())
     print(f"\nfast path vs step-by-step gym.make loop — {ENV_ID} {INSTANCE}, δ = {DELTA}, "
           f"ε = {args.epsilon} (private agents), {args.runs} batched runs, {args.slow_runs} "
           "looped runs")

@@ -21,19 +21,15 @@ compare the ratios, read absolute times as context.
 from __future__ import annotations
 
 import argparse
-import inspect
-import os
-import platform
 import sys
-import time
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from common import machine_line, timed_play, with_epsilon
 
-import privenv
 from privenv import agents
-from privenv.simulation import play, simulate
+from privenv.simulation import simulate
 
 ENV_ID = "LinearContextualBandit-v0"
 INSTANCE = {"d": 10, "A": 100}
@@ -60,25 +56,17 @@ class NullAgent(agents.Agent):
         self.t += 1
 
 
-def agent_kwargs(name: str) -> dict[str, Any]:
-    params = inspect.signature(agents.agent_class(name).__init__).parameters
-    return {"epsilon": EPSILON} if "epsilon" in params else {}
-
-
 def fast_vs_slow(name: str, runs: int, slow_runs: int, horizon: int,
                  seed: int = 0) -> dict[str, Any]:
     null = name == NullAgent.name
-    kw = {} if null else agent_kwargs(name)
+    kw = {} if null else with_epsilon(name, EPSILON)
     fast_agent = NullAgent(n_runs=runs) if null else name
     fast = simulate(fast_agent, ENV_ID, n_runs=runs, horizon=horizon, seed=seed,
                     env_kwargs=INSTANCE, agent_kwargs=kw)
 
     env = gym.make(ENV_ID, horizon=horizon, max_episode_steps=horizon, **INSTANCE)
     agent = NullAgent() if null else agents.make(name, env, 1, **kw)
-    start = time.perf_counter()
-    slow = [play(agent, env, seed=seed, run=i) for i in range(slow_runs)]
-    slow_wall = time.perf_counter() - start
-    env.close()
+    slow, slow_wall, slow_ns = timed_play(agent, env, slow_runs, seed)
     same = all(r["regret"] == fast.regret[i] for i, r in enumerate(slow))
     return {
         "agent": name,
@@ -88,7 +76,7 @@ def fast_vs_slow(name: str, runs: int, slow_runs: int, horizon: int,
         "fast_wall_s": fast.wall_s,
         "fast_ns": fast.ns_per_run_step,
         "slow_wall_s": slow_wall,
-        "slow_ns": 1e9 * slow_wall / sum(r["steps"] for r in slow),
+        "slow_ns": slow_ns,
         "identical": same,
     }
 
@@ -105,8 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     INSTANCE.update(d=args.d, A=args.A)
 
-    print(f"privenv {privenv.__version__}, numpy {np.__version__}, Python "
-          f"{platform.python_version()}, {os.cpu_count()} CPUs ({platform.processor() or '?'})")
+    print(machine_line())
     print(f"\nfast path vs step-by-step gym.make loop — {ENV_ID} d = {INSTANCE['d']}, "
           f"A = {INSTANCE['A']}, T = {args.horizon}, {args.runs} batched runs, {args.slow_runs} "
           f"looped runs (private agents at ε = {EPSILON})")

@@ -21,36 +21,27 @@ The machine is shared and noisy: compare the ratios, read absolute times as cont
 from __future__ import annotations
 
 import argparse
-import inspect
-import os
-import platform
 import sys
 import tempfile
-import time
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from common import machine_line, timed_play, with_epsilon
 
-import privenv
 from privenv import agents
 from privenv.reproduce import huber_fig1
 from privenv.reproduce.cells import default_workers
-from privenv.simulation import play, simulate
+from privenv.simulation import simulate
 
 ENV_ID = "HuberBandit-v0"
 EPSILON = 0.5
 FAST_REPEATS = 3
 
 
-def agent_kwargs(name: str) -> dict[str, Any]:
-    params = inspect.signature(agents.agent_class(name).__init__).parameters
-    return {"epsilon": EPSILON} if "epsilon" in params else {}
-
-
 def fast_vs_slow(name: str, runs: int, horizon: int, seed: int = 0) -> dict[str, Any]:
     """ns per run-step of ``simulate`` (all runs batched) and of ``play`` (one run at a time)."""
-    kw = agent_kwargs(name)
+    kw = with_epsilon(name, EPSILON)
     # the fast path takes a fraction of a second: median of FAST_REPEATS timings, against noise
     fasts = [simulate(name, ENV_ID, n_runs=runs, horizon=horizon, seed=seed, agent_kwargs=kw)
              for _ in range(FAST_REPEATS)]
@@ -58,18 +49,14 @@ def fast_vs_slow(name: str, runs: int, horizon: int, seed: int = 0) -> dict[str,
 
     env = gym.make(ENV_ID, horizon=horizon, max_episode_steps=horizon)
     agent = agents.make(name, env, 1, **kw)
-    start = time.perf_counter()
-    slow = [play(agent, env, seed=seed, run=i) for i in range(runs)]
-    slow_wall = time.perf_counter() - start
-    env.close()
-    slow_steps = sum(r["steps"] for r in slow)
+    slow, slow_wall, slow_ns = timed_play(agent, env, runs, seed)
     slow_regret = np.array([r["regret"] for r in slow])
     return {
         "agent": name,
         "fast_wall_s": fast.wall_s,
         "fast_ns": fast.ns_per_run_step,
         "slow_wall_s": slow_wall,
-        "slow_ns": 1e9 * slow_wall / slow_steps,
+        "slow_ns": slow_ns,
         "identical": bool(np.array_equal(fast.regret, slow_regret)),
         "max_abs_diff": float(np.max(np.abs(fast.regret - slow_regret))),
     }
@@ -106,8 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 < args.fraction <= 1:
         parser.error("--fraction must be in (0, 1]")
 
-    print(f"privenv {privenv.__version__}, numpy {np.__version__}, Python "
-          f"{platform.python_version()}, {os.cpu_count()} CPUs ({platform.processor() or '?'})")
+    print(machine_line())
 
     names = [a.strip() for a in args.agents.split(",") if a.strip()]
     print(f"\n(2) fast path vs step-by-step gym.make loop — {ENV_ID} default instance, "

@@ -24,17 +24,14 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import platform
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from common import machine_line
 
-import privenv
 from privenv.backends import get_backend
 from privenv.store import Store
 from privenv.sweep import SweepConfig, run_cell, run_sweep
@@ -121,8 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--cells must be ≥ 2 and --cell-seconds > 0")
     n, d = args.cells, args.cell_seconds
 
-    print(f"privenv {privenv.__version__}, numpy {np.__version__}, Python "
-          f"{platform.python_version()}, {os.cpu_count()} CPUs ({platform.processor() or '?'})")
+    print(machine_line())
     horizon, measured = calibrate(d)
     print(f"\none cell = {AGENT} (ε = {EPSILON}) on {ENV_ID}, {CHUNK} runs × T = {horizon}: "
           f"{measured:.2f} s in this process (target {d:g} s)", flush=True)
