@@ -335,6 +335,51 @@ def _check_feedback_channel(env: Any, wrapper: str) -> None:
         )
 
 
+_NO_RUNS = np.empty(0, dtype=np.int64)
+_NO_RUNS.flags.writeable = False
+
+
+class _AutoresetRuns:
+    """Which runs of a vector env a local-DP wrapper serves at each step, and which runs' noise it
+    must restart, under the env's ``autoreset_mode`` — one bookkeeping for every vector wrapper.
+
+    A run that ended sits the next step out (``DISABLED``: for good, until a reset;
+    ``NEXT_STEP``: the step on which the env restarts it — its noise restarts then); under
+    ``SAME_STEP`` the env restarts a run within the step it ends, so its noise restarts after it.
+    """
+
+    def __init__(self, env: VectorEnv) -> None:
+        self.mode = AutoresetMode(env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP))
+        self.ended = np.zeros(env.num_envs, dtype=bool)  # runs that sit the next step out
+        self.n_ended = 0
+
+    def reset(self, runs: np.ndarray | None = None) -> None:
+        """All runs (or ``runs``) start afresh."""
+        if runs is None:
+            self.ended[:] = False
+        else:
+            self.ended[runs] = False
+        self.n_ended = int(np.count_nonzero(self.ended))
+
+    def before_step(self) -> tuple[np.ndarray | None, np.ndarray]:
+        """(runs served this step — ``None`` for all —, runs whose noise restarts now)."""
+        if not self.n_ended or self.mode == AutoresetMode.SAME_STEP:
+            return None, _NO_RUNS
+        restart = np.flatnonzero(self.ended) if self.mode == AutoresetMode.NEXT_STEP else _NO_RUNS
+        return np.flatnonzero(~self.ended), restart
+
+    def after_step(self, done: np.ndarray) -> np.ndarray:
+        """Record the runs that ended; returns the runs whose noise restarts after the step."""
+        if self.mode == AutoresetMode.DISABLED:
+            self.ended |= done
+        else:
+            self.ended = done.copy()
+        self.n_ended = int(np.count_nonzero(self.ended))
+        if self.mode == AutoresetMode.SAME_STEP and self.n_ended:
+            return np.flatnonzero(done)
+        return _NO_RUNS
+
+
 def _noise_seeds(
     run_seeds: Sequence[np.random.SeedSequence], stack_index: int
 ) -> list[np.random.SeedSequence]:
@@ -397,10 +442,8 @@ class LocalDPVectorRewardWrapper(_LocalDP, VectorRewardWrapper):
         _check_feedback_channel(env, type(self).__name__)
         self.randomizer = randomizer
         self.stack_index = ldp_stack_depth(env)
-        self._mode = AutoresetMode(env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP))
         self._noise: RunNoise | None = None
-        self._ended = np.zeros(self.num_envs, dtype=bool)  # runs that sit the next step out
-        self._n_ended = 0
+        self._runs = _AutoresetRuns(env)
 
     def reset(
         self,
@@ -412,12 +455,11 @@ class LocalDPVectorRewardWrapper(_LocalDP, VectorRewardWrapper):
         mask = None if not options else options.get("reset_mask")
         if self._noise is None or seed is not None or mask is None:
             self._noise = RunNoise(_noise_seeds(_run_seeds(self), self.stack_index))
-            self._ended[:] = False
+            self._runs.reset()
         else:
             runs = np.flatnonzero(np.asarray(mask, dtype=bool))
             self._reseed(runs)
-            self._ended[runs] = False
-        self._n_ended = int(np.count_nonzero(self._ended))
+            self._runs.reset(runs)
         return obs, info
 
     def _reseed(self, runs: np.ndarray) -> None:
@@ -429,20 +471,13 @@ class LocalDPVectorRewardWrapper(_LocalDP, VectorRewardWrapper):
         obs, rewards, terminated, truncated, info = self.env.step(actions)
         if self._noise is None:
             raise ResetNeeded("call reset() before step()")
-        live = None  # None: every run stepped (the common case)
-        if self._n_ended and self._mode != AutoresetMode.SAME_STEP:
-            if self._mode == AutoresetMode.NEXT_STEP:  # the env restarted these runs this step
-                self._reseed(np.flatnonzero(self._ended))
-            live = np.flatnonzero(~self._ended)
+        live, restart = self._runs.before_step()  # live None: every run stepped
+        if restart.size:
+            self._reseed(restart)
         released = self.rewards(rewards, live)
-        done = terminated | truncated
-        if self._mode == AutoresetMode.DISABLED:
-            self._ended |= done
-        else:
-            self._ended = done.copy()
-        self._n_ended = int(np.count_nonzero(self._ended))
-        if self._mode == AutoresetMode.SAME_STEP and self._n_ended:  # restarted after the step
-            self._reseed(np.flatnonzero(done))
+        restart = self._runs.after_step(terminated | truncated)
+        if restart.size:
+            self._reseed(restart)
         return obs, released, terminated, truncated, info
 
     def rewards(self, rewards: np.ndarray, runs: np.ndarray | None = None) -> np.ndarray:

@@ -99,7 +99,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
-from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
+from gymnasium.vector import VectorEnv, VectorWrapper
 from gymnasium.vector.utils import batch_space
 
 from privenv._validation import check_choice, check_delta, check_epsilon
@@ -112,6 +112,7 @@ from privenv.privacy.mechanisms import (
 )
 from privenv.seeding import RunStreams, child
 from privenv.wrappers.ldp import (
+    _AutoresetRuns,
     _check_feedback_channel,
     _LocalDP,
     _noise_seeds,
@@ -470,10 +471,8 @@ class LinearMessageVectorWrapper(_LocalDP, VectorWrapper):
             {"features": env.single_observation_space, **randomizer.message_spaces()}
         )
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self._mode = AutoresetMode(env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP))
         self._users = _UserSide(randomizer, self.num_envs, self.stack_index)
-        self._ended = np.zeros(self.num_envs, dtype=bool)  # runs that sit the next step out
-        self._n_ended = 0
+        self._runs = _AutoresetRuns(env)
 
     def reset(
         self,
@@ -485,13 +484,12 @@ class LinearMessageVectorWrapper(_LocalDP, VectorWrapper):
         mask = None if not options else options.get("reset_mask")
         if self._users.features is None or seed is not None or mask is None:
             self._users.reset(_run_seeds(self), obs)
-            self._ended[:] = False
+            self._runs.reset()
         else:
             runs = np.flatnonzero(np.asarray(mask, dtype=bool))
             self._reseed(runs)
             self._users.features = obs
-            self._ended[runs] = False
-        self._n_ended = int(np.count_nonzero(self._ended))
+            self._runs.reset(runs)
         return _observation(obs, self.randomizer.empty(self.num_envs)), info
 
     def _reseed(self, runs: np.ndarray) -> None:
@@ -502,21 +500,14 @@ class LinearMessageVectorWrapper(_LocalDP, VectorWrapper):
         if self._users.features is None:
             raise ResetNeeded("call reset() before step()")
         obs, rewards, terminated, truncated, info = self.env.step(actions)
-        live = None  # None: every run stepped (the common case)
-        if self._n_ended and self._mode != AutoresetMode.SAME_STEP:
-            if self._mode == AutoresetMode.NEXT_STEP:  # the env restarted these runs this step
-                self._reseed(np.flatnonzero(self._ended))
-            live = np.flatnonzero(~self._ended)
+        live, restart = self._runs.before_step()  # live None: every run stepped
+        if restart.size:
+            self._reseed(restart)
         message = self._users.release(actions, rewards, live)
         self._users.features = obs
-        done = terminated | truncated
-        if self._mode == AutoresetMode.DISABLED:
-            self._ended |= done
-        else:
-            self._ended = done.copy()
-        self._n_ended = int(np.count_nonzero(self._ended))
-        if self._mode == AutoresetMode.SAME_STEP and self._n_ended:  # restarted after the step
-            self._reseed(np.flatnonzero(done))
+        restart = self._runs.after_step(terminated | truncated)
+        if restart.size:
+            self._reseed(restart)
         return (_observation(obs, message), np.zeros(self.num_envs), terminated, truncated, info)
 
 
