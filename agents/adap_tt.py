@@ -39,9 +39,8 @@ from privenv._validation import check_choice, check_epsilon
 from privenv.agents.top_two import (
     C_G,
     TopTwo,
+    at_arm,
     empirical_threshold,
-    gaussian_bonus,
-    gaussian_transport,
     glr_threshold,
 )
 from privenv.privacy.guarantee import PrivacyGuarantee
@@ -196,11 +195,6 @@ def star_empirical_threshold(
     return np.where(np.maximum(gap, 0.0) < epsilon / 2.0, small, large) + loglog
 
 
-def _at(x: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """x[i, a_i] as a column, for row subsets as well as all runs."""
-    return x[np.arange(x.shape[0]), a][:, None]
-
-
 # -- the shared machinery: Algorithm 5 (DAF) and Algorithm 11 (DPA) -----------------------------
 class DoublingTopTwo(TopTwo):
     """Algorithm 1 with a per-arm doubling estimator: DAF(ε) (Algorithm 5) when ``forget`` is
@@ -327,8 +321,8 @@ class DoublingTopTwo(TopTwo):
         return self._thr
 
     def glr_statistic(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
-        """The GLR statistic W_{a_i, b}(μ̃_i, Ñ_i) for the given rows (default: transport)."""
-        return self.transport(mu, w, a)
+        """The GLR statistic W_{a_i, b}(μ̃_i, Ñ_i) for the given rows (:meth:`TopTwo.glr`)."""
+        return self.glr(mu, w, a)
 
     def glr_threshold(
         self, mu: np.ndarray, w: np.ndarray, a: np.ndarray, total: np.ndarray
@@ -400,24 +394,16 @@ class AdaPTT(DoublingTopTwo):
     def privacy(self) -> PrivacyGuarantee:
         return PrivacyGuarantee("central", self.epsilon, 0.0, "reward")
 
-    def transport(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
-        return gaussian_transport(_at(mu, a), mu, _at(w, a), w, self.sigma)  # eq. 3
-
     def bonus(self, w: np.ndarray, total: np.ndarray) -> np.ndarray:
         k = k_fn(total) if self.bonus_kind == "total" else k_fn(w)
         return daf_bonus(w, k, self.epsilon)  # eq. 11
-
-    def glr_statistic(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
-        if self.threshold == "theory":
-            return self.transport(mu, w, a)
-        return gaussian_transport(_at(mu, a), mu, _at(w, a), w, 1.0)  # unit variance
 
     def glr_threshold(
         self, mu: np.ndarray, w: np.ndarray, a: np.ndarray, total: np.ndarray
     ) -> np.ndarray:
         if self.threshold == "empirical":
-            return daf_empirical_threshold(_at(w, a), w, self.delta, self.epsilon)
-        return daf_glr_threshold(_at(w, a), w, self.K, self.delta, self.epsilon, self.sigma)
+            return daf_empirical_threshold(at_arm(w, a), w, self.delta, self.epsilon)
+        return daf_glr_threshold(at_arm(w, a), w, self.K, self.delta, self.epsilon, self.sigma)
 
 
 class AdaPTTStar(AdaPTT):
@@ -436,21 +422,17 @@ class AdaPTTStar(AdaPTT):
 
     name = "adap-tt-star"
 
-    def transport(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
-        return private_transport(_at(mu, a), mu, _at(w, a), w, self.epsilon, self.sigma)
-
-    def glr_statistic(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
-        if self.threshold == "theory":
-            return self.transport(mu, w, a)
-        return private_transport(_at(mu, a), mu, _at(w, a), w, self.epsilon, 1.0)  # σ = 1
+    def pair_cost(self, mu_a: np.ndarray, mu: np.ndarray, w_a: np.ndarray, w: np.ndarray,
+                  sigma: float) -> np.ndarray:
+        return private_transport(mu_a, mu, w_a, w, self.epsilon, sigma)  # W^{G,ε}, eq. 13
 
     def glr_threshold(
         self, mu: np.ndarray, w: np.ndarray, a: np.ndarray, total: np.ndarray
     ) -> np.ndarray:
-        gap = _at(mu, a) - mu
+        gap = at_arm(mu, a) - mu
         if self.threshold == "empirical":
-            return star_empirical_threshold(gap, _at(w, a), w, self.delta, self.epsilon)
-        return star_glr_threshold(gap, _at(w, a), w, self.K, self.delta, self.epsilon,
+            return star_empirical_threshold(gap, at_arm(w, a), w, self.delta, self.epsilon)
+        return star_glr_threshold(gap, at_arm(w, a), w, self.K, self.delta, self.epsilon,
                                   self.sigma)
 
 
@@ -495,20 +477,9 @@ class TTUCBDPA(DoublingTopTwo):
         super().__init__(K, math.inf, delta, beta, reward_mode, n_runs)
         self.set_gaussian_parameters(threshold, sigma, alpha, s)
 
-    def transport(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
-        return gaussian_transport(_at(mu, a), mu, _at(w, a), w, self.sigma)
-
-    def bonus(self, w: np.ndarray, total: np.ndarray) -> np.ndarray:
-        return gaussian_bonus(w, total, self.sigma, self.alpha, self.s)
-
-    def glr_statistic(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
-        if self.threshold == "theory":
-            return self.transport(mu, w, a)
-        return gaussian_transport(_at(mu, a), mu, _at(w, a), w, 1.0)
-
     def glr_threshold(
         self, mu: np.ndarray, w: np.ndarray, a: np.ndarray, total: np.ndarray
     ) -> np.ndarray:
         if self.threshold == "empirical":
             return np.broadcast_to(empirical_threshold(total, self.delta), w.shape)
-        return glr_threshold(_at(w, a), w, self.K, self.delta)
+        return glr_threshold(at_arm(w, a), w, self.K, self.delta)

@@ -98,6 +98,11 @@ def glr_threshold(w_a: np.ndarray, w_b: np.ndarray, K: int, delta: float) -> np.
     )
 
 
+def at_arm(x: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """x[i, a_i] as a column (rows, 1), for all runs or any subset of rows."""
+    return x[np.arange(x.shape[0]), a][:, None]
+
+
 def empirical_threshold(n: np.ndarray, delta: float) -> np.ndarray:
     """The authors' public-code TTUCB threshold c = log((1 + log n)/δ), n = total pulls.
 
@@ -176,17 +181,30 @@ class TopTwo(Agent):
         """Line 13 for the MLE: add the reward of arm ``arms[i]`` to run i's sum (``live`` runs)."""
         self.sums[self._runs, arms] += np.where(live, rewards, 0.0)
 
+    def pair_cost(self, mu_a: np.ndarray, mu: np.ndarray, w_a: np.ndarray, w: np.ndarray,
+                  sigma: float) -> np.ndarray:
+        """W_{a,b} at scale σ for the columns (μ_a, ω_a) against every arm b: W^G (eq. 3) by
+        default (AdaP-TT* uses W^{G,ε}, eq. 13)."""
+        return gaussian_transport(mu_a, mu, w_a, w, sigma)
+
     def transport(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
-        """W_{a_i, b}(μ_i, ω_i) for every run i and arm b, shape (n_runs, K)."""
-        raise NotImplementedError
+        """W_{a_i, b}(μ_i, ω_i) for every row i and arm b, at the agent's σ."""
+        return self.pair_cost(at_arm(mu, a), mu, at_arm(w, a), w, self.sigma)
+
+    def glr(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """The GLR statistic of eq. 2 for every row: the transportation cost at σ against the
+        theoretical thresholds, at σ = 1 (unit variance) against the empirical ones — the two are
+        never mixed."""
+        sigma = self.sigma if self.threshold == "theory" else 1.0
+        return self.pair_cost(at_arm(mu, a), mu, at_arm(w, a), w, sigma)
 
     def bonus(self, w: np.ndarray, total: np.ndarray) -> np.ndarray:
-        """b_a(ω) for every run and arm; ``total`` (n_runs, 1) = pulls so far."""
-        raise NotImplementedError
+        """b_a(ω) for every run and arm (default b^G, eq. 3); ``total`` (n_runs, 1) = pulls."""
+        return gaussian_bonus(w, total, self.sigma, self.alpha, self.s)
 
     def stop_statistic(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
-        """The GLR statistic of eq. 2 (default: the transportation cost)."""
-        return self.transport(mu, w, a)
+        """The GLR statistic of eq. 2 (default: :meth:`glr`)."""
+        return self.glr(mu, w, a)
 
     def stop_threshold(self, w: np.ndarray, a: np.ndarray, total: np.ndarray) -> np.ndarray:
         """c_{a_i, b}(ω_i, δ) for every run i and arm b, shape (n_runs, K)."""
@@ -288,19 +306,6 @@ class TTUCB(TopTwo):
         self.set_gaussian_parameters(threshold, sigma, alpha, s)
         if self.threshold == "theory":
             self._c0 = glr_threshold_constant(self.K, self.delta)
-
-    def transport(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
-        r = self._runs
-        return gaussian_transport(mu[r, a][:, None], mu, w[r, a][:, None], w, self.sigma)
-
-    def bonus(self, w: np.ndarray, total: np.ndarray) -> np.ndarray:
-        return gaussian_bonus(w, total, self.sigma, self.alpha, self.s)
-
-    def stop_statistic(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
-        if self.threshold == "theory":
-            return self.transport(mu, w, a)
-        r = self._runs  # unit variance: never mixed with the σ = 1/2 thresholds
-        return gaussian_transport(mu[r, a][:, None], mu, w[r, a][:, None], w, 1.0)
 
     def stop_threshold(self, w: np.ndarray, a: np.ndarray, total: np.ndarray) -> np.ndarray:
         if self.threshold == "empirical":
