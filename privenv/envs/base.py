@@ -92,7 +92,9 @@ class ProblemEnv(gym.Env, Generic[P]):
         term = bool(terminated[0])
         trunc = (not term) and self.horizon is not None and self._t >= self.horizon
         self._done = term or trunc
-        return obs[0], float(reward[0]), term, bool(trunc), _unbatch(info)
+        r = reward[0]  # a scalar, or a problem's opt-in detailed reward (e.g. one per silo)
+        r = float(r) if np.ndim(r) == 0 else r
+        return obs[0], r, term, bool(trunc), _unbatch(info)
 
     @property
     def run_seeds(self) -> list[np.random.SeedSequence]:

@@ -34,11 +34,13 @@ class FederatedLinearBanditEnv(ProblemEnv[FederatedLinearProblem]):
     ``Box(-1, 1, (M, K, d), float32)``: every silo's feature matrix for this round.
 
     ## Rewards
-    The sum over silos of the silos' rewards (a Python float). The batched problem
-    (``env.unwrapped.problem.step``) returns the per-silo rewards, shape ``(n_runs, M)``, for
-    federated agents. ``info``: ``regret`` (group pseudo-regret of the round, summed over silos),
-    ``expected_reward`` (summed), ``silo_regret`` and ``silo_expected_reward`` (shape ``(M,)``),
-    ``optimal_action`` (``(M,)``) and ``expected_rewards`` (``(M, K)``) — never a realized reward.
+    The sum over silos of the silos' rewards (a Python float). With ``reward="silo"`` the reward is
+    the array of the M silos' rewards instead (what federated agents consume; they ask for it
+    through ``Agent.env_requirements``; the vector view then returns shape ``(num_envs, M)``). That
+    mode is not a standard single-agent reward: Gymnasium's and SB3's checkers expect ``"sum"``.
+    ``info``: ``regret`` (group pseudo-regret of the round, summed over silos), ``expected_reward``
+    (summed), ``silo_regret`` and ``silo_expected_reward`` (shape ``(M,)``), ``optimal_action``
+    (``(M,)``) and ``expected_rewards`` (``(M, K)``) — never a realized reward.
 
     ## Episode End
     Truncated at ``horizon`` (T); never terminated.
@@ -46,7 +48,8 @@ class FederatedLinearBanditEnv(ProblemEnv[FederatedLinearProblem]):
     ## Arguments
     ``M``, ``K``, ``d``, ``theta``, ``theta_seed``, ``contexts`` (``"paper2"``, ``"sphere"``,
     ``"disjoint"``, ``"hard"``, ``"dataset"``), ``noise`` (``"gaussian"``, ``"bounded"``),
-    ``sigma`` (0.5), ``n``, ``c``, ``dataset``, ``split_seed`` — see
+    ``sigma`` (0.5), ``n``, ``c``, ``dataset``, ``split_seed``, ``reward`` (``"sum"``,
+    ``"silo"``) — see
     :class:`~privenv.problems.federated.FederatedLinearProblem` — and ``horizon``,
     ``render_mode``.
 
@@ -80,6 +83,7 @@ class FederatedLinearBanditEnv(ProblemEnv[FederatedLinearProblem]):
         c: float | None = None,
         dataset: str | None = None,
         split_seed: int = 0,
+        reward: str = "sum",
         horizon: int | None = DEFAULT_HORIZON,
         render_mode: str | None = None,
     ) -> None:
@@ -96,6 +100,7 @@ class FederatedLinearBanditEnv(ProblemEnv[FederatedLinearProblem]):
             c=c,
             dataset=dataset,
             split_seed=split_seed,
+            reward=reward,
         )
         super().__init__(problem, horizon=horizon, render_mode=render_mode)
 
@@ -105,7 +110,8 @@ class FederatedLinearBanditVectorEnv(FamilyVectorEnv[FederatedLinearProblem]):
 
     Takes the keyword arguments of :class:`FederatedLinearBanditEnv`, plus ``num_envs``,
     ``autoreset_mode`` and ``max_episode_steps`` (what ``gym.make_vec`` passes; used as the horizon
-    when ``horizon`` is not given). Rewards are summed over silos (shape ``(num_envs,)``). Run *i*
+    when ``horizon`` is not given). Rewards are summed over silos (shape ``(num_envs,)``), or per
+    silo (``(num_envs, M)``) with ``reward="silo"``. Run *i*
     of ``reset(seed=s)`` equals ``FederatedLinearBanditEnv().reset(seed=s, options={"first_run":
     i})``.
     """

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from privenv._validation import check_int
+from privenv._validation import check_choice, check_int
 from privenv.problems.linear import (
     DatasetContexts,
     LinearFamilyProblem,
@@ -54,6 +54,10 @@ class FederatedLinearProblem(LinearFamilyProblem):
         n, c: parameters of the ``"hard"`` generator.
         dataset: bundled data set of ``contexts="dataset"`` (``"wine"`` by default).
         split_seed: seed of the random split of the data set's rows across silos.
+        reward: what the Gymnasium views return as the reward: ``"sum"`` (default, a scalar per
+            run: the sum over silos) or ``"silo"`` (the M per-silo rewards, shape ``(M,)`` per
+            run — what federated agents consume; they request it through
+            ``Agent.env_requirements``).
         n_runs: number of runs.
     """
 
@@ -71,9 +75,11 @@ class FederatedLinearProblem(LinearFamilyProblem):
         c: float | None = None,
         dataset: str | None = None,
         split_seed: int = 0,
+        reward: str = "sum",
         n_runs: int = 1,
     ) -> None:
         M = check_int("M", M, low=1)
+        self.reward = check_choice("reward", reward, ("sum", "silo"))
         gen = make_contexts(
             contexts, K, d, default_A=100, default_d=10, n=n, c=c, dataset=dataset,
             actions_name="K",
@@ -100,8 +106,9 @@ class FederatedLinearProblem(LinearFamilyProblem):
         return a.astype(np.int64, copy=False)
 
     def gym_reward(self, rewards: np.ndarray) -> np.ndarray:
-        """The Gymnasium reward: the sum of the M silos' rewards."""
-        return rewards.sum(axis=-1)
+        """The Gymnasium reward: the sum of the M silos' rewards, or (``reward="silo"``) the
+        per-silo rewards themselves, shape ``(n_runs, M)``."""
+        return rewards.sum(axis=-1) if self.reward == "sum" else rewards
 
     def _info(self, means: np.ndarray, chosen: np.ndarray, regret: np.ndarray) -> dict[str, Any]:
         return {

@@ -239,3 +239,22 @@ def test_pettingzoo_parallel_view():
         pz.step({a: 1.5 if a == "silo_1" else 0 for a in pz.agents})
     with pytest.raises(ValueError, match="action of silo_3"):
         pz.step({a: 5 if a == "silo_3" else 0 for a in pz.agents})
+
+
+def test_silo_reward_mode_returns_the_per_silo_rewards():
+    """``reward="silo"``: the same rewards, not summed (single and vector views agree)."""
+    summed = FederatedLinearBanditEnv(**SMALL)
+    silo = FederatedLinearBanditEnv(reward="silo", **SMALL)
+    summed.reset(seed=5)
+    silo.reset(seed=5)
+    a = np.arange(4) % 5
+    _, r_sum, *_ = summed.step(a)
+    _, r_silo, *_ = silo.step(a)
+    assert r_silo.shape == (4,) and r_sum == pytest.approx(r_silo.sum())
+    venv = FederatedLinearBanditVectorEnv(num_envs=2, reward="silo", **SMALL)
+    venv.reset(seed=5)
+    _, r, *_ = venv.step(np.stack([a, a]))
+    assert r.shape == (2, 4)
+    np.testing.assert_allclose(r[0], r_silo)
+    with pytest.raises(ValueError, match="reward"):
+        FederatedLinearBanditEnv(reward="mean", **SMALL)
