@@ -63,13 +63,13 @@ __all__ = [
 
 
 def oful_radius(
-    logdet_V: np.ndarray | float, d: int, lambda_: float, sigma: float, S: float, delta: float
+    logdet_V: np.ndarray | float, d: int, lambda_: float, sigma: float, S: float, alpha: float
 ) -> np.ndarray:
-    """√β_t of OFUL (Abbasi-Yadkori et al. 2011, Theorem 2): with probability ≥ 1 − δ, for all t,
-    ‖θ̂_t − θ*‖_{V_t} ≤ R√(2 log(det(V_t)^{1/2} det(λI)^{−1/2}/δ)) + λ^{1/2} S
-    = R√(2 log(1/δ) + log det V_t − d log λ) + √λ S,
+    """√β_t of OFUL (Abbasi-Yadkori et al. 2011, Theorem 2, whose δ is our α): with probability
+    ≥ 1 − α, for all t, ‖θ̂_t − θ*‖_{V_t} ≤ R√(2 log(det(V_t)^{1/2} det(λI)^{−1/2}/α)) + λ^{1/2} S
+    = R√(2 log(1/α) + log det V_t − d log λ) + √λ S,
     for R-sub-Gaussian noise (R = ``sigma``) and ‖θ*‖₂ ≤ S."""
-    inner = 2.0 * math.log(1.0 / delta) + np.asarray(logdet_V) - d * math.log(lambda_)
+    inner = 2.0 * math.log(1.0 / alpha) + np.asarray(logdet_V) - d * math.log(lambda_)
     return sigma * np.sqrt(np.maximum(inner, 0.0)) + math.sqrt(lambda_) * S
 
 
@@ -202,7 +202,9 @@ class LinUCB(_RidgeAgent):
             for ±1 rewards — a centred variable in an interval of length 2 is 1-sub-Gaussian).
         theta_bound: S ≥ ‖θ*‖₂ (``public_info``: 1).
         lambda_: ridge parameter λ > 0 (default 1).
-        delta: confidence δ ∈ (0, 1) of Theorem 2 (default 0.01).
+        alpha: failure probability α ∈ (0, 1) of the confidence set (Theorem 2's δ; default
+            0.01). Every linear and federated agent names its failure probability ``alpha`` and
+            keeps ``delta`` for the privacy δ.
         n_runs: number of runs.
     """
 
@@ -214,14 +216,14 @@ class LinUCB(_RidgeAgent):
         sigma: float = 1.0,
         theta_bound: float = 1.0,
         lambda_: float = 1.0,
-        delta: float = 0.01,
+        alpha: float = 0.01,
         n_runs: int = 1,
     ) -> None:
         super().__init__(d, lambda_, n_runs)
         self.sigma = check_real("sigma", sigma, low=0.0, high=math.inf, high_open=True)
         self.theta_bound = check_real("theta_bound", theta_bound, low=0.0, high=math.inf,
                                       high_open=True)
-        self.delta = check_delta(delta)
+        self.alpha = check_real("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
 
     def reset_state(self) -> None:
         super().reset_state()
@@ -230,7 +232,7 @@ class LinUCB(_RidgeAgent):
     def width(self) -> np.ndarray:
         """√β_{t−1} of every run (step 2)."""
         return oful_radius(self.logdet_V, self.d, self.lambda_, self.sigma, self.theta_bound,
-                           self.delta)
+                           self.alpha)
 
     def act_batch(self, observations: np.ndarray) -> np.ndarray:
         phi = _features(observations, self.d, self.n_runs)

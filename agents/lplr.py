@@ -63,11 +63,11 @@ sensitivity of one oracle's, since ⊥ contributes nothing:
 
 * LPLR-Update: counts, one-hot over bins, Δ₁ = 2 → Lap(6/ε) (ε/3); normalized γ^{k}·y_hφ_h,
   ‖·‖₂ ≤ 1, Δ₁ = 2√d → Lap(6√d/ε) per coordinate (ε/3); normalized γ^{2k}φ_hφ_hᵀ, upper triangle,
-  Δ₂ = √2 → symmetric Gaussian with σ = ``gram_gaussian_sigma(ε/3, delta_ldp, d)`` (analytic
+  Δ₂ = √2 → symmetric Gaussian with σ = ``gram_gaussian_sigma(ε/3, delta, d)`` (analytic
   Gaussian, (ε/3, δ)). Basic composition: (ε, δ)-LDP.
 * LPLR-CI: normalized γ^{k}√ŝ_B·ε_i ∈ [0, 1] one-hot, Δ₁ = 2 → Lap(2/ε): ε-LDP.
 
-So the system is (ε, ``delta_ldp``)-LDP per (context, reward). The paper's scales (Lap(3/α),
+So the system is (ε, ``delta``)-LDP per (context, reward). The paper's scales (Lap(3/α),
 Lap(3√d/α), Lap(1/α)) are calibrated to sensitivity 1 and √d, the add/remove values; under its own
 replace-one Definition 1.1 they give 2α/3 per Laplace part — our valid mode doubles them.
 
@@ -126,17 +126,17 @@ KAPPA_PAPER: dict[str, tuple[float, float]] = {
 
 
 def lplr_kappas(
-    epsilon: float, d: int, beta: float, delta: float, kappa_scale: float = 1.0
+    epsilon: float, d: int, beta: float, alpha: float, kappa_scale: float = 1.0
 ) -> dict[str, float]:
     """κ₁, κ₁′, κ₂, κ₃: ``kappa_scale`` × the minimal values of Lemmas 4.3/4.4
     (:data:`KAPPA_PAPER`)."""
     epsilon = check_epsilon(epsilon)
     d = check_int("d", d, low=1)
     beta = check_real("beta", beta, low=0.0, low_open=True, high=math.inf, high_open=True)
-    delta = check_delta(delta)
+    alpha = check_delta(alpha, "alpha")
     kappa_scale = check_real("kappa_scale", kappa_scale, low=0.0, low_open=True, high=math.inf,
                              high_open=True)
-    return {name: kappa_scale * c * math.log(L * d / (beta * delta)) / epsilon
+    return {name: kappa_scale * c * math.log(L * d / (beta * alpha)) / epsilon
             for name, (c, L) in KAPPA_PAPER.items()}
 
 
@@ -234,11 +234,11 @@ class LPLRUsers:
         gens: one ``numpy.random.Generator`` per run (the runs' WRAPPER streams).
         epsilon: local ε (the paper's α).
         wishart: ``"gaussian"`` (valid) or ``"paper"`` (Algorithm 3 as written, not DP).
-        delta_ldp: δ of the symmetric-Gaussian Gram release (``"gaussian"`` only).
+        delta: δ of the symmetric-Gaussian Gram release (``"gaussian"`` only).
     """
 
     def __init__(self, d: int, A: int, gens: list[np.random.Generator], epsilon: float,
-                 wishart: str, delta_ldp: float) -> None:
+                 wishart: str, delta: float) -> None:
         self.d, self.A, self.gens = d, A, gens
         self.epsilon, self.wishart = epsilon, wishart
         e = epsilon
@@ -247,7 +247,7 @@ class LPLRUsers:
             self.sigma_gram = None
         else:  # replace-one sensitivities 2, 2√d, √2 (Gram, Gaussian), 2 (CI)
             self.b_count, self.b_lam, self.b_ci = 6.0 / e, 6.0 * math.sqrt(d) / e, 2.0 / e
-            self.sigma_gram = gram_gaussian_sigma(e / 3.0, delta_ldp, d, 1.0, "replace-one")
+            self.sigma_gram = gram_gaussian_sigma(e / 3.0, delta, d, 1.0, "replace-one")
         self.kind: str | None = None
 
     def start_phase(self, kind: str, level: int, n_bins: int, n: int, open_bins: np.ndarray
@@ -508,11 +508,13 @@ class LPLRRegCB(Agent):
         A: number of actions.
         horizon: T.
         epsilon: local privacy ε (the paper's α).
-        delta: failure probability δ (default 1/T², Theorem 4.7).
+        alpha: failure probability (the paper's δ; default 1/T², Theorem 4.7). Named ``alpha``
+            like the confidence level of every linear and federated agent, so that ``delta`` is
+            always the privacy δ.
         beta: β > 0 of γ = T^β, M = ⌈1/(2β)⌉ (default 1/ln T, Remark 4.8).
-        wishart: ``"gaussian"`` (valid (ε, delta_ldp)-LDP) or ``"paper"`` (Algorithm 3 exactly;
+        wishart: ``"gaussian"`` (valid (ε, δ)-LDP) or ``"paper"`` (Algorithm 3 exactly;
             its Wishart mechanism is not DP — warns).
-        delta_ldp: δ of the Gaussian Gram release (default 10⁻⁶).
+        delta: privacy δ of the Gaussian Gram release (default 10⁻⁶; ``"gaussian"`` only).
         kappa_scale: factor on the minimal κ's of Lemmas 4.3/4.4 (default 1 = the paper's).
         n0: first-epoch scale n₀ (default :func:`lplr_n0`; a multiple of 2d).
         n_runs: number of runs.
@@ -528,10 +530,10 @@ class LPLRRegCB(Agent):
         A: int,
         horizon: int,
         epsilon: float = 1.0,
-        delta: float | None = None,
+        alpha: float | None = None,
         beta: float | None = None,
         wishart: str = "gaussian",
-        delta_ldp: float = 1e-6,
+        delta: float = 1e-6,
         kappa_scale: float = 1.0,
         n0: int | None = None,
         n_runs: int = 1,
@@ -541,12 +543,12 @@ class LPLRRegCB(Agent):
         self.A = check_int("A", A, low=2)
         self.horizon = check_int("horizon", horizon, low=2)
         self.epsilon = check_epsilon(epsilon)
-        self.delta = check_delta(1.0 / self.horizon**2 if delta is None else delta)
+        self.alpha = check_delta(1.0 / self.horizon**2 if alpha is None else alpha, "alpha")
         self.beta = check_real("beta", 1.0 / math.log(self.horizon) if beta is None else beta,
                                low=0.0, low_open=True, high=math.inf, high_open=True)
         self.wishart = check_choice("wishart", wishart, ("gaussian", "paper"))
-        self.delta_ldp = check_delta(delta_ldp, "delta_ldp")
-        self.kappas = lplr_kappas(self.epsilon, self.d, self.beta, self.delta, kappa_scale)
+        self.delta = check_delta(delta)
+        self.kappas = lplr_kappas(self.epsilon, self.d, self.beta, self.alpha, kappa_scale)
         self.kappa_scale = float(kappa_scale)
         self.gamma, self.M = partition_parameters(self.horizon, self.beta)
         if self.gamma <= 1.0:
@@ -569,7 +571,7 @@ class LPLRRegCB(Agent):
             return PrivacyGuarantee("local", self.epsilon, 0.0,
                                     unit="(context, reward) [paper 4's claim only: its "
                                          "Wishart mechanism is not DP]")
-        return PrivacyGuarantee("local", self.epsilon, self.delta_ldp, unit="(context, reward)")
+        return PrivacyGuarantee("local", self.epsilon, self.delta, unit="(context, reward)")
 
     def reset(self, seed: Any = None, *, first_run: int = 0) -> None:
         super().reset(seed, first_run=first_run)
@@ -587,7 +589,7 @@ class LPLRRegCB(Agent):
         self.tau = tau
         n = 2**tau * self.n0 // (2 * self.d)  # n_τ = 2^τ n₀; Algorithm 2's n = n_τ/(2d)
         users = self.users_class(self.d, self.A, self._user_gens, self.epsilon, self.wishart,
-                                 self.delta_ldp)
+                                 self.delta)
         server = LPLRServer(self.n_runs, self.A, self.d, n, self.gamma, self.M, self.kappas)
         self.oracle = LPLR(users, server)
         self.phase_start = self.t

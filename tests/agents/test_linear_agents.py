@@ -58,7 +58,7 @@ def test_ldp_linucb_widths_by_hand():
 
 
 def test_linucb_one_step_by_hand():
-    agent = LinUCB(d=2, sigma=1.0, theta_bound=1.0, lambda_=2.0, delta=0.1, n_runs=1)
+    agent = LinUCB(d=2, sigma=1.0, theta_bound=1.0, lambda_=2.0, alpha=0.1, n_runs=1)
     agent.reset(seed=0)
     obs = np.array([[0.6, 0.8], [0.5, 0.5], [0.0, -0.9]], dtype=np.float32)
     assert agent.act(obs) == 0  # θ̂ = 0, V = λI: the largest ‖φ‖ wins
@@ -266,7 +266,7 @@ def test_make_fills_parameters_from_the_env():
 @pytest.mark.parametrize("cls, kwargs, match", [
     (LinUCB, {"d": 0}, "d must be"),
     (LinUCB, {"d": 2, "lambda_": 0.0}, "lambda_"),
-    (LinUCB, {"d": 2, "delta": 1.0}, "delta"),
+    (LinUCB, {"d": 2, "alpha": 1.0}, "alpha"),
     (LinUCB, {"d": 2, "sigma": -1.0}, "sigma"),
     (LinUCB, {"d": 2, "theta_bound": float("nan")}, "theta_bound"),
     (LDPLinUCB, {"d": 2, "horizon": 0}, "horizon"),

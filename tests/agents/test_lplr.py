@@ -95,8 +95,8 @@ def test_one_lplr_update_by_hand():
     """Layer 1, d = 2, one oracle, n = 3 users; γ = e, M = 3. The release is the data sum plus
     the summed noise, drawn in a fixed order from the run's generator — reproduced here."""
     d, n, M, g = 2, 3, 3, math.e
-    eps, delta_ldp = 2.0, 1e-5
-    users = LPLRUsers(d, 1, [np.random.default_rng(99)], eps, "gaussian", delta_ldp)
+    eps, delta = 2.0, 1e-5
+    users = LPLRUsers(d, 1, [np.random.default_rng(99)], eps, "gaussian", delta)
     open_bins = (np.arange(M + 1) < M)[None, None]  # layer 1: bins k = 0, 1, 2 (k = M closed)
     users.start_phase("update", 1, M + 1, n, open_bins)
     bc = {"levels": [], "pcr": None, "gamma": g, "log_gamma": 1.0, "M": M}
@@ -117,7 +117,7 @@ def test_one_lplr_update_by_hand():
     b_c, b_l = 6 / eps, 6 * math.sqrt(d) / eps
     nc = b_c * (rng.standard_gamma(n, (1, 4)) - rng.standard_gamma(n, (1, 4)))
     nl = b_l * (rng.standard_gamma(n, (1, 4, 2)) - rng.standard_gamma(n, (1, 4, 2)))
-    sigma = gram_gaussian_sigma(eps / 3, delta_ldp, d)
+    sigma = gram_gaussian_sigma(eps / 3, delta, d)
     z = rng.standard_normal((1, 4, 2, 2)) * sigma * math.sqrt(n)
     ng = np.triu(z) + np.swapaxes(np.triu(z, 1), -1, -2)
     keep = open_bins[0, 0]
@@ -314,7 +314,7 @@ def test_learner_depends_on_raw_data_only_through_releases():
 
 
 def test_privacy_declarations():
-    ok = LPLRRegCB(d=2, A=3, horizon=1000, epsilon=0.5, delta_ldp=1e-7)
+    ok = LPLRRegCB(d=2, A=3, horizon=1000, epsilon=0.5, delta=1e-7)
     assert (ok.privacy.model, ok.privacy.epsilon, ok.privacy.delta) == ("local", 0.5, 1e-7)
     with pytest.warns(UserWarning, match="NOT differentially private"):
         paper = LPLRRegCB(d=2, A=3, horizon=1000, epsilon=0.5, wishart="paper")
@@ -334,8 +334,8 @@ def test_registry_and_make():
 @pytest.mark.parametrize("kwargs, match", [
     (dict(d=0), "d"), (dict(A=1), "A"), (dict(horizon=1), "horizon"),
     (dict(epsilon=0.0), "epsilon"), (dict(epsilon=float("nan")), "epsilon"),
-    (dict(delta=1.5), "delta"), (dict(beta=0.0), "beta"), (dict(beta=-1.0), "beta"),
-    (dict(wishart="jiang"), "wishart"), (dict(delta_ldp=0.0), "delta_ldp"),
+    (dict(alpha=1.5), "alpha"), (dict(beta=0.0), "beta"), (dict(beta=-1.0), "beta"),
+    (dict(wishart="jiang"), "wishart"), (dict(delta=0.0), "delta"),
     (dict(kappa_scale=0.0), "kappa_scale"), (dict(n0=6), "n0"), (dict(n0=2), "n0"),
 ])
 def test_bad_constructor_input(kwargs, match):

@@ -195,7 +195,7 @@ def test_laplace_input_audit(cls: type[LaplaceInputRandomizer], caught: bool) ->
 # -- LPLR-RegCB's user messages ------------------------------------------------------------
 
 
-def _lplr_release(mode: str, epsilon: float, delta_ldp: float, part: str, contribution,
+def _lplr_release(mode: str, epsilon: float, delta: float, part: str, contribution,
                   seed: list[int], factor: float = 1.0) -> np.ndarray:
     """The release of a phase of n = 1 user (the per-user message: b·(G − G′) with G ~ Gamma(1)
     is one Lap(b)), replicated over the bins of one run (their noise is i.i.d.), with the
@@ -203,7 +203,7 @@ def _lplr_release(mode: str, epsilon: float, delta_ldp: float, part: str, contri
     ``contribute`` (the layer walk; its clipping to ‖γ^{k}φ_h‖ ≤ 1, |y_h| ≤ 1, ε_i ∈ [0, 1] is what
     bounds the terms written here). ``factor`` multiplies the noise scales (mutants)."""
     n_bins = 2 * N_AUDIT if part in ("count", "eps") else N_AUDIT
-    users = LPLRUsers(D, 1, [np.random.default_rng(seed)], epsilon, mode, delta_ldp)
+    users = LPLRUsers(D, 1, [np.random.default_rng(seed)], epsilon, mode, delta)
     users.b_count *= factor
     users.b_lam *= factor
     users.b_ci *= factor
