@@ -40,6 +40,9 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "central-dp-linucb": ("privenv.agents.linear", "CentralDPLinUCB"),
     # paper 4: LPLR oracle + RegCB elimination (agents/lplr.py)
     "lplr-regcb": ("privenv.agents.lplr", "LPLRRegCB"),
+    # paper 2: federated LinUCB across silos, fixed and data-adaptive sync (agents/federated.py)
+    "fed-linucb": ("privenv.agents.federated", "FedLinUCB"),
+    "feducb-adaptive": ("privenv.agents.federated", "FedUCBAdaptive"),
 }
 
 

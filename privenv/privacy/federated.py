@@ -1,0 +1,571 @@
+"""The federated privacy protocol P = (R, S, A) of paper 2 (Algorithm 2) and its calibrations.
+
+Paper 2: Zhou & Chowdhury, *On Differentially Private Federated Linear Contextual Bandits* (ICLR
+2024), §5 and Algorithm 2; SPEC §3.4. M silos synchronise at sync k = 1, 2, … (after batch k of
+their users). Silo i's data for sync k are its batch sums γ_{k,i} = (Σ φφᵀ, Σ yφ) over the users
+it served since the previous sync. The protocol has three swappable parts, each batched over
+``n_runs`` independent runs:
+
+* **R, the local randomizer** (Algorithm 2, lines 4–7), run by every silo: with j* the index of
+  the lowest set bit of k, form the p-sum of the last 2^{j*} batches of its own data and release
+  it with fresh Gaussian noise — vector N(0, σ₀²I); matrix symmetric Gaussian (upper triangle
+  i.i.d. N(0, σ₀²), mirrored). This is the distributed form of the binary mechanism,
+  :class:`~privenv.privacy.tree.TreeMechanism` with a silo axis (node noise drawn once and
+  memoised; its :meth:`~privenv.privacy.tree.TreeMechanism.released` are the M messages):
+  :class:`TreeRandomizer`. Without privacy, :class:`BatchSumRandomizer` sends γ_{k,i} as is.
+* **S, the shuffler** (between R and A): :class:`IdentityShuffler` (silo-level LDP) or
+  :class:`UniformShuffler`, a uniform permutation of the M messages of each run (SDP), computed
+  from run *i*'s own uniforms (so run *i*'s numbers never depend on the batch of runs).
+* **A, the analyzer** (lines 13–14), at the server: :class:`TreeAnalyzer` sums the M messages
+  into node j* and outputs the prefix sum over the set bits of k — the private W̃, Ũ broadcast
+  to the silos; its noise has variance M·popcount(k)·σ₀² per coordinate. Without privacy,
+  :class:`SumAnalyzer` keeps the running sum.
+
+:class:`FederatedProtocol` chains them; :func:`make_protocol` builds the one a
+:class:`Calibration` (from :func:`calibrate`) describes. Privacy holds for each silo's *messages*
+whatever the shuffler, the analyzer and the other silos do (post-processing).
+
+Calibrations (derivations in each function's docstring)
+-------------------------------------------------------
+Neighbouring relation (silo-level LDP, Definition 3.1 of paper 2 as SPEC §3.4 reads it):
+**replace-one** — the stream of pairs (φ_t, y_t) that one silo collected differs in one user's
+pair, ‖φ‖₂ ≤ 1, |y| ≤ b (``reward_bound``). The actions are taken as given: a user's raw data also
+steer that silo's *local* choices for the rest of the same batch (paper 2's Algorithm 1 uses
+W_i, U_i locally), an influence this relation (like the paper's accounting) does not cover.
+Sensitivities of one node (:func:`replace_one_sensitivities`):
+Δ_G = ‖triu(φφᵀ − φ′φ′ᵀ)‖₂ ≤ √2 (1 if d = 1;
+:func:`~privenv.privacy.wishart.gram_sensitivity`), Δ_u = ‖φy − φ′y′‖₂ ≤ 2b. Both are bounds
+taken separately (jointly, the worst pair has a smaller Δ_G² + Δ_u²: the calibration is
+conservative). The synthetic instance has Gaussian reward noise, so b must be *declared* and the
+rewards clipped to [−b, b] before they enter the protocol (the agents do it and count the clipped
+rewards); nothing is clipped silently.
+
+* :func:`ldp_sigma0` — silo-level LDP by the exact all-Gaussian conversion (μ-GDP).
+* :func:`sdp_amplification_sigma0` — shuffle DP by amplification, the authors' formula, in its
+  validity domain only (:func:`check_sdp_amplification`).
+* ``"none"`` — no noise, λ = √M.
+* ``"sdp-vector-sum"`` — the P_Vec protocol (Cheu, Joseph, Mao & Peng 2021) lives in
+  ``privenv/privacy/vector_sum.py`` (another issue); :func:`calibrate` raises
+  ``NotImplementedError`` until it is wired (see :class:`FederatedProtocol` for the interface).
+
+λ follows SPEC §3.4 / the authors' code: λ = √M without privacy, λ = √(Mκ)·σ₀·(√(κ + log(1/α))
++ √d) with noise (:func:`private_lambda`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from privenv._validation import check_choice, check_delta, check_epsilon, check_int, check_real
+
+from .accounting import gaussian_epsilon, gaussian_rho, tree_levels
+from .guarantee import PrivacyGuarantee
+from .mechanisms import check_positive, gaussian_sigma_analytic
+from .tree import NoiseSource, TreeMechanism, lowest_set_bit, run_uniforms
+from .wishart import gram_sensitivity
+
+__all__ = [
+    "PROTOCOLS",
+    "SDP_MAX_EPSILON",
+    "UNIT",
+    "BatchSumRandomizer",
+    "Calibration",
+    "FederatedProtocol",
+    "IdentityShuffler",
+    "SumAnalyzer",
+    "TreeAnalyzer",
+    "TreeRandomizer",
+    "UniformShuffler",
+    "aggregate_epsilon",
+    "calibrate",
+    "check_sdp_amplification",
+    "federated_kappa",
+    "ldp_epsilon",
+    "ldp_sigma0",
+    "make_protocol",
+    "message_floats",
+    "private_lambda",
+    "replace_one_sensitivities",
+    "sdp_amplification_sigma0",
+]
+
+#: protocol names of paper 2's variants
+PROTOCOLS = ("none", "ldp", "sdp-amplification", "sdp-vector-sum")
+#: the protected unit of every federated guarantee
+UNIT = "(context, reward) of one user of a silo"
+#: largest ε for which the amplification formula is used (its small-ε regime)
+SDP_MAX_EPSILON = 1.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Calibration
+# ---------------------------------------------------------------------------------------------
+
+
+def federated_kappa(n_syncs: int) -> int:
+    """κ = ⌊log₂ K⌋ + 1 for at most K synchronisations (K = T/B for fixed batches): the number of
+    tree levels, i.e. the largest number of released nodes (p-sums) containing one batch."""
+    return tree_levels(check_int("n_syncs", n_syncs, low=1))
+
+
+def replace_one_sensitivities(
+    d: int, reward_bound: float, feature_bound: float = 1.0
+) -> tuple[float, float]:
+    """(Δ_G, Δ_u): L2 sensitivities of one node of the Gram tree (its upper triangle) and of the
+    moment tree when one user's (φ, y), ‖φ‖₂ ≤ L, |y| ≤ b, is replaced by another.
+
+    Δ_G = √2·L² (L² if d = 1) (:func:`~privenv.privacy.wishart.gram_sensitivity`);
+    Δ_u = sup ‖φy − φ′y′‖₂ = 2·L·b (φ′ = φ, y′ = −y): twice the add/remove sensitivity L·b.
+    """
+    b = check_positive(reward_bound, "reward_bound")
+    lb = check_positive(feature_bound, "feature_bound")
+    return gram_sensitivity(d, lb, "replace-one"), 2.0 * lb * b
+
+
+def _node_sensitivity(gram_sens: float, moment_sens: float) -> float:
+    """√(Δ_G² + Δ_u²): the two trees release their node at the same sync, on the same users."""
+    return math.hypot(check_positive(gram_sens, "gram_sensitivity"),
+                      check_positive(moment_sens, "moment_sensitivity"))
+
+
+def ldp_sigma0(
+    epsilon: float, delta: float, kappa: int, gram_sens: float, moment_sens: float
+) -> float:
+    """Per-silo, per-node noise σ₀ for silo-level (ε, δ)-LDP (exact Gaussian calibration).
+
+    Derivation. Fix a silo and a user u of batch k. The silo's messages are the noisy p-sums of
+    its two trees; u's pair enters exactly the nodes whose dyadic interval contains k and which
+    complete by the last sync — at most κ per tree (:func:`federated_kappa`). Each such node
+    is a Gaussian mechanism on u's pair, with L2 sensitivity Δ_G (Gram, upper triangle with
+    i.i.d. N(0, σ₀²)) or Δ_u (moment, N(0, σ₀²I)); the other nodes do not depend on u. The
+    nodes' inputs are chosen adaptively (later data depend on earlier releases), and adaptive
+    composition of Gaussian mechanisms is exactly μ-GDP with
+    μ² = Σ Δᵢ²/σᵢ² = κ(Δ_G² + Δ_u²)/σ₀² (Dong, Roth & Su 2022, Cor. 3.3), whose exact (ε, δ)
+    curve is δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Balle & Wang 2018, Thm 8). So the
+    smallest σ₀ is the analytic-Gaussian σ for the total sensitivity √(κ(Δ_G² + Δ_u²)):
+    σ₀ = √(κ(Δ_G² + Δ_u²)) / μ*(ε, δ). Equivalently ρ = κ(Δ_G² + Δ_u²)/(2σ₀²)-zCDP
+    (Bun & Steinke 2016, Prop. 1.6, Lemma 1.7). The shuffler and the analyzer are
+    post-processing; so are the actions the other silos take from W̃, Ũ.
+
+    SPEC §3.4 quotes the paper's σ₀² = 8κ(log(2/δ) + ε)/ε² (a Bun–Steinke-style bound with
+    Δ = 2); the exact curve needs less noise for the same (ε, δ) and sensitivities. The authors'
+    code uses σ₀² = κ(log(1/δ) + ε)/ε², which ignores the replace-one sensitivities (too small).
+    """
+    kappa = check_int("kappa", kappa, low=1)
+    total = math.sqrt(kappa) * _node_sensitivity(gram_sens, moment_sens)
+    return gaussian_sigma_analytic(check_epsilon(epsilon), check_delta(delta), total)
+
+
+def ldp_epsilon(
+    sigma0: float, delta: float, kappa: int, gram_sens: float, moment_sens: float
+) -> float:
+    """Exact ε at δ of one silo's message stream at noise σ₀ (inverse of :func:`ldp_sigma0`)."""
+    sigma0 = check_positive(sigma0, "sigma0")
+    kappa = check_int("kappa", kappa, low=1)
+    mu = math.sqrt(kappa) * _node_sensitivity(gram_sens, moment_sens) / sigma0
+    return gaussian_epsilon(check_delta(delta), mu)
+
+
+def aggregate_epsilon(
+    sigma0: float, delta: float, kappa: int, M: int, gram_sens: float, moment_sens: float
+) -> float:
+    """Exact ε at δ of the *sum over silos* of each node — a post-processing of the shuffled
+    messages, so a **lower bound** on the ε of any shuffle protocol built on these messages.
+
+    The server's node j is the silos' true p-sums plus N(0, Mσ₀²) per coordinate; replacing one
+    user moves ≤ κ nodes by the node sensitivities, so the sum is exactly μ-GDP with
+    μ = √(κ(Δ_G² + Δ_u²))/(√M σ₀) — and this is tight (the sum's law is a Gaussian shift).
+    """
+    M = check_int("M", M, low=1)
+    return ldp_epsilon(check_positive(sigma0, "sigma0") * math.sqrt(M), delta, kappa,
+                       gram_sens, moment_sens)
+
+
+def sdp_amplification_sigma0(
+    epsilon: float, delta: float, kappa: int, M: int, horizon: int, sensitivity: float = 1.0
+) -> float:
+    """Per-silo noise for shuffle DP by amplification (paper 2, §6.2; SPEC §3.4), the authors'
+    formula: σ₀ = Δ·√(κ log(1/δ) log(1 + κ/(Tδ)) log(Mκ/δ)) / (ε√M).
+
+    T is the horizon (rounds), κ the tree levels, M the number of silos. The formula is the
+    closed form of paper 2's amplification lemma for Gaussian mechanisms on datasets of size
+    > 1 (its Appendix E, not in our excerpt), with the constants of the authors' public
+    experiment code; it is *not* re-derived here. It relies on the small-ε regime of
+    amplification-by-shuffling bounds (ε ≤ 1, :data:`SDP_MAX_EPSILON`) and is only used where it
+    passes the necessary check of :func:`check_sdp_amplification`. Δ: the authors' code multiplies
+    by the feature bound L = 1 only; we multiply by the node's replace-one sensitivity
+    √(Δ_G² + Δ_u²) (passed by :func:`calibrate`) so that the noise scales with the data's range
+    like every other calibration here (more noise than the authors' by that factor).
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    kappa = check_int("kappa", kappa, low=1)
+    M = check_int("M", M, low=1)
+    horizon = check_int("horizon", horizon, low=1)
+    sensitivity = check_positive(sensitivity, "sensitivity")
+    inner = (kappa * math.log(1.0 / delta) * math.log1p(kappa / (horizon * delta))
+             * math.log(M * kappa / delta))
+    return sensitivity * math.sqrt(inner) / (epsilon * math.sqrt(M))
+
+
+def check_sdp_amplification(
+    epsilon: float, delta: float, sigma0: float, kappa: int, M: int, gram_sens: float,
+    moment_sens: float,
+) -> None:
+    """Raise ``ValueError`` where the amplification calibration cannot be relied on.
+
+    1. ε ≤ :data:`SDP_MAX_EPSILON` (= 1): amplification-by-shuffling bounds of this form
+       (Feldman, McMillan & Talwar 2021; paper 2, Appendix E) are stated for small ε.
+    2. A necessary condition we *can* prove: the per-node sum over silos is a post-processing of
+       the shuffled messages and is exactly μ-GDP (:func:`aggregate_epsilon`); if its ε at δ
+       already exceeds the target, the claimed (ε, δ) is false. (Example: ε = 0.2, δ = 0.1,
+       T = 10⁴, B = 25, M = 100 — paper 2's vector-sum setting — fails: log(1 + κ/(Tδ)) ≈ 0.009
+       removes almost all the noise.)
+    """
+    if epsilon > SDP_MAX_EPSILON:
+        raise ValueError(
+            f"epsilon must be in (0, {SDP_MAX_EPSILON:g}] for protocol='sdp-amplification' (the "
+            f"small-epsilon regime of the amplification lemma), got {epsilon!r}; use "
+            "protocol='ldp' or 'sdp-vector-sum' for larger epsilon"
+        )
+    floor = aggregate_epsilon(sigma0, delta, kappa, M, gram_sens, moment_sens)
+    if floor > epsilon:
+        raise ValueError(
+            f"protocol='sdp-amplification' cannot give (epsilon={epsilon:g}, delta={delta:g}) "
+            f"here: its noise sigma0={sigma0:.6g} leaves the server's sum of the M={M} messages "
+            f"alone at epsilon={floor:.6g} (exact Gaussian), already above the target; the "
+            "authors' formula is outside its validity domain (choose a smaller delta or "
+            "protocol='ldp')"
+        )
+
+
+def private_lambda(M: int, kappa: int, sigma0: float, alpha: float, d: int) -> float:
+    """λ = √(Mκ)·σ₀·(√(κ + log(1/α)) + √d) (SPEC §3.4; the authors' code): the server's Gram
+    noise after k syncs has upper-triangle entries N(0, M·popcount(k)·σ₀²), popcount ≤ κ, and
+    λ is of the order of its spectral norm over the ≤ 2^κ syncs (union bound: √κ inside)."""
+    alpha = check_real("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
+    return (math.sqrt(M * kappa) * check_positive(sigma0, "sigma0")
+            * (math.sqrt(kappa + math.log(1.0 / alpha)) + math.sqrt(d)))
+
+
+def message_floats(d: int) -> int:
+    """Numbers one silo uploads per sync: the upper triangle of its Gram message and its moment
+    vector, d(d+1)/2 + d."""
+    d = check_int("d", d, low=1)
+    return d * (d + 1) // 2 + d
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Everything a protocol variant fixes before the run starts (all public).
+
+    Attributes:
+        protocol: one of :data:`PROTOCOLS`.
+        sigma0: per-silo, per-node noise standard deviation (0 for ``"none"``).
+        kappa: tree levels κ (nodes containing one batch, at most).
+        lambda_: the ridge λ of paper 2's Algorithm 1.
+        guarantee: the declared :class:`PrivacyGuarantee`.
+        gram_sensitivity, moment_sensitivity: Δ_G, Δ_u of one node (0 for ``"none"``).
+        rho_node: zCDP cost of one released node (both trees) to each user in it, at the
+            *message* level (before any shuffling): (Δ_G² + Δ_u²)/(2σ₀²); 0 for ``"none"``.
+    """
+
+    protocol: str
+    sigma0: float
+    kappa: int
+    lambda_: float
+    guarantee: PrivacyGuarantee
+    gram_sensitivity: float = 0.0
+    moment_sensitivity: float = 0.0
+    rho_node: float = 0.0
+
+    @property
+    def private(self) -> bool:
+        return self.protocol != "none"
+
+    @property
+    def rho_stream(self) -> float:
+        """zCDP of one silo's whole message stream per user: κ·ρ_node (the ledger's budget)."""
+        return self.kappa * self.rho_node
+
+
+def calibrate(
+    protocol: str,
+    *,
+    epsilon: float,
+    delta: float,
+    M: int,
+    d: int,
+    horizon: int,
+    n_syncs: int,
+    alpha: float,
+    reward_bound: float | None,
+) -> Calibration:
+    """σ₀, κ, λ and the guarantee of a protocol variant (see the module docstring).
+
+    Args:
+        protocol: ``"none"``, ``"ldp"``, ``"sdp-amplification"`` or ``"sdp-vector-sum"``.
+        epsilon, delta: the target (ε, δ) per user (ignored for ``"none"``).
+        M, d: silos and feature dimension.
+        horizon: T (rounds).
+        n_syncs: the largest number of synchronisations (T // B for fixed batches; T for a
+            data-dependent schedule).
+        alpha: failure probability α in λ.
+        reward_bound: b, the declared bound the rewards are clipped to (required with noise).
+    """
+    check_choice("protocol", protocol, PROTOCOLS)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    M = check_int("M", M, low=1)
+    d = check_int("d", d, low=1)
+    horizon = check_int("horizon", horizon, low=1)
+    kappa = federated_kappa(n_syncs)
+    if protocol == "none":
+        return Calibration("none", 0.0, kappa, math.sqrt(M), PrivacyGuarantee.none(UNIT))
+    if protocol == "sdp-vector-sum":
+        raise NotImplementedError(
+            "protocol='sdp-vector-sum' (the P_Vec shuffle protocol of Cheu, Joseph, Mao & Peng "
+            "2021 inside the tree, privenv/privacy/vector_sum.py) is not wired into the "
+            "federated agents yet; see privenv.privacy.federated.FederatedProtocol for the "
+            "interface it plugs into"
+        )
+    if reward_bound is None:
+        raise ValueError(
+            f"reward_bound must be a positive number for protocol={protocol!r}: rewards are "
+            "clipped to [-reward_bound, reward_bound] before they enter the protocol, and the "
+            "calibration depends on it; the env declares no bound (e.g. Gaussian reward noise), "
+            "so pass reward_bound explicitly"
+        )
+    gram_sens, moment_sens = replace_one_sensitivities(d, reward_bound)
+    node = _node_sensitivity(gram_sens, moment_sens)
+    if protocol == "ldp":
+        sigma0 = ldp_sigma0(epsilon, delta, kappa, gram_sens, moment_sens)
+        guarantee = PrivacyGuarantee("silo-local", epsilon, delta, UNIT, "replace-one")
+    else:  # sdp-amplification
+        sigma0 = sdp_amplification_sigma0(epsilon, delta, kappa, M, horizon, node)
+        check_sdp_amplification(epsilon, delta, sigma0, kappa, M, gram_sens, moment_sens)
+        guarantee = PrivacyGuarantee("shuffle", epsilon, delta, UNIT, "replace-one")
+    return Calibration(
+        protocol,
+        sigma0,
+        kappa,
+        private_lambda(M, kappa, sigma0, alpha, d),
+        guarantee,
+        gram_sens,
+        moment_sens,
+        gaussian_rho(sigma0, node),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# R: local randomizers
+# ---------------------------------------------------------------------------------------------
+
+
+def _live_runs(live: np.ndarray | None, n_runs: int) -> np.ndarray:
+    if live is None:
+        return np.arange(n_runs)
+    live = np.asarray(live)
+    if live.shape != (n_runs,) or live.dtype != bool:
+        raise ValueError(f"live must be a boolean mask of shape ({n_runs},), got dtype "
+                         f"{live.dtype} and shape {live.shape}")
+    return np.flatnonzero(live)
+
+
+class BatchSumRandomizer:
+    """R without privacy: each silo sends its batch sums γ_{k,i} = (W_i, U_i) as they are."""
+
+    def release(
+        self, gram: np.ndarray, moment: np.ndarray, runs: np.ndarray, live: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return gram[runs], moment[runs]
+
+
+class TreeRandomizer:
+    """R of Algorithm 2 (lines 4–7) for all silos of all runs: the distributed binary mechanism.
+
+    Two :class:`~privenv.privacy.tree.TreeMechanism` in distributed form, shapes ``(M, d, d)``
+    (symmetric Gaussian node noise) and ``(M, d)``, over ``n_syncs`` items (batches). At sync k
+    of a run, each silo's batch sums are appended; the node of level j* = lowest set bit of k
+    completes (α_{j*} = γ_k + Σ_{j<j*} α_j, line 6) and gets its noise once (line 7). The
+    messages are the M noisy p-sums of that node.
+
+    Args:
+        n_runs, M, d: shapes.
+        sigma0: per-node noise σ₀ > 0.
+        n_syncs: the largest number of syncs of a run (the trees' horizon: κ levels).
+        noise: a :class:`~privenv.seeding.RunNoise` (the agent's) or a ``Generator``.
+    """
+
+    def __init__(self, n_runs: int, M: int, d: int, sigma0: float, n_syncs: int,
+                 noise: NoiseSource) -> None:
+        self.gram_tree = TreeMechanism(n_runs, (M, d, d), sigma0, n_syncs, noise, symmetric=True)
+        self.moment_tree = TreeMechanism(n_runs, (M, d), sigma0, n_syncs, noise)
+        self.levels = self.gram_tree.levels
+
+    def release(
+        self, gram: np.ndarray, moment: np.ndarray, runs: np.ndarray, live: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The M noisy p-sums of the completed node of each run in ``runs`` (= the live runs):
+        shapes ``(len(runs), M, d, d)`` and ``(len(runs), M, d)``."""
+        self.gram_tree.add(gram, live)
+        self.moment_tree.add(moment, live)
+        return self.gram_tree.released()[runs], self.moment_tree.released()[runs]
+
+
+# ---------------------------------------------------------------------------------------------
+# S: shufflers
+# ---------------------------------------------------------------------------------------------
+
+
+class IdentityShuffler:
+    """S = identity (silo-level LDP): the server knows which silo sent which message."""
+
+    def shuffle(self, messages: np.ndarray, runs: np.ndarray) -> np.ndarray:
+        return messages
+
+
+class UniformShuffler:
+    """S = a uniform random permutation of the M messages of each run (shuffle DP).
+
+    The permutation of run r is the argsort of M fresh uniforms of run r's own stream (ties have
+    probability 0), so it is uniform over the M! orders and independent of the other runs and of
+    the batch of runs. Every call draws a fresh permutation (the Gram and moment messages are
+    shuffled independently, as two instances of Algorithm 2).
+
+    Args:
+        noise: a :class:`~privenv.seeding.RunNoise` or a ``Generator``.
+    """
+
+    def __init__(self, noise: NoiseSource) -> None:
+        self.noise = noise
+
+    def permutations(self, runs: np.ndarray, M: int) -> np.ndarray:
+        """One uniform permutation of range(M) per run in ``runs``: shape ``(len(runs), M)``."""
+        return np.argsort(run_uniforms(self.noise, runs, M), axis=1, kind="stable")
+
+    def shuffle(self, messages: np.ndarray, runs: np.ndarray) -> np.ndarray:
+        """``messages`` (len(runs), M, …) with each run's M messages permuted."""
+        perm = self.permutations(runs, messages.shape[1])
+        return messages[np.arange(len(runs))[:, None], perm]
+
+
+# ---------------------------------------------------------------------------------------------
+# A: analyzers
+# ---------------------------------------------------------------------------------------------
+
+
+class SumAnalyzer:
+    """A without privacy: W̃ ← W̃ + Σ_i γ_{k,i} (the running sum of everything synchronised)."""
+
+    def __init__(self, n_runs: int, shape: tuple[int, ...]) -> None:
+        self.total = np.zeros((n_runs, *shape))
+
+    def aggregate(self, messages: np.ndarray, runs: np.ndarray) -> np.ndarray:
+        self.total[runs] += messages.sum(axis=1)
+        return self.total
+
+
+class TreeAnalyzer:
+    """A of Algorithm 2 (lines 13–14): the server's half of the distributed tree.
+
+    Keeps, per run, its count k of syncs and the synchronised noisy nodes. At sync k: node
+    j* = lowest set bit of k is the sum of the M (shuffled) messages (line 13); the output is
+    the sum of the nodes of the set bits of k (line 14). It sees only the messages.
+    """
+
+    def __init__(self, n_runs: int, levels: int, shape: tuple[int, ...]) -> None:
+        self.nodes = np.zeros((n_runs, levels, *shape))
+        self.k = np.zeros(n_runs, dtype=np.int64)
+        self._bits = 1 << np.arange(levels, dtype=np.int64)
+        self._extra = (slice(None), slice(None)) + (None,) * len(shape)
+
+    def aggregate(self, messages: np.ndarray, runs: np.ndarray) -> np.ndarray:
+        """Receive the messages (len(runs), M, …) of sync k; return the prefixes of all runs."""
+        self.k[runs] += 1
+        j = lowest_set_bit(self.k[runs])
+        self.nodes[runs, j] = messages.sum(axis=1)  # line 13: Σ_i of the M noisy p-sums
+        return self.prefix()
+
+    def prefix(self) -> np.ndarray:
+        """Σ over the set bits j of k of node j (line 14), shape ``(n_runs, …)``."""
+        used = (self.k[:, None] & self._bits) != 0
+        return (self.nodes * used[self._extra]).sum(axis=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# P = (R, S, A)
+# ---------------------------------------------------------------------------------------------
+
+
+class FederatedProtocol:
+    """P = (R, S, A) of paper 2, Algorithm 2, for the Gram matrices and the moment vectors.
+
+    The agent calls :meth:`collect` after every round with each silo's new user (a no-op for the
+    batch-sum and tree randomizers; the hook a per-user randomizer such as P_Vec needs) and
+    :meth:`synchronize` at each sync with the silos' batch sums.
+
+    Interface for ``protocol="sdp-vector-sum"`` (to be wired): an object with
+    ``collect(x, y, live)`` — x (n_runs, M, d) the chosen features, y (n_runs, M) the clipped
+    rewards of the round — and ``synchronize(gram, moment, live)`` returning the server's private
+    prefix sums (W̃ (n_runs, d, d) symmetric, Ũ (n_runs, d)) for all runs, updated for the live
+    runs. P_Vec's per-node sum estimate can be fed to a :class:`TreeAnalyzer` as a single
+    message (M = 1) for the prefix over the set bits of k.
+
+    Args:
+        randomizer: R (``release(gram, moment, runs, live)`` → messages with a silo axis).
+        shuffler: S (``shuffle(messages, runs)``).
+        gram_analyzer, moment_analyzer: A for each statistic (``aggregate(messages, runs)``).
+    """
+
+    def __init__(self, randomizer, shuffler, gram_analyzer, moment_analyzer) -> None:
+        self.randomizer = randomizer
+        self.shuffler = shuffler
+        self.gram_analyzer = gram_analyzer
+        self.moment_analyzer = moment_analyzer
+
+    def collect(self, x: np.ndarray, y: np.ndarray, live: np.ndarray | None = None) -> None:
+        """Per-round hook (unused by batch-sum randomizers)."""
+
+    def synchronize(
+        self, gram: np.ndarray, moment: np.ndarray, live: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """One sync of the live runs (all if ``None``).
+
+        Args:
+            gram: (n_runs, M, d, d) each silo's Σφφᵀ since its last sync (rows of runs that are
+                not live are ignored).
+            moment: (n_runs, M, d) each silo's Σyφ since its last sync.
+
+        Returns:
+            (W̃, Ũ): the server's private sums of all runs, (n_runs, d, d) and (n_runs, d).
+        """
+        runs = _live_runs(live, gram.shape[0])
+        g_msg, u_msg = self.randomizer.release(gram, moment, runs, live)  # R
+        g_msg = self.shuffler.shuffle(g_msg, runs)  # S
+        u_msg = self.shuffler.shuffle(u_msg, runs)
+        return (self.gram_analyzer.aggregate(g_msg, runs),  # A
+                self.moment_analyzer.aggregate(u_msg, runs))
+
+
+def make_protocol(
+    calibration: Calibration, n_runs: int, M: int, d: int, n_syncs: int, noise: NoiseSource
+) -> FederatedProtocol:
+    """The protocol a :class:`Calibration` describes, for ``n_runs`` runs of M silos: identity
+    randomizer and summing analyzer without privacy; the tree randomizer and analyzer with the
+    identity (``"ldp"``) or uniform (``"sdp-amplification"``) shuffler."""
+    if not calibration.private:
+        return FederatedProtocol(BatchSumRandomizer(), IdentityShuffler(),
+                                 SumAnalyzer(n_runs, (d, d)), SumAnalyzer(n_runs, (d,)))
+    randomizer = TreeRandomizer(n_runs, M, d, calibration.sigma0, n_syncs, noise)
+    if randomizer.levels != calibration.kappa:  # one κ for the tree and its budget
+        raise ValueError(f"n_syncs={n_syncs} gives {randomizer.levels} tree levels, but the "
+                         f"calibration used kappa={calibration.kappa}")
+    shuffler = UniformShuffler(noise) if calibration.protocol.startswith("sdp") else (
+        IdentityShuffler())
+    levels = randomizer.levels
+    return FederatedProtocol(randomizer, shuffler, TreeAnalyzer(n_runs, levels, (d, d)),
+                             TreeAnalyzer(n_runs, levels, (d,)))

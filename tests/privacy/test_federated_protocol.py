@@ -1,0 +1,393 @@
+"""Paper 2's federated protocol P = (R, S, A): calibrations, structure, shuffler, privacy audit.
+
+Statistical tests use fixed seeds and a stated false-alarm probability α (Bonferroni inside each
+test): a correct implementation fails a test with probability ≤ α = 1e-6.
+
+Audit (PRIVACY-TESTING.md items 1, 6, 8). One silo (M = 1), d = 1, B = 1, 16 syncs (κ = 5
+levels), reward bound b = 5, σ₀ calibrated by :func:`ldp_sigma0` at (ε, δ) = (4.6, 0.1).
+Neighbouring silo data: the user of round 1 is (φ = 1, y = b) in D and (φ = 1, y = −b) in D′, all
+other users (0, 0). This pair attains Δ_u = 2b with Δ_G = 0, i.e. Δ_G² + Δ_u² = 100 against the
+calibrated 1 + 4b² = 101, so the audit is nearly sharp. The released view is the silo's 16 moment
+messages m_k (its Gram messages are the same under D and D′). Two scores are declared before
+sampling: S₁ = Σ_{k ∈ {1,2,4,8,16}} m_k (the likelihood-ratio statistic of the correct protocol:
+user 1 is in the nodes completing at k = 2^j) and S₂ = Σ_k m_k/popcount(k) (the one of a silo that
+re-sends its prefix with redrawn node noise); threshold events on both give an ε lower bound at
+δ = 0.1, compared with the declared ε.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from privenv.privacy import audit
+from privenv.privacy.accounting import gaussian_epsilon, gaussian_rho
+from privenv.privacy.federated import (
+    SDP_MAX_EPSILON,
+    IdentityShuffler,
+    TreeAnalyzer,
+    TreeRandomizer,
+    UniformShuffler,
+    aggregate_epsilon,
+    calibrate,
+    check_sdp_amplification,
+    federated_kappa,
+    ldp_epsilon,
+    ldp_sigma0,
+    make_protocol,
+    message_floats,
+    private_lambda,
+    replace_one_sensitivities,
+    sdp_amplification_sigma0,
+)
+from privenv.privacy.tree import TreeMechanism
+from privenv.privacy.wishart import gram_sensitivity
+from privenv.seeding import AGENT, noise_for
+
+ALPHA = 1e-6
+
+
+def _cal(protocol: str, **kw):
+    args = dict(epsilon=1.0, delta=1e-4, M=4, d=3, horizon=400, n_syncs=16, alpha=0.01,
+                reward_bound=1.0)
+    args.update(kw)
+    return calibrate(protocol, **args)
+
+
+# -- calibrations -------------------------------------------------------------------------------
+
+
+def test_kappa_counts_tree_levels() -> None:
+    """κ = ⌊log₂(T/B)⌋ + 1: 400 batches (paper 2: T = 10⁴, B = 25) → 9 levels."""
+    assert [federated_kappa(k) for k in (1, 2, 3, 4, 7, 8, 400)] == [1, 2, 2, 3, 3, 4, 9]
+    assert federated_kappa(10_000 // 25) == math.floor(math.log2(10_000 / 25)) + 1
+
+
+def test_replace_one_sensitivities_are_attained_and_never_exceeded() -> None:
+    """Δ_G = √2 (1 for d = 1), Δ_u = 2b; random pairs never exceed them, extreme pairs attain
+    them."""
+    assert replace_one_sensitivities(3, 2.0) == (math.sqrt(2.0), 4.0)
+    assert replace_one_sensitivities(1, 0.5) == (1.0, 1.0)
+    d, b, n = 3, 1.5, 20_000
+    rng = np.random.default_rng(0)
+
+    def unit_ball(m):
+        v = rng.normal(size=(m, d))
+        return v / np.linalg.norm(v, axis=1, keepdims=True) * rng.random((m, 1)) ** (1 / d)
+
+    phi, phi2 = unit_ball(n), unit_ball(n)
+    y, y2 = rng.uniform(-b, b, n), rng.uniform(-b, b, n)
+    iu = np.triu_indices(d)
+    diff = phi[:, :, None] * phi[:, None, :] - phi2[:, :, None] * phi2[:, None, :]
+    gram = diff[:, iu[0], iu[1]]
+    dg, du = replace_one_sensitivities(d, b)
+    assert np.linalg.norm(gram, axis=1).max() <= dg
+    assert np.linalg.norm(phi * y[:, None] - phi2 * y2[:, None], axis=1).max() <= du
+    e1, e2 = np.eye(d)[0], np.eye(d)[1]
+    assert np.linalg.norm((np.outer(e1, e1) - np.outer(e2, e2))[iu]) == pytest.approx(dg)
+    assert np.linalg.norm(e1 * b - e1 * -b) == pytest.approx(du)
+
+
+@pytest.mark.parametrize(("epsilon", "delta", "kappa", "d", "b"), [
+    (1e-4, 1e-4, 9, 10, 1.0), (1e-3, 1e-4, 9, 10, 3.0), (0.2, 0.1, 9, 10, 1.0),
+    (1.0, 1e-6, 5, 2, 0.5), (5.0, 1e-8, 14, 1, 2.0),
+])
+def test_ldp_calibration_is_exact(epsilon, delta, kappa, d, b) -> None:
+    """At the calibrated σ₀ the exact ε of one silo's stream (μ-GDP, μ² = κ(Δ_G² + Δ_u²)/σ₀²)
+    equals the target; the same through the zCDP view ρ = κ(Δ_G² + Δ_u²)/(2σ₀²), μ = √(2ρ)."""
+    dg, du = replace_one_sensitivities(d, b)
+    sigma0 = ldp_sigma0(epsilon, delta, kappa, dg, du)
+    assert ldp_epsilon(sigma0, delta, kappa, dg, du) == pytest.approx(epsilon, rel=1e-9)
+    rho = kappa * (gaussian_rho(sigma0, dg) + gaussian_rho(sigma0, du))
+    assert gaussian_epsilon(delta, math.sqrt(2 * rho)) == pytest.approx(epsilon, rel=1e-9)
+    # a little less noise breaks the target
+    assert ldp_epsilon(0.99 * sigma0, delta, kappa, dg, du) > epsilon
+
+
+def test_ldp_calibration_matches_dp_accounting_oracle() -> None:
+    """dp-accounting's PLD accountant on 2κ Gaussian releases (noise multipliers σ₀/Δ_G and
+    σ₀/Δ_u, κ = 9) gives the target ε = 1 at δ = 1e-5."""
+    dp_accounting = pytest.importorskip("dp_accounting")
+    from dp_accounting import pld
+
+    dg, du = replace_one_sensitivities(10, 1.0)
+    sigma0 = ldp_sigma0(1.0, 1e-5, 9, dg, du)
+    acc = pld.PLDAccountant()
+    acc.compose(dp_accounting.GaussianDpEvent(sigma0 / dg), 9)
+    acc.compose(dp_accounting.GaussianDpEvent(sigma0 / du), 9)
+    assert acc.get_epsilon(1e-5) == pytest.approx(1.0, rel=1e-3)
+
+
+def test_calibration_record() -> None:
+    """λ per SPEC §3.4, ρ_node, guarantees, no noise without privacy."""
+    none = _cal("none")
+    assert (none.sigma0, none.lambda_, none.rho_stream) == (0.0, 2.0, 0.0)
+    assert not none.guarantee.is_private
+    ldp = _cal("ldp")
+    kappa = federated_kappa(16)
+    assert ldp.kappa == kappa == 5
+    assert ldp.lambda_ == pytest.approx(
+        math.sqrt(4 * kappa) * ldp.sigma0 * (math.sqrt(kappa + math.log(100)) + math.sqrt(3)))
+    assert ldp.lambda_ == private_lambda(4, kappa, ldp.sigma0, 0.01, 3)
+    assert ldp.rho_node == pytest.approx((2 + 4) / (2 * ldp.sigma0**2))
+    g = ldp.guarantee
+    assert (g.model, g.epsilon, g.delta, g.neighbouring) == ("silo-local", 1.0, 1e-4,
+                                                             "replace-one")
+    sdp = _cal("sdp-amplification", epsilon=0.5, M=100)
+    assert sdp.guarantee.model == "shuffle"
+    assert message_floats(10) == 65
+
+
+def test_sdp_amplification_formula_and_domain() -> None:
+    """σ₀ = Δ√(κ log(1/δ) log(1 + κ/(Tδ)) log(Mκ/δ))/(ε√M); refused for ε > 1 and where the
+    server's sum alone already exceeds ε (paper 2's ε = 0.2, δ = 0.1 setting)."""
+    eps, delta, kappa, M, T = 1e-3, 1e-4, 9, 100, 10_000
+    expected = math.sqrt(kappa * math.log(1e4) * math.log(1 + kappa) * math.log(9e6)) / (
+        eps * 10)
+    assert sdp_amplification_sigma0(eps, delta, kappa, M, T) == pytest.approx(expected)
+    cal = _cal("sdp-amplification", epsilon=eps, M=M, d=10, horizon=T, n_syncs=400)
+    node = math.hypot(*replace_one_sensitivities(10, 1.0))
+    assert cal.sigma0 == pytest.approx(expected * node)
+    assert aggregate_epsilon(cal.sigma0, delta, kappa, M, *replace_one_sensitivities(10, 1.0)) \
+        <= eps
+    with pytest.raises(ValueError, match="epsilon must be in"):
+        _cal("sdp-amplification", epsilon=SDP_MAX_EPSILON * 1.5, M=M)
+    with pytest.raises(ValueError, match="server's sum"):
+        _cal("sdp-amplification", epsilon=0.2, delta=0.1, M=M, d=10, horizon=T, n_syncs=400)
+    # the necessary check is exact: at the sum's own ε the check passes, just below it fails
+    dg, du = replace_one_sensitivities(10, 1.0)
+    floor = aggregate_epsilon(2.0, 0.1, 9, 100, dg, du)
+    check_sdp_amplification(floor * 1.001, 0.1, 2.0, 9, 100, dg, du)
+    with pytest.raises(ValueError, match="server's sum"):
+        check_sdp_amplification(floor * 0.999, 0.1, 2.0, 9, 100, dg, du)
+
+
+@pytest.mark.parametrize(("call", "exc", "name"), [
+    (lambda: _cal("tree"), ValueError, "protocol"),
+    (lambda: _cal("ldp", reward_bound=None), ValueError, "reward_bound"),
+    (lambda: _cal("ldp", reward_bound=-1.0), ValueError, "reward_bound"),
+    (lambda: _cal("ldp", epsilon=0.0), ValueError, "epsilon"),
+    (lambda: _cal("ldp", delta=1.0), ValueError, "delta"),
+    (lambda: _cal("ldp", n_syncs=0), ValueError, "n_syncs"),
+    (lambda: _cal("ldp", alpha=0.0), ValueError, "alpha"),
+    (lambda: _cal("ldp", M=0), ValueError, "M"),
+    (lambda: _cal("sdp-vector-sum"), NotImplementedError, "vector_sum"),
+    (lambda: ldp_sigma0(1.0, 1e-3, 0, 1.0, 1.0), ValueError, "kappa"),
+    (lambda: ldp_sigma0(1.0, 1e-3, 2, 0.0, 1.0), ValueError, "gram_sensitivity"),
+    (lambda: ldp_epsilon(-1.0, 1e-3, 2, 1.0, 1.0), ValueError, "sigma0"),
+    (lambda: sdp_amplification_sigma0(0.1, 1e-3, 2, 0, 100), ValueError, "M"),
+    (lambda: private_lambda(4, 2, 1.0, 1.5, 3), ValueError, "alpha"),
+])
+def test_bad_input(call, exc, name) -> None:
+    with pytest.raises(exc, match=name):
+        call()
+
+
+# -- structure of the protocol ------------------------------------------------------------------
+
+
+def _data(rng, k, n, M, d):
+    x = rng.normal(size=(k, n, M, d))
+    return x[..., :, None] * x[..., None, :], rng.normal(size=(k, n, M, d))
+
+
+@pytest.mark.parametrize("protocol", ["ldp", "sdp-amplification"])
+def test_server_output_is_exact_sum_plus_data_independent_noise(protocol) -> None:
+    """The analyzer's W̃, Ũ after k syncs = Σ of all silos' batch sums up to k + noise that does
+    not depend on the data; it equals the randomizer trees' prefix summed over silos (the two
+    halves of the distributed tree agree); shuffling changes nothing in the sums."""
+    n, M, d, K = 3, 4, 2, 7
+    cal = _cal(protocol, epsilon=0.5, M=M, d=d, n_syncs=K)
+    gram, mom = _data(np.random.default_rng(1), K, n, M, d)
+    p = make_protocol(cal, n, M, d, K, noise_for(5, n, AGENT))
+    q = make_protocol(cal, n, M, d, K, noise_for(5, n, AGENT))
+    for k in range(K):
+        W, U = p.synchronize(gram[k], mom[k])
+        W0, U0 = q.synchronize(np.zeros_like(gram[k]), np.zeros_like(mom[k]))
+        np.testing.assert_allclose(W - W0, gram[: k + 1].sum(axis=(0, 2)), atol=1e-9)
+        np.testing.assert_allclose(U - U0, mom[: k + 1].sum(axis=(0, 2)), atol=1e-9)
+        np.testing.assert_allclose(W, p.randomizer.gram_tree.prefix().sum(axis=1), atol=1e-9)
+        np.testing.assert_allclose(U, p.randomizer.moment_tree.prefix().sum(axis=1), atol=1e-9)
+        np.testing.assert_array_equal(W, np.swapaxes(W, 1, 2))
+    assert isinstance(p.shuffler, UniformShuffler if protocol.startswith("sdp") else
+                      IdentityShuffler)
+
+
+def test_protocol_live_runs_and_batch_independence() -> None:
+    """Syncing a subset of runs leaves the others untouched; run i's outputs do not depend on
+    the batch of runs (shuffled protocol, per-run streams)."""
+    n, M, d, K = 4, 3, 2, 4
+    cal = _cal("sdp-amplification", epsilon=0.5, M=M, d=d, n_syncs=K)
+    gram, mom = _data(np.random.default_rng(2), K, n, M, d)
+    full = make_protocol(cal, n, M, d, K, noise_for(9, n, AGENT))
+    alone = make_protocol(cal, 1, M, d, K, noise_for(9, 1, AGENT, first_run=2))
+    live = np.array([True, False, True, True])
+    W_prev = np.zeros((n, d, d))
+    for k in range(K):
+        W, U = full.synchronize(gram[k], mom[k], live if k == 1 else None)
+        if k == 1:
+            assert np.all(W[1] == W_prev[1])
+        W1, U1 = alone.synchronize(gram[k][2:3], mom[k][2:3])
+        np.testing.assert_array_equal(W[2], W1[0])
+        np.testing.assert_array_equal(U[2], U1[0])
+        W_prev = W.copy()
+    assert list(full.gram_analyzer.k) == [4, 3, 4, 4]
+
+
+def test_make_protocol_refuses_a_budget_with_another_kappa() -> None:
+    """One κ for the tree and its budget: a calibration for 16 syncs cannot drive a 32-sync
+    tree (a level would be missing from the budget)."""
+    cal = _cal("ldp", n_syncs=16)
+    with pytest.raises(ValueError, match="kappa"):
+        make_protocol(cal, 2, 4, 3, 32, np.random.default_rng(0))
+
+
+def test_server_noise_variance_is_M_popcount_sigma2() -> None:
+    """Zero data, M = 3 silos, σ₀ = 0.7, 10⁵ runs: after sync k the server's noise has variance
+    M·popcount(k)·σ₀² on each Gram upper-triangle entry and each moment entry (k = 1…7), and
+    Cov(noise at k = 2, noise at k = 3) = M·σ₀² (one shared node). z-tests (Gaussian SE of a
+    second moment: var·√(2/n); of a covariance: √((v₂v₃ + c²)/n)), Bonferroni over 36 tests:
+    α = 1e-6."""
+    n, M, d, sigma0, K = 100_000, 3, 2, 0.7, 7
+    rng = np.random.default_rng(20261129)
+    rand = TreeRandomizer(n, M, d, sigma0, K, rng)
+    ga, ma = TreeAnalyzer(n, rand.levels, (d, d)), TreeAnalyzer(n, rand.levels, (d,))
+    runs = np.arange(n)
+    crit = stats.norm.isf(ALPHA / 2 / 36)
+    zg, zm = np.zeros((n, M, d, d)), np.zeros((n, M, d))
+    prev = None
+    for k in range(1, K + 1):
+        g, m = rand.release(zg, zm, runs, None)
+        W, U = ga.aggregate(g, runs), ma.aggregate(m, runs)
+        var = M * bin(k).count("1") * sigma0**2
+        for values in (W[:, 0, 0], W[:, 0, 1], W[:, 1, 1], U[:, 0], U[:, 1]):
+            assert abs(np.mean(values**2) - var) / (var * math.sqrt(2 / n)) < crit, k
+        if k == 3:
+            c, v2, v3 = M * sigma0**2, 1 * M * sigma0**2, 2 * M * sigma0**2
+            est = np.mean(prev * U[:, 0])
+            assert abs(est - c) / math.sqrt((v2 * v3 + c * c) / n) < crit
+        prev = U[:, 0].copy()
+
+
+# -- the shuffler -------------------------------------------------------------------------------
+
+
+def test_shuffler_positions_uniform() -> None:
+    """χ² tests (α/2 each, total 1e-6): the 10×10 table (item, position) over 10⁵ shuffles of 10
+    items (df = 81, margins fixed), and the 24 orders of 4 items over 10⁵ shuffles (df = 23)."""
+    n = 100_000
+    perm = UniformShuffler(np.random.default_rng(11)).permutations(np.arange(n), 10)
+    table = np.zeros((10, 10))
+    np.add.at(table, (perm.ravel(), np.tile(np.arange(10), n)), 1)
+    assert np.all(table.sum(axis=0) == n) and np.all(table.sum(axis=1) == n)
+    chi2 = ((table - n / 10) ** 2 / (n / 10)).sum()
+    assert stats.chi2.sf(chi2, 81) > ALPHA / 2
+    perm4 = UniformShuffler(np.random.default_rng(12)).permutations(np.arange(n), 4)
+    codes = perm4 @ (4 ** np.arange(4))
+    _, counts = np.unique(codes, return_counts=True)
+    assert counts.size == 24
+    assert stats.chisquare(counts).pvalue > ALPHA / 2
+
+
+def test_shuffler_permutes_messages_per_run_independent_of_batch() -> None:
+    msgs = np.arange(5 * 6 * 2, dtype=float).reshape(5, 6, 2)
+    out = UniformShuffler(noise_for(3, 5, AGENT)).shuffle(msgs, np.arange(5))
+    for r in range(5):  # each run's messages, reordered as whole messages
+        assert sorted(map(tuple, out[r])) == sorted(map(tuple, msgs[r]))
+    assert np.any(out != msgs)
+    alone = UniformShuffler(noise_for(3, 1, AGENT, first_run=3)).shuffle(msgs[3:4], np.arange(1))
+    np.testing.assert_array_equal(alone[0], out[3])
+
+
+# -- privacy audit and mutation tests ---------------------------------------------------------
+
+N_AUDIT, SYNCS, AUDIT_EPS, AUDIT_DELTA, AUDIT_B = 200_000, 16, 4.6, 0.1, 5.0
+_K = np.arange(1, SYNCS + 1)
+_POP = np.array([bin(k).count("1") for k in _K], dtype=float)
+_NODES = [0, 1, 3, 7, 15]  # syncs k = 2^j: the nodes containing batch 1
+
+
+class RedrawRandomizer(TreeRandomizer):
+    """Mutant: at each sync the silo sends its noisy prefix with every node's noise redrawn
+    (node noise not memoised: batch 1 is then in all 16 messages with fresh noise)."""
+
+    def release(self, gram, moment, runs, live):
+        super().release(gram, moment, runs, live)
+        out = []
+        for tree in (self.gram_tree, self.moment_tree):
+            used = (tree.t[:, None] & tree._bits) != 0
+            fresh = np.stack([tree._draw_node_noise(np.arange(tree.n_runs))
+                              for _ in range(tree.levels)], axis=1)
+            extra = (slice(None), slice(None)) + (None,) * len(tree.shape)
+            out.append(((tree._psum + fresh) * used[extra]).sum(axis=1)[runs])
+        return tuple(out)
+
+
+def _sensitivities(neighbouring: str = "replace-one") -> tuple[float, float]:
+    if neighbouring == "replace-one":
+        return replace_one_sensitivities(1, AUDIT_B)
+    return gram_sensitivity(1, 1.0, "add-remove"), AUDIT_B  # the halved (add/remove) values
+
+
+def _audit(cls, sigma0: float, seed: int) -> audit.AuditResult:
+    scores = []
+    for side, y in enumerate((AUDIT_B, -AUDIT_B)):  # the user of round 1: (1, b) in D, (1, −b)
+        rand = cls(N_AUDIT, 1, 1, sigma0, SYNCS, np.random.default_rng([seed, side]))
+        runs = np.arange(N_AUDIT)
+        zero_g, zero_m = np.zeros((N_AUDIT, 1, 1, 1)), np.zeros((N_AUDIT, 1, 1))
+        msgs = np.empty((N_AUDIT, SYNCS))
+        for k in range(SYNCS):
+            first = k == 0
+            _, m = rand.release(zero_g + first, zero_m + first * y, runs, None)
+            msgs[:, k] = m[:, 0, 0]
+        scores.append((msgs[:, _NODES].sum(axis=1), (msgs / _POP).sum(axis=1)))
+    # thresholds declared from the parameters only: sd units of the correct protocol, around
+    # the midpoint 0 of the two means
+    grid = np.linspace(-1.0, 4.0, 21)
+    sds = (sigma0 * math.sqrt(len(_NODES)), sigma0 * math.sqrt(np.sum(1 / _POP**2)))
+    results = [
+        audit.threshold_epsilon_lower_bound(scores[0][j], scores[1][j], grid * sds[j],
+                                            delta=AUDIT_DELTA, alpha=ALPHA / 2)
+        for j in range(2)
+    ]
+    return max(results, key=lambda r: r.epsilon_lb)
+
+
+def _sigma0(kappa: int | None = None, neighbouring: str = "replace-one") -> float:
+    kappa = federated_kappa(SYNCS) if kappa is None else kappa
+    return ldp_sigma0(AUDIT_EPS, AUDIT_DELTA, kappa, *_sensitivities(neighbouring))
+
+
+def test_silo_audit_passes() -> None:
+    """Correct protocol: the audit's ε lower bound stays below the declared ε = 4.6, and is
+    within 0.7 of it (power check: the audit is sharp enough for the mutations below)."""
+    res = _audit(TreeRandomizer, _sigma0(), seed=201)
+    assert not res.violates(AUDIT_EPS), res
+    assert res.epsilon_lb > AUDIT_EPS - 0.7, res
+
+
+def test_silo_audit_catches_redrawn_node_noise() -> None:
+    res = _audit(RedrawRandomizer, _sigma0(), seed=202)
+    assert res.violates(AUDIT_EPS), res
+
+
+def test_silo_audit_catches_missing_level() -> None:
+    """Budget computed with κ − 1 = 4 levels while the tree has 5."""
+    res = _audit(TreeRandomizer, _sigma0(kappa=federated_kappa(SYNCS) - 1), seed=203)
+    assert res.violates(AUDIT_EPS), res
+
+
+def test_silo_audit_catches_halved_sensitivity() -> None:
+    """Calibration with the add/remove sensitivities (Δ_u = b) instead of replace-one (2b)."""
+    res = _audit(TreeRandomizer, _sigma0(neighbouring="add-remove"), seed=204)
+    assert res.violates(AUDIT_EPS), res
+
+
+def test_tree_levels_match_tree_mechanism() -> None:
+    """The randomizer's trees have κ levels for K syncs, like TreeMechanism over K items."""
+    rand = TreeRandomizer(1, 2, 2, 1.0, 400, np.random.default_rng(0))
+    assert rand.levels == federated_kappa(400) == TreeMechanism(
+        1, (2,), 1.0, 400, np.random.default_rng(0)).levels
