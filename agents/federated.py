@@ -5,7 +5,8 @@
   silo runs LinUCB on the server's private sums plus its own not-yet-synchronised data; every B
   rounds (a fixed, data-independent schedule) all silos send their batch sums through the
   protocol P = (R, S, A) of Algorithm 2 (:mod:`privenv.privacy.federated`): non-private,
-  silo-level LDP, or shuffle DP by amplification (``"sdp-vector-sum"``: not wired yet).
+  silo-level LDP, shuffle DP by amplification, or shuffle DP by P_Vec vector summation inside
+  the tree (``"sdp-vector-sum"``: each user randomizes, the silos forward one-bit messages).
 * :class:`FedUCBAdaptive` (``feducb-adaptive``) — the same learner with the data-adaptive
   synchronisation of FedUCB (Dubey & Pentland 2020), the flawed baseline of paper 2, §4: the sync
   times depend on the silos' raw data and are public, so it is **not** DP whatever the noise on
@@ -95,6 +96,7 @@ class _FederatedLinUCB(Agent):
         beta: float | None,
         n_syncs: int,
         n_runs: int,
+        batch: int | None = None,
     ) -> None:
         super().__init__(n_runs)
         self.M = check_int("M", M, low=1)
@@ -114,7 +116,7 @@ class _FederatedLinUCB(Agent):
         self.calibration: Calibration = calibrate(
             self.protocol_name, epsilon=self.epsilon, delta=self.delta, M=self.M, d=self.d,
             horizon=self.horizon, n_syncs=n_syncs, alpha=self.alpha,
-            reward_bound=self.reward_bound)
+            reward_bound=self.reward_bound, batch=batch)
         self.lambda_ = self.calibration.lambda_ if lambda_ is None else check_real(
             "lambda_", lambda_, low=0.0, low_open=True, high=math.inf, high_open=True)
         self.beta = None if beta is None else check_real("beta", beta, low=0.0, high=math.inf,
@@ -142,12 +144,18 @@ class _FederatedLinUCB(Agent):
 
     def episode_info(self) -> dict[str, np.ndarray]:
         """Per run: ``sync_rounds`` (number of synchronisations), ``floats_sent_per_silo``
-        (numbers each silo sent: d(d+1)/2 + d per sync), ``clipped_rewards`` (rewards clipped to
-        [−b, b] over all silos and rounds), ``eigen_clamps`` (syncs where λI + W̃ had an
-        eigenvalue below EIGEN_FLOOR·λ)."""
+        (real numbers each silo sent: d(d+1)/2 + d per sync; 0 for ``"sdp-vector-sum"``, which
+        sends none), ``bits_sent_per_silo`` (one-bit messages each silo's users sent, only for
+        ``"sdp-vector-sum"``: messages_per_user(P_Vec of the node) per user and released node;
+        0 for the other protocols), ``clipped_rewards`` (rewards clipped to [−b, b] over all
+        silos and rounds), ``eigen_clamps`` (syncs where λI + W̃ had an eigenvalue below
+        EIGEN_FLOOR·λ)."""
+        vector_sum = self.protocol_name == "sdp-vector-sum"
         return {
             "sync_rounds": self.n_syncs.copy(),
-            "floats_sent_per_silo": self.n_syncs * message_floats(self.d),
+            "floats_sent_per_silo": self.n_syncs * (0 if vector_sum else message_floats(self.d)),
+            "bits_sent_per_silo": (self.protocol.randomizer.bits_per_silo.copy() if vector_sum
+                                   else np.zeros(self.n_runs, dtype=np.int64)),
             "clipped_rewards": self.clipped.copy(),
             "eigen_clamps": self.eigen_clamps.copy(),
         }
@@ -274,7 +282,10 @@ class _FederatedLinUCB(Agent):
     def _charge(self, runs: np.ndarray) -> None:
         """Ledger (checking mode): the node released at sync k covers the syncs
         (k − 2^{j*}, k], i.e. the users (round s, silo m) of those batches; each is charged
-        ρ_node. Users are numbered s·M + m (s the 0-based round): ``Ledger(n_runs, T·M)``."""
+        ρ_node (Gaussian protocols) or ε₀ (``"sdp-vector-sum"``: the node's (ε₀, δ₀); the
+        ledger's ε column then counts nodes × ε₀, ≤ κε₀, while the declared ε composes them by
+        advanced composition). Users are numbered s·M + m (s the 0-based round):
+        ``Ledger(n_runs, T·M)``."""
         if self.ledger is None or not self.calibration.private:
             return
         if self.ledger.n_users != self.horizon * self.M:
@@ -288,8 +299,8 @@ class _FederatedLinUCB(Agent):
         silos = np.arange(self.M)
         for r, s0, s1, jr, kr in zip(runs, first, last, j, k, strict=True):
             users = (np.arange(s0, s1)[:, None] * self.M + silos).ravel()
-            self.charge(np.full(users.size, r), users, rho=self.calibration.rho_node,
-                        label=f"tree node level {jr} at sync {kr}")
+            self.charge(np.full(users.size, r), users, self.calibration.epsilon_node,
+                        rho=self.calibration.rho_node, label=f"tree node level {jr} at sync {kr}")
 
 
 class FedLinUCB(_FederatedLinUCB):
@@ -310,8 +321,11 @@ class FedLinUCB(_FederatedLinUCB):
     **Privacy** (:func:`~privenv.privacy.federated.calibrate`): ``"ldp"`` is silo-level
     (ε, δ)-LDP by the exact Gaussian calibration; ``"sdp-amplification"`` is (ε, δ) shuffle DP by
     the authors' amplification formula (ε ≤ 1, and only where the server's sum alone does not
-    already exceed ε); both per user's (context, reward), replace-one, rewards clipped to the
-    declared [−b, b]. ``"none"``: not private. In checking mode every user (round s, silo m) is
+    already exceed ε); ``"sdp-vector-sum"`` is (ε, δ) shuffle DP by P_Vec inside the tree: each
+    user randomizes its packed (φφᵀ, yφ) once per released node containing it, each node
+    (ε₀, δ₀)-shuffle DP, composed over κ nodes (:mod:`privenv.privacy.vector_sum`); all per
+    user's (context, reward), replace-one, rewards clipped to the declared [−b, b]. ``"none"``:
+    not private. In checking mode every user (round s, silo m) is
     charged ρ_node for each released node containing it (≤ κ of them).
 
     **Constants** (one choice, documented, the same in every experiment): λ = √M without noise,
@@ -321,8 +335,7 @@ class FedLinUCB(_FederatedLinUCB):
     Args:
         M, K, d: silos, arms per round, dimension (from the env).
         horizon: T (from the env).
-        protocol: ``"none"`` (default), ``"ldp"``, ``"sdp-amplification"``, ``"sdp-vector-sum"``
-            (raises ``NotImplementedError`` until the P_Vec protocol is wired).
+        protocol: ``"none"`` (default), ``"ldp"``, ``"sdp-amplification"``, ``"sdp-vector-sum"``.
         epsilon, delta: the privacy target (paper 2's experiments: δ = 10⁻⁴ with
             ε ∈ {10⁻⁴, 10⁻³}; ε = 0.2, δ = 0.1).
         batch: B, rounds per batch (paper 2: 25), 1 ≤ B ≤ T.
@@ -359,7 +372,7 @@ class FedLinUCB(_FederatedLinUCB):
         horizon = check_int("horizon", horizon, low=1)
         self.batch = check_int("batch", batch, low=1, high=horizon)
         super().__init__(M, K, d, horizon, protocol, epsilon, delta, alpha, reward_bound, sigma,
-                         theta_bound, lambda_, beta, horizon // self.batch, n_runs)
+                         theta_bound, lambda_, beta, horizon // self.batch, n_runs, self.batch)
 
     @property
     def privacy(self) -> PrivacyGuarantee:
@@ -380,7 +393,8 @@ class FedUCBAdaptive(_FederatedLinUCB):
 
     V_sync = λI + W̃ the matrix of the last sync (the log-det gain is accumulated by the
     determinant lemma). Any trigger syncs all M silos of that run. Trees are sized for up to T
-    syncs (κ = ⌊log₂T⌋ + 1).
+    syncs (κ = ⌊log₂T⌋ + 1). ``protocol="sdp-vector-sum"`` is refused (``ValueError`` naming
+    ``batch``): P_Vec needs the node sizes in advance, i.e. fixed batches.
 
     **Not DP.** The sync times are public (every silo, and the server, sees when it happens) and
     depend on the silos' raw, un-noised data, so changing one user can move them (paper 2,

@@ -44,12 +44,36 @@ rewards); nothing is clipped silently.
 * :func:`sdp_amplification_sigma0` — shuffle DP by amplification, the authors' formula, in its
   validity domain only (:func:`check_sdp_amplification`).
 * ``"none"`` — no noise, λ = √M.
-* ``"sdp-vector-sum"`` — the P_Vec protocol (Cheu, Joseph, Mao & Peng 2021) lives in
-  ``privenv/privacy/vector_sum.py`` (another issue); :func:`calibrate` raises
-  ``NotImplementedError`` until it is wired (see :class:`FederatedProtocol` for the interface).
+* ``"sdp-vector-sum"`` — shuffle DP by the P_Vec protocol (Cheu, Joseph, Mao & Peng 2021;
+  :mod:`privenv.privacy.vector_sum`) inside the tree: :func:`vector_sum_levels`, and below.
+
+P_Vec inside the tree (``"sdp-vector-sum"``). Here the *users* randomize, not the silos. User u
+(round s, silo i) of batch k packs its pair into one point z = (triu(φφᵀ), yφ) of
+c = d(d+3)/2 coordinates, ‖z‖₂ ≤ L = √(1 + b²) (:func:`vector_sum_point_bound`), and for every
+released tree node containing batch k (≤ κ of them: level j's node c_j = ⌈k/2^j⌉ is released at
+sync c_j·2^j iff c_j is odd and c_j·2^j ≤ K, like :class:`TreeRandomizer`'s nodes; the partial
+nodes at the horizon are never released, so nobody randomizes for them) it runs P_Vec's local
+randomizer afresh with that level's parameters (g_j, b_j for n_j = M·B·2^j points: M silos × B
+rounds × 2^j batches). Its messages are unary bits (:mod:`~privenv.privacy.vector_sum`); the
+shuffler mixes the bits of all n_j users of a node, whose per-coordinate counts are a sufficient
+statistic of the shuffled multiset — so :class:`VectorSumRandomizer` keeps only the running
+count sums per (run, level) (:func:`~privenv.privacy.vector_sum.encode_sum`, streaming: O(κ·c)
+per run, no raw point is stored) and adds the users' Binomial(b_j, ¼) bits as one
+Binomial(n_j·b_j, ¼) per coordinate when the node completes
+(:func:`~privenv.privacy.vector_sum.binomial_noise_sum`). :class:`VectorSumAnalyzer` applies
+P_Vec's analyzer to the node's counts and feeds the estimate, as a single message, to the
+prefix over the set bits of k (:class:`TreeAnalyzer`). Guarantee: each node is (ε₀, δ₀)-shuffle
+DP per user, replace-one (:func:`~privenv.privacy.vector_sum.node_guarantee`, which checks the
+calibration), (ε₀, δ₀) = :func:`~privenv.privacy.vector_sum.node_budget` (ε, δ, κ), and a user's
+≤ κ nodes compose to (ε, δ) (:func:`~privenv.privacy.vector_sum.compose_nodes`). The
+communication is :func:`~privenv.privacy.vector_sum.messages_per_user` one-bit messages per user
+and node.
 
 λ follows SPEC §3.4 / the authors' code: λ = √M without privacy, λ = √(Mκ)·σ₀·(√(κ + log(1/α))
-+ √d) with noise (:func:`private_lambda`).
++ √d) with noise (:func:`private_lambda`). For ``"sdp-vector-sum"`` σ₀ is the Gaussian-equivalent
+σ₀ = max_j std_j/√M, std_j the worst-case per-coordinate std of a level-j node estimate
+(:func:`~privenv.privacy.vector_sum.max_error_std`), so that M·popcount(k)·σ₀² bounds the
+server's noise variance as for the Gaussian protocols and the same λ formula applies.
 """
 
 from __future__ import annotations
@@ -65,6 +89,18 @@ from .accounting import gaussian_epsilon, gaussian_rho, tree_levels
 from .guarantee import PrivacyGuarantee
 from .mechanisms import check_positive, gaussian_sigma_analytic
 from .tree import NoiseSource, TreeMechanism, lowest_set_bit, run_uniforms
+from .vector_sum import (
+    VectorSumParameters,
+    analyze,
+    binomial_noise_sum,
+    compose_nodes,
+    encode_sum,
+    max_error_std,
+    messages_per_user,
+    node_budget,
+    node_guarantee,
+    vector_sum_parameters,
+)
 from .wishart import gram_sensitivity
 
 __all__ = [
@@ -79,6 +115,8 @@ __all__ = [
     "TreeAnalyzer",
     "TreeRandomizer",
     "UniformShuffler",
+    "VectorSumAnalyzer",
+    "VectorSumRandomizer",
     "aggregate_epsilon",
     "calibrate",
     "check_sdp_amplification",
@@ -90,6 +128,8 @@ __all__ = [
     "private_lambda",
     "replace_one_sensitivities",
     "sdp_amplification_sigma0",
+    "vector_sum_levels",
+    "vector_sum_point_bound",
 ]
 
 #: protocol names of paper 2's variants
@@ -251,6 +291,31 @@ def private_lambda(M: int, kappa: int, sigma0: float, alpha: float, d: int) -> f
             * (math.sqrt(kappa + math.log(1.0 / alpha)) + math.sqrt(d)))
 
 
+def vector_sum_point_bound(reward_bound: float, feature_bound: float = 1.0) -> float:
+    """L: the ℓ2 bound of one user's packed point z = (triu(φφᵀ), yφ) for ‖φ‖₂ ≤ L_φ, |y| ≤ b.
+
+    ‖triu(φφᵀ)‖₂² = (‖φ‖⁴ + Σᵢφᵢ⁴)/2 ≤ ‖φ‖⁴ and ‖yφ‖₂ ≤ b‖φ‖, so ‖z‖₂ ≤ L_φ·√(L_φ² + b²)
+    (= √(1 + b²) for unit features), attained at φ = L_φ·e₁, y = ±b.
+    """
+    b = check_positive(reward_bound, "reward_bound")
+    lb = check_positive(feature_bound, "feature_bound")
+    return lb * math.sqrt(lb * lb + b * b)
+
+
+def vector_sum_levels(
+    epsilon: float, delta: float, kappa: int, M: int, d: int, batch: int
+) -> tuple[VectorSumParameters, ...]:
+    """P_Vec's parameters of each tree level j = 0, …, κ − 1: n_j = M·B·2^j points, at the
+    per-node budget (ε₀, δ₀) = :func:`~privenv.privacy.vector_sum.node_budget` (ε, δ, κ) (the
+    default scale s of b, :data:`~privenv.privacy.vector_sum.VECTOR_SUM_S`)."""
+    kappa = check_int("kappa", kappa, low=1)
+    M = check_int("M", M, low=1)
+    batch = check_int("batch", batch, low=1)
+    eps0, delta0 = node_budget(epsilon, delta, kappa)
+    return tuple(vector_sum_parameters(M * batch * (1 << j), check_int("d", d, low=1), eps0,
+                                       delta0) for j in range(kappa))
+
+
 def message_floats(d: int) -> int:
     """Numbers one silo uploads per sync: the upper triangle of its Gram message and its moment
     vector, d(d+1)/2 + d."""
@@ -270,7 +335,18 @@ class Calibration:
         guarantee: the declared :class:`PrivacyGuarantee`.
         gram_sensitivity, moment_sensitivity: Δ_G, Δ_u of one node (0 for ``"none"``).
         rho_node: zCDP cost of one released node (both trees) to each user in it, at the
-            *message* level (before any shuffling): (Δ_G² + Δ_u²)/(2σ₀²); 0 for ``"none"``.
+            *message* level (before any shuffling): (Δ_G² + Δ_u²)/(2σ₀²); 0 for ``"none"``
+            and ``"sdp-vector-sum"``.
+        reward_bound: b, the declared reward bound (``None`` for ``"none"``).
+        point_bound: ``"sdp-vector-sum"``: L, the ℓ2 bound of a packed point
+            (:func:`vector_sum_point_bound`); 0 otherwise.
+        vector_sum: ``"sdp-vector-sum"``: P_Vec's parameters of each level
+            (:func:`vector_sum_levels`); empty otherwise.
+        epsilon_node: ``"sdp-vector-sum"``: ε₀ of one node to each user in it (the ledger's
+            charge; δ₀ is ``vector_sum[0].delta``); 0 otherwise.
+
+    For ``"sdp-vector-sum"``, ``sigma0`` is the Gaussian-equivalent max_j std_j/√M (module
+    docstring) and Δ_G, Δ_u are 0 (P_Vec's sensitivity is in :mod:`~privenv.privacy.vector_sum`).
     """
 
     protocol: str
@@ -281,6 +357,10 @@ class Calibration:
     gram_sensitivity: float = 0.0
     moment_sensitivity: float = 0.0
     rho_node: float = 0.0
+    reward_bound: float | None = None
+    point_bound: float = 0.0
+    vector_sum: tuple[VectorSumParameters, ...] = ()
+    epsilon_node: float = 0.0
 
     @property
     def private(self) -> bool:
@@ -303,6 +383,7 @@ def calibrate(
     n_syncs: int,
     alpha: float,
     reward_bound: float | None,
+    batch: int | None = None,
 ) -> Calibration:
     """σ₀, κ, λ and the guarantee of a protocol variant (see the module docstring).
 
@@ -315,6 +396,8 @@ def calibrate(
             data-dependent schedule).
         alpha: failure probability α in λ.
         reward_bound: b, the declared bound the rewards are clipped to (required with noise).
+        batch: B, rounds per batch (fixed batches); required by ``"sdp-vector-sum"``, whose
+            node sizes n_j = M·B·2^j must be known in advance.
     """
     check_choice("protocol", protocol, PROTOCOLS)
     epsilon = check_epsilon(epsilon)
@@ -325,13 +408,6 @@ def calibrate(
     kappa = federated_kappa(n_syncs)
     if protocol == "none":
         return Calibration("none", 0.0, kappa, math.sqrt(M), PrivacyGuarantee.none(UNIT))
-    if protocol == "sdp-vector-sum":
-        raise NotImplementedError(
-            "protocol='sdp-vector-sum' (the P_Vec shuffle protocol of Cheu, Joseph, Mao & Peng "
-            "2021 inside the tree, privenv/privacy/vector_sum.py) is not wired into the "
-            "federated agents yet; see privenv.privacy.federated.FederatedProtocol for the "
-            "interface it plugs into"
-        )
     if reward_bound is None:
         raise ValueError(
             f"reward_bound must be a positive number for protocol={protocol!r}: rewards are "
@@ -339,6 +415,8 @@ def calibrate(
             "calibration depends on it; the env declares no bound (e.g. Gaussian reward noise), "
             "so pass reward_bound explicitly"
         )
+    if protocol == "sdp-vector-sum":
+        return _calibrate_vector_sum(epsilon, delta, M, d, kappa, alpha, reward_bound, batch)
     gram_sens, moment_sens = replace_one_sensitivities(d, reward_bound)
     node = _node_sensitivity(gram_sens, moment_sens)
     if protocol == "ldp":
@@ -357,6 +435,33 @@ def calibrate(
         gram_sens,
         moment_sens,
         gaussian_rho(sigma0, node),
+        reward_bound,
+    )
+
+
+def _calibrate_vector_sum(
+    epsilon: float, delta: float, M: int, d: int, kappa: int, alpha: float,
+    reward_bound: float, batch: int | None,
+) -> Calibration:
+    """``"sdp-vector-sum"``: per-level P_Vec parameters, each node's checked (ε₀, δ₀) guarantee
+    (:func:`~privenv.privacy.vector_sum.node_guarantee` raises if the scale s is too small) and
+    their composition over κ nodes (module docstring)."""
+    if batch is None:
+        raise ValueError(
+            "batch must be a positive integer for protocol='sdp-vector-sum': P_Vec's parameters "
+            "depend on the number of users n = M*batch*2^j of each tree node, so the schedule "
+            "must be fixed batches (FedUCB's data-adaptive schedule cannot use it)"
+        )
+    batch = check_int("batch", batch, low=1)
+    L = vector_sum_point_bound(reward_bound)
+    levels = vector_sum_levels(epsilon, delta, kappa, M, d, batch)
+    nodes = [node_guarantee(p, unit=UNIT) for p in levels]  # each level checked, all (ε₀, δ₀)
+    guarantee = compose_nodes(nodes[0], kappa)
+    sigma0 = max(max_error_std(L, p) for p in levels) / math.sqrt(M)
+    return Calibration(
+        "sdp-vector-sum", sigma0, kappa, private_lambda(M, kappa, sigma0, alpha, d), guarantee,
+        reward_bound=reward_bound, point_bound=L, vector_sum=levels,
+        epsilon_node=levels[0].epsilon,
     )
 
 
@@ -377,6 +482,9 @@ def _live_runs(live: np.ndarray | None, n_runs: int) -> np.ndarray:
 
 class BatchSumRandomizer:
     """R without privacy: each silo sends its batch sums γ_{k,i} = (W_i, U_i) as they are."""
+
+    def collect(self, x: np.ndarray, y: np.ndarray, live: np.ndarray | None) -> None:
+        """Per-round hook: unused (the silo's batch sums arrive at the sync)."""
 
     def release(
         self, gram: np.ndarray, moment: np.ndarray, runs: np.ndarray, live: np.ndarray | None
@@ -406,6 +514,9 @@ class TreeRandomizer:
         self.moment_tree = TreeMechanism(n_runs, (M, d), sigma0, n_syncs, noise)
         self.levels = self.gram_tree.levels
 
+    def collect(self, x: np.ndarray, y: np.ndarray, live: np.ndarray | None) -> None:
+        """Per-round hook: unused (the silo's batch sums arrive at the sync)."""
+
     def release(
         self, gram: np.ndarray, moment: np.ndarray, runs: np.ndarray, live: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -414,6 +525,118 @@ class TreeRandomizer:
         self.gram_tree.add(gram, live)
         self.moment_tree.add(moment, live)
         return self.gram_tree.released()[runs], self.moment_tree.released()[runs]
+
+
+class VectorSumRandomizer:
+    """R of ``"sdp-vector-sum"``: every user runs P_Vec's local randomizer once for each released
+    tree node containing its batch (module docstring; SPEC §3.4), for all silos of all runs.
+
+    Kept per run: the number k of syncs so far (so the current batch is k + 1), and per level j
+    the count sums of the rounding parts of the unary messages of the open level-j node
+    (:func:`~privenv.privacy.vector_sum.encode_sum`) and its number of users — O(κ·c) integers,
+    never a raw point. At sync k the node of level j* = lowest set bit of k completes: its
+    users' Binomial(b_{j*}, ¼) bits are added (one Binomial(n·b, ¼) per coordinate,
+    :func:`~privenv.privacy.vector_sum.binomial_noise_sum`) and the per-coordinate counts — what
+    the shuffled multiset of bits reveals — are the message. Randomness: run r's own stream of
+    ``noise`` (a :class:`~privenv.seeding.RunNoise`: independent of the batch of runs).
+
+    Args:
+        n_runs, M, d: shapes.
+        reward_bound: b (rewards must already be clipped to [−b, b]).
+        levels: P_Vec's parameters per tree level (:func:`vector_sum_levels`), n_j = M·B·2^j.
+        n_syncs: K, the largest number of syncs of a run (nodes completing later are never
+            released: no user randomizes for them).
+        noise: a :class:`~privenv.seeding.RunNoise` (the agent's) or a ``Generator``.
+    """
+
+    def __init__(self, n_runs: int, M: int, d: int, reward_bound: float,
+                 levels: tuple[VectorSumParameters, ...], n_syncs: int,
+                 noise: NoiseSource) -> None:
+        self.n_runs = check_int("n_runs", n_runs, low=1)
+        self.M = check_int("M", M, low=1)
+        self.d = check_int("d", d, low=1)
+        self.reward_bound = check_positive(reward_bound, "reward_bound")
+        self.L = vector_sum_point_bound(self.reward_bound)
+        self.n_syncs = check_int("n_syncs", n_syncs, low=1)
+        self.params = tuple(levels)
+        self.levels = len(self.params)
+        if self.levels != federated_kappa(self.n_syncs):
+            raise ValueError(f"levels must hold one VectorSumParameters per tree level "
+                             f"({federated_kappa(self.n_syncs)} for n_syncs={self.n_syncs}), "
+                             f"got {self.levels}")
+        for p in self.params:
+            if p.d != self.d or p.n % self.M:
+                raise ValueError(f"levels must be P_Vec parameters for d={self.d} and a multiple "
+                                 f"of M={self.M} users per node, got {p}")
+        self.c = self.d * (self.d + 3) // 2  # packed point: triu(φφᵀ), then yφ
+        self._iu = np.triu_indices(self.d)
+        self.noise = noise
+        self.k = np.zeros(self.n_runs, dtype=np.int64)
+        self.counts = np.zeros((self.n_runs, self.levels, self.c), dtype=np.int64)
+        self.users = np.zeros((self.n_runs, self.levels), dtype=np.int64)
+        #: one-bit messages each silo sent so far (messages_per_user per user and node)
+        self.bits_per_silo = np.zeros(self.n_runs, dtype=np.int64)
+
+    def pack(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The points z = (triu(φφᵀ), yφ), shape ``(..., c)``, c = d(d+3)/2."""
+        return np.concatenate([x[..., self._iu[0]] * x[..., self._iu[1]], y[..., None] * x],
+                              axis=-1)
+
+    def entered_levels(self, batch: np.ndarray) -> np.ndarray:
+        """Boolean (len(batch), κ): level j's node containing batch k is released (c = ⌈k/2^j⌉
+        odd and c·2^j ≤ K)."""
+        j = np.arange(self.levels)
+        c = ((np.asarray(batch, dtype=np.int64)[:, None] - 1) >> j) + 1
+        return (c % 2 == 1) & ((c << j) <= self.n_syncs)
+
+    def collect(self, x: np.ndarray, y: np.ndarray, live: np.ndarray | None) -> None:
+        """Randomize the round's users: x (n_runs, M, d) with ‖φ‖₂ ≤ 1, y (n_runs, M) with
+        |y| ≤ b (rows of runs that are not live are ignored)."""
+        runs = _live_runs(live, self.n_runs)
+        x, y = np.asarray(x, dtype=float)[runs], np.asarray(y, dtype=float)[runs]
+        if x.shape != (runs.size, self.M, self.d) or y.shape != (runs.size, self.M):
+            raise ValueError(f"x and y must have shapes (n_runs, {self.M}, {self.d}) and "
+                             f"(n_runs, {self.M}), got {x.shape} and {y.shape}")
+        if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+            raise ValueError("x and y must be finite")
+        norm = np.sqrt(np.einsum("nmd,nmd->nm", x, x))
+        if np.any(norm > 1.0 + 1e-12):
+            raise ValueError(f"the features x must have Euclidean norm <= 1 (feature_bound), "
+                             f"got {float(norm.max())!r}")
+        if np.any(np.abs(y) > self.reward_bound):
+            raise ValueError(f"the rewards y must lie in [-reward_bound, reward_bound] = "
+                             f"[{-self.reward_bound:g}, {self.reward_bound:g}] (clip them "
+                             f"first), got max |y| = {float(np.abs(y).max())!r}")
+        z = self.pack(x, y)
+        entered = self.entered_levels(self.k[runs] + 1)
+        for j in range(self.levels):
+            sel = np.flatnonzero(entered[:, j])
+            if sel.size:
+                r = runs[sel]
+                self.counts[r, j] += encode_sum(z[sel], self.L, self.params[j], self.noise, r)
+                self.users[r, j] += self.M
+
+    def release(
+        self, gram: np.ndarray, moment: np.ndarray, runs: np.ndarray, live: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The completed node's per-coordinate counts of each run in ``runs`` as one message:
+        shapes ``(len(runs), 1, d(d+1)/2)`` (Gram part) and ``(len(runs), 1, d)``. The batch
+        sums ``gram``, ``moment`` are not used (the users randomized in :meth:`collect`)."""
+        self.k[runs] += 1
+        j = lowest_set_bit(self.k[runs])
+        out = np.empty((runs.size, 1, self.c), dtype=np.int64)
+        for level in np.unique(j):
+            sel = np.flatnonzero(j == level)
+            r, p = runs[sel], self.params[level]
+            if np.any(self.users[r, level] != p.n):
+                raise RuntimeError(f"a level-{level} node has {self.users[r, level]} users, "
+                                   f"but its P_Vec parameters are for n={p.n} (batch size?)")
+            out[sel, 0] = self.counts[r, level] + binomial_noise_sum(p, self.c, self.noise, r)
+            self.bits_per_silo[r] += p.n // self.M * messages_per_user(p, self.c)
+            self.counts[r, level] = 0
+            self.users[r, level] = 0
+        cg = self.d * (self.d + 1) // 2
+        return out[..., :cg], out[..., cg:]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -496,6 +719,45 @@ class TreeAnalyzer:
         return (self.nodes * used[self._extra]).sum(axis=1)
 
 
+class VectorSumAnalyzer(TreeAnalyzer):
+    """A of ``"sdp-vector-sum"``: P_Vec's analyzer on each completed node's counts, then the
+    prefix over the set bits of k of :class:`TreeAnalyzer` (the estimate is its single message).
+
+    Args:
+        n_runs: runs.
+        point_bound: L of the packed points.
+        levels: P_Vec's parameters per level (as the randomizer's).
+        d: dimension.
+        symmetric: the Gram part (counts of the upper triangle → symmetric d×d) if True, the
+            moment part (d) otherwise.
+    """
+
+    def __init__(self, n_runs: int, point_bound: float, levels: tuple[VectorSumParameters, ...],
+                 d: int, symmetric: bool) -> None:
+        self.d = check_int("d", d, low=1)
+        self.symmetric = bool(symmetric)
+        self.shape = (self.d, self.d) if self.symmetric else (self.d,)
+        super().__init__(n_runs, len(levels), self.shape)
+        self.L = check_positive(point_bound, "point_bound")
+        self.params = tuple(levels)
+        self._iu = np.triu_indices(self.d)
+
+    def aggregate(self, messages: np.ndarray, runs: np.ndarray) -> np.ndarray:
+        """Receive the counts (len(runs), 1, c_part) of sync k; return the prefixes of all runs."""
+        total = messages.sum(axis=1)
+        j = lowest_set_bit(self.k[runs] + 1)
+        est = np.empty((runs.size, *self.shape))
+        for level in np.unique(j):
+            sel = np.flatnonzero(j == level)
+            node = analyze(total[sel], self.L, self.params[level])  # A_Vec: unbiased node sum
+            if self.symmetric:
+                est[sel[:, None], self._iu[0], self._iu[1]] = node
+                est[sel[:, None], self._iu[1], self._iu[0]] = node
+            else:
+                est[sel] = node
+        return super().aggregate(est[:, None], runs)
+
+
 # ---------------------------------------------------------------------------------------------
 # P = (R, S, A)
 # ---------------------------------------------------------------------------------------------
@@ -508,12 +770,10 @@ class FederatedProtocol:
     batch-sum and tree randomizers; the hook a per-user randomizer such as P_Vec needs) and
     :meth:`synchronize` at each sync with the silos' batch sums.
 
-    Interface for ``protocol="sdp-vector-sum"`` (to be wired): an object with
-    ``collect(x, y, live)`` — x (n_runs, M, d) the chosen features, y (n_runs, M) the clipped
-    rewards of the round — and ``synchronize(gram, moment, live)`` returning the server's private
-    prefix sums (W̃ (n_runs, d, d) symmetric, Ũ (n_runs, d)) for all runs, updated for the live
-    runs. P_Vec's per-node sum estimate can be fed to a :class:`TreeAnalyzer` as a single
-    message (M = 1) for the prefix over the set bits of k.
+    For ``protocol="sdp-vector-sum"``: R = :class:`VectorSumRandomizer` (the users randomize in
+    ``collect``, x (n_runs, M, d) the chosen features, y (n_runs, M) the clipped rewards; its
+    message at a sync is the node's count sums), S = identity on those counts (the shuffle of the
+    unary bits does not change their counts), A = :class:`VectorSumAnalyzer`.
 
     Args:
         randomizer: R (``release(gram, moment, runs, live)`` → messages with a silo axis).
@@ -528,7 +788,9 @@ class FederatedProtocol:
         self.moment_analyzer = moment_analyzer
 
     def collect(self, x: np.ndarray, y: np.ndarray, live: np.ndarray | None = None) -> None:
-        """Per-round hook (unused by batch-sum randomizers)."""
+        """Per-round hook: R's ``collect`` (a no-op for the batch-sum randomizers; P_Vec's users
+        randomize here)."""
+        self.randomizer.collect(x, y, live)
 
     def synchronize(
         self, gram: np.ndarray, moment: np.ndarray, live: np.ndarray | None = None
@@ -556,10 +818,22 @@ def make_protocol(
 ) -> FederatedProtocol:
     """The protocol a :class:`Calibration` describes, for ``n_runs`` runs of M silos: identity
     randomizer and summing analyzer without privacy; the tree randomizer and analyzer with the
-    identity (``"ldp"``) or uniform (``"sdp-amplification"``) shuffler."""
+    identity (``"ldp"``) or uniform (``"sdp-amplification"``) shuffler; P_Vec's users and
+    analyzer in the tree for ``"sdp-vector-sum"``."""
     if not calibration.private:
         return FederatedProtocol(BatchSumRandomizer(), IdentityShuffler(),
                                  SumAnalyzer(n_runs, (d, d)), SumAnalyzer(n_runs, (d,)))
+    if calibration.protocol == "sdp-vector-sum":
+        levels = calibration.vector_sum
+        if federated_kappa(n_syncs) != calibration.kappa:
+            raise ValueError(f"n_syncs={n_syncs} gives {federated_kappa(n_syncs)} tree levels, "
+                             f"but the calibration used kappa={calibration.kappa}")
+        assert calibration.reward_bound is not None
+        return FederatedProtocol(
+            VectorSumRandomizer(n_runs, M, d, calibration.reward_bound, levels, n_syncs, noise),
+            IdentityShuffler(),
+            VectorSumAnalyzer(n_runs, calibration.point_bound, levels, d, symmetric=True),
+            VectorSumAnalyzer(n_runs, calibration.point_bound, levels, d, symmetric=False))
     randomizer = TreeRandomizer(n_runs, M, d, calibration.sigma0, n_syncs, noise)
     if randomizer.levels != calibration.kappa:  # one κ for the tree and its budget
         raise ValueError(f"n_syncs={n_syncs} gives {randomizer.levels} tree levels, but the "

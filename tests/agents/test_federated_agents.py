@@ -16,7 +16,9 @@ from privenv.agents import make
 from privenv.agents.base import Agent
 from privenv.agents.federated import FedLinUCB, FedUCBAdaptive, fed_confidence_radius
 from privenv.agents.linear import LinUCB
+from privenv.privacy import vector_sum as vs
 from privenv.privacy.federated import (
+    UNIT,
     federated_kappa,
     ldp_sigma0,
     private_lambda,
@@ -29,6 +31,7 @@ ENV = "FederatedLinearBandit-v0"
 SMALL = dict(M=3, K=5, d=3)
 LDP = dict(protocol="ldp", epsilon=1.0, delta=1e-3, reward_bound=2.0)
 SDP = dict(protocol="sdp-amplification", epsilon=0.5, delta=1e-4, reward_bound=2.0)
+VS = dict(protocol="sdp-vector-sum", epsilon=0.2, delta=0.1, reward_bound=2.0)
 
 
 def _env(n_runs: int, horizon: int, **kw):
@@ -73,6 +76,49 @@ def test_runner_shapes_communication_and_guarantee(kw) -> None:
         assert (res.privacy.epsilon, res.privacy.neighbouring) == (kw["epsilon"], "replace-one")
 
 
+def test_runner_vector_sum_guarantee_and_bits() -> None:
+    """``sdp-vector-sum`` through the runner (±1 rewards: b = 1 from the env): the declared
+    guarantee is the κ-fold composition of the checked node guarantee (within the target); no
+    floats are sent, and each silo's bits are Σ over syncs k of B·2^j·messages_per_user(level
+    j = lowest set bit of k)."""
+    env = dict(SMALL, noise="bounded")
+    res = simulate("fed-linucb", ENV, n_runs=2, horizon=42, seed=3, env_kwargs=env,
+                   agent_kwargs={"protocol": "sdp-vector-sum", "epsilon": 0.2, "delta": 0.1,
+                                 "batch": 4})
+    agent = make("fed-linucb", make_vector_env(ENV, 1, 42, reward="silo", **env), 1, batch=4,
+                 protocol="sdp-vector-sum", epsilon=0.2, delta=0.1)
+    cal = agent.calibration
+    assert cal.reward_bound == 1.0 and cal.kappa == federated_kappa(10) == 4
+    node = vs.node_guarantee(cal.vector_sum[0], unit=UNIT)
+    assert res.privacy == agent.privacy == vs.compose_nodes(node, 4)
+    assert (res.privacy.model, res.privacy.neighbouring) == ("shuffle", "replace-one")
+    assert res.privacy.epsilon <= 0.2 and res.privacy.delta <= 0.1
+    assert np.all(res.regret > 0)
+    np.testing.assert_array_equal(res.episode["sync_rounds"], [10, 10])
+    np.testing.assert_array_equal(res.episode["floats_sent_per_silo"], [0, 0])
+    bits = sum(4 * 2**j * vs.messages_per_user(cal.vector_sum[j], 9)
+               for j in (int(math.log2(k & -k)) for k in range(1, 11)))
+    np.testing.assert_array_equal(res.episode["bits_sent_per_silo"], [bits, bits])
+    ldp = simulate("fed-linucb", ENV, n_runs=1, horizon=42, seed=3, env_kwargs=env,
+                   agent_kwargs=dict(batch=4, protocol="ldp", epsilon=0.2, delta=0.1))
+    assert ldp.episode["bits_sent_per_silo"][0] == 0
+
+
+def test_vector_sum_memory_does_not_grow_with_horizon() -> None:
+    """The P_Vec state is O(n_runs·κ·c) integers: the same arrays at T = 64 and T = 256 except
+    for the κ axis (κ = 5 vs 7 levels); no per-user storage."""
+    shapes = {}
+    for T in (64, 256):
+        env = _env(2, T)
+        agent = make("fed-linucb", env, 2, batch=2, **VS)
+        _drive(agent, env)
+        rand = agent.protocol.randomizer
+        shapes[T] = (rand.counts.shape, rand.users.shape, agent.protocol.gram_analyzer.nodes.shape)
+    kappa = {T: federated_kappa(T // 2) for T in (64, 256)}
+    for T in (64, 256):
+        assert shapes[T] == ((2, kappa[T], 9), (2, kappa[T]), (2, kappa[T], 3, 3))
+
+
 def test_agent_asks_for_per_silo_rewards() -> None:
     assert FedLinUCB.env_requirements == {"reward": "silo"}
     env = make_vector_env(ENV, 1, 10, **SMALL)  # reward="sum": scalar rewards
@@ -81,7 +127,7 @@ def test_agent_asks_for_per_silo_rewards() -> None:
 
 
 @pytest.mark.parametrize(("name", "kw"), [("fed-linucb", LDP), ("fed-linucb", SDP),
-                                          ("feducb-adaptive", LDP)])
+                                          ("fed-linucb", VS), ("feducb-adaptive", LDP)])
 def test_run_independent_of_batch(name, kw) -> None:
     """Run 2 of a batch of 3 equals run 2 simulated alone (regret curve and episode values)."""
     args = dict(horizon=40, seed=5, env_kwargs=SMALL, agent_kwargs=dict(kw))
@@ -272,23 +318,27 @@ def _nodes_containing(k: int, n_batches: int) -> int:
     return count
 
 
-@pytest.mark.parametrize("kw", [LDP, SDP], ids=["ldp", "sdp"])
+@pytest.mark.parametrize("kw", [LDP, SDP, VS], ids=["ldp", "sdp", "vector-sum"])
 def test_ledger_charges_each_user_once_per_node(kw) -> None:
     """T = 47, B = 5: 9 batches (κ = 4); every user (round s, silo m) of batch k is charged
-    ρ_node × (number of released nodes containing k) ≤ the budget κ·ρ_node; the users of the
-    final partial batch (rounds 46, 47) are never charged."""
+    ρ_node (Gaussian) or ε₀ (vector sum) × (number of released nodes containing k) ≤ the budget
+    κ·ρ_node or κ·ε₀; the users of the final partial batch (rounds 46, 47) are never charged."""
     n, T, B, M = 2, 47, 5, SMALL["M"]
     env = _env(n, T)
     agent = make("fed-linucb", env, n, batch=B, **kw)
     agent.ledger = Ledger(n, T * M)
     _drive(agent, env, seed=2)
+    cal = agent.calibration
     rho = agent.ledger.rho_spent().reshape(n, T, M)
+    eps = agent.ledger.epsilon_spent().reshape(n, T, M)
     for s in range(T):
         k = s // B + 1
-        expected = _nodes_containing(k, T // B) * agent.calibration.rho_node if k <= 9 else 0.0
-        np.testing.assert_allclose(rho[:, s, :], expected, rtol=1e-12)
-    assert _nodes_containing(1, 9) == 4 == agent.calibration.kappa
-    agent.ledger.assert_within(0.0, rho=agent.rho_budget)
+        nodes = _nodes_containing(k, T // B) if k <= 9 else 0
+        np.testing.assert_allclose(rho[:, s, :], nodes * cal.rho_node, rtol=1e-12)
+        np.testing.assert_allclose(eps[:, s, :], nodes * cal.epsilon_node, rtol=1e-12)
+    assert _nodes_containing(1, 9) == 4 == cal.kappa
+    assert (cal.rho_node > 0) != (cal.epsilon_node > 0)
+    agent.ledger.assert_within(cal.kappa * cal.epsilon_node, rho=agent.rho_budget)
 
 
 def test_ledger_needs_round_silo_users() -> None:
@@ -380,8 +430,10 @@ def _make(name="fed-linucb", **kw):
     (lambda: _make(sigma=-1.0), ValueError, "sigma"),
     (lambda: _make(protocol="sdp-amplification", epsilon=2.0, reward_bound=1.0), ValueError,
      "epsilon"),
-    (lambda: _make(protocol="sdp-vector-sum", reward_bound=1.0), NotImplementedError,
-     "vector_sum"),
+    (lambda: _make(protocol="sdp-vector-sum", epsilon=0.2, delta=0.1), ValueError,
+     "reward_bound"),
+    (lambda: _make("feducb-adaptive", protocol="sdp-vector-sum", epsilon=0.2, delta=0.1,
+                   reward_bound=1.0), ValueError, "batch"),
     (lambda: _make("feducb-adaptive", D=0.0), ValueError, "D"),
     (lambda: FedLinUCB(M=0, K=3, d=2, horizon=10, batch=2), ValueError, "M"),
     (lambda: FedUCBAdaptive(M=2, K=3, d=2, horizon=0), ValueError, "horizon"),
