@@ -142,6 +142,12 @@ class _FederatedLinUCB(Agent):
         return fed_confidence_radius(self.t + 1, self.M, self.d, self.lambda_, self.sigma,
                                      self.theta_bound, self.alpha)
 
+    @property
+    def ledger_users(self) -> int:
+        """Users per run for the privacy ledger: one per (round, silo), T·M (the runner sizes
+        ``simulate(..., ledger=True)``'s ledger with it)."""
+        return self.horizon * self.M
+
     def episode_info(self) -> dict[str, np.ndarray]:
         """Per run: ``sync_rounds`` (number of synchronisations), ``floats_sent_per_silo``
         (real numbers each silo sent: d(d+1)/2 + d per sync; 0 for ``"sdp-vector-sum"``, which

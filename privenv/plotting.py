@@ -63,12 +63,17 @@ class RegretPanel:
         curves: agent label → per-run cumulative regret, shape ``(n_runs, m)``; drawn as the mean
             across runs with a band of ± 1 standard deviation (ddof = 1; no band for one run).
         references: reference curves.
+        band: ``"sd"`` (± 1 standard deviation, default) or ``"se"`` (± 1 standard error of
+            the mean, sd/√n_runs).
+        ylabel: the y-axis label (e.g. for time-average regret R(t)/t curves).
     """
 
     title: str
     t: np.ndarray
     curves: Mapping[str, np.ndarray]
     references: Sequence[Reference] = field(default_factory=tuple)
+    band: str = "sd"
+    ylabel: str = "cumulative regret"
 
 
 def _label_axes(ax: Any, title: str, xlabel: str, ylabel: str) -> None:
@@ -146,6 +151,8 @@ def draw_regret(
     top = 0.0
     for label, values in panel.curves.items():
         mean, sd = mean_sd(values)
+        if panel.band == "se":
+            sd = sd / np.sqrt(max(np.asarray(values).shape[0], 1))
         ax.plot(t, mean, color=colors[label], lw=1.6, label=label)
         ax.fill_between(t, mean - sd, mean + sd, color=colors[label], alpha=0.22, lw=0)
         top = max(top, float(np.max(mean + sd)))
@@ -154,7 +161,7 @@ def draw_regret(
             np.asarray(ref.t, dtype=float), np.asarray(ref.y, dtype=float), color="0.35",
             lw=1.0, ls=REFERENCE_STYLES[i % len(REFERENCE_STYLES)], label=ref.label,
         )
-    _label_axes(ax, panel.title, "round t", "cumulative regret")
+    _label_axes(ax, panel.title, "round t", panel.ylabel)
     ax.ticklabel_format(axis="both", style="sci", scilimits=(-3, 4))
     ax.set_xlim(0, float(t.max()))
     if ylim_from_curves and top > 0:
@@ -171,12 +178,18 @@ def regret_grid(
     panel_size: tuple[float, float] = (4.0, 3.2),
     suptitle: str | None = None,
     footnote: str | None = None,
+    extra_panels: int = 0,
 ) -> Any:
     """A ``matplotlib.figure.Figure`` with one subplot per panel (row-major), a shared colour per
-    agent and one legend per panel."""
+    agent and one legend per panel; ``extra_panels`` empty, hidden axes follow them (the caller
+    draws on ``fig.axes[len(panels):]`` and makes them visible)."""
     if not panels:
         raise ValueError("panels must contain at least one RegretPanel")
-    fig, axes = _panel_axes(len(panels), ncols, panel_size, 0.4 if footnote else 0.0)
+    fig, axes = _panel_axes(len(panels) + extra_panels, ncols, panel_size,
+                            0.4 if footnote else 0.0)
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
+    axes = axes[:len(panels)]
     labels: list[str] = []
     for p in panels:
         labels += [k for k in p.curves if k not in labels]

@@ -260,7 +260,8 @@ def simulate(
     if ledger:
         from privenv.privacy.ledger import Ledger
 
-        agent.ledger = Ledger(n_runs, horizon)
+        # one user per round, unless the agent serves several per round (federated silos)
+        agent.ledger = Ledger(n_runs, getattr(agent, "ledger_users", horizon))
 
     times = checkpoints(horizon, n_checkpoints)
     curve = np.zeros((n_runs, len(times)))

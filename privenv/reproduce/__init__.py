@@ -20,7 +20,16 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from privenv.reproduce import bai_global, bai_local, huber_fig1, ldp_linear
+from privenv.reproduce import (
+    bai_global,
+    bai_local,
+    fed_leak,
+    fed_realdata,
+    fed_scaling,
+    fed_synthetic,
+    huber_fig1,
+    ldp_linear,
+)
 
 #: figure id → module
 FIGURES: dict[str, ModuleType] = {
@@ -28,6 +37,10 @@ FIGURES: dict[str, ModuleType] = {
     bai_local.ID: bai_local,
     bai_global.ID: bai_global,
     ldp_linear.ID: ldp_linear,
+    fed_synthetic.ID: fed_synthetic,
+    fed_realdata.ID: fed_realdata,
+    fed_scaling.ID: fed_scaling,
+    fed_leak.ID: fed_leak,
 }
 
 

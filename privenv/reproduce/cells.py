@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -98,6 +98,7 @@ class CellResult:
     agent_params: dict[str, Any]
     wall_s: float
     ns_per_run_step: float
+    episode: dict[str, Any] = field(default_factory=dict)  # per-run values the agent reported
 
     @property
     def regret(self) -> np.ndarray:
@@ -107,7 +108,8 @@ class CellResult:
     def from_store(cls, cell: Any, stored: ConfigResult) -> CellResult:
         return cls(cell=cell, t=stored.checkpoint_times, curve=stored.regret_curve,
                    privacy=stored.privacy, agent_params=stored.agent_params,
-                   wall_s=stored.wall_s, ns_per_run_step=stored.ns_per_run_step)
+                   wall_s=stored.wall_s, ns_per_run_step=stored.ns_per_run_step,
+                   episode=dict(stored.episode))
 
 
 def regret_results(config: SweepConfig, cells: list[Any],

@@ -341,6 +341,17 @@ def test_ledger_charges_each_user_once_per_node(kw) -> None:
     agent.ledger.assert_within(cal.kappa * cal.epsilon_node, rho=agent.rho_budget)
 
 
+def test_runner_sizes_the_ledger_by_round_and_silo() -> None:
+    """``simulate(..., ledger=True)`` builds Ledger(n_runs, T·M) from ``agent.ledger_users``."""
+    from privenv.simulation import simulate
+
+    T = 12
+    agent = make("fed-linucb", _env(2, T), 2, batch=4, **LDP)
+    assert agent.ledger_users == T * SMALL["M"]
+    simulate(agent, _env(2, T), n_runs=2, ledger=True)
+    assert agent.ledger.n_users == T * SMALL["M"] and agent.ledger.rho_spent().max() > 0
+
+
 def test_ledger_needs_round_silo_users() -> None:
     env = _env(1, 10)
     agent = make("fed-linucb", env, 1, batch=2, **LDP)

@@ -1,0 +1,560 @@
+"""Paper 2's experiments: Private-FedLinUCB under silo-level LDP and shuffle DP.
+
+Zhou & Chowdhury, *On Differentially Private Federated Linear Contextual Bandits* (ICLR 2024), §7,
+with the setup of the authors' public experiment code (SPEC §3.4, §6.1). Three figures share this
+module; each is a sweep of ``fed-linucb`` cells (:mod:`privenv.agents.federated`) on
+``FederatedLinearBandit-v0``, one cell per (panel, protocol), all runs of a cell in one batch:
+
+* ``fed-synthetic`` (Fig. 2a–b): M = 100 silos, K = 100, d = 10, T = 10⁴, batch B = 25, 25 runs;
+  δ = 10⁻⁴ with ε ∈ {10⁻⁴, 10⁻³} (SDP via amplification against silo-level LDP), and ε = 0.2,
+  δ = 0.1 (SDP via the vector-sum protocol against LDP). Time-average regret (cumulative regret / t)
+  with ± 1 standard error over runs, as the paper plots it.
+* ``fed-realdata`` (Fig. 2c, **substituted data**): the paper used MSLR-WEB10K, which cannot be
+  downloaded here; we use scikit-learn's bundled wine data set split across M = 10 silos
+  (``contexts="dataset"``, disjoint encoding: not exactly linear), ε ∈ {0.2, 1, 5}, δ = 0.1.
+* ``fed-scaling``: the privacy cost — mean final regret of a private protocol minus the
+  non-private one's on the same seeds — against M, with the fitted log–log exponent and a 95 %
+  bootstrap interval over runs. Theory: ≈ M^{3/4} for silo-level LDP, ≈ √M for shuffle DP
+  (paper 2, Theorems 6.2 and 6.5: regret Õ(d√(MT) + M^{3/4}√T·…/√ε) vs Õ(d√(MT) + √(MT)·…/√ε)).
+
+Outputs (in ``--output``): ``results.sqlite`` (the results store), ``runs.csv`` (final regret and
+communication per run), ``curves.csv`` (time-average regret at the checkpoints), ``metadata.json``
+(versions, seeds, guarantees with their calibration, resolved agent parameters, ``privenv run``
+commands, wall times) and ``<figure>.png``/``.pdf``; ``fed-scaling`` adds ``exponents.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privenv._validation import check_int
+from privenv.plotting import SlopeFit, loglog_slope
+from privenv.reproduce.cells import (
+    CellResult,
+    add_common_arguments,
+    default_workers,
+    regret_results,
+    run_figure_sweep,
+    run_metadata,
+    utc_now,
+    write_json,
+)
+from privenv.sweep import Configuration, ProgressCallback, SweepConfig, SweepReport
+
+ENV_ID = "FederatedLinearBandit-v0"
+AGENT = "fed-linucb"
+#: protocol → legend label
+PROTOCOLS: dict[str, str] = {
+    "none": "non-private",
+    "ldp": "silo-level LDP",
+    "sdp-amplification": "SDP (amplification)",
+    "sdp-vector-sum": "SDP (vector sum)",
+}
+#: paper 2's batch length B (authors' code)
+BATCH = 25
+#: the declared reward bound b of the synthetic instance: its rewards are ⟨φ, θ*⟩ + N(0, 0.5²)
+#: with ⟨φ, θ*⟩ ∈ [0, 1/√2], so they are unbounded and the private protocols clip them to [−b, b]
+#: before they enter (the replace-one sensitivity of φy is 2b). b = 3 clips a reward only when
+#: the noise exceeds 4.6σ (≤ 3·10⁻⁶ of the rewards at the largest mean) — chosen once, so that
+#: clipping is negligible, not to make the private variants look good (b = 1 would clip ~28 % of
+#: the best arm's rewards)
+REWARD_BOUND = 3.0
+#: regret checkpoints per run (log-spaced, the curves of the figure)
+N_CHECKPOINTS = 60
+#: bootstrap resamples of the fed-scaling exponents
+N_BOOT = 2000
+PAPER = ("Zhou & Chowdhury, On Differentially Private Federated Linear Contextual Bandits "
+         "(ICLR 2024), §7")
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Runs, horizon and instance overrides of one scale (``env`` is merged into each panel's
+    instance: the quick scale shrinks M and K)."""
+
+    runs: int
+    horizon: int
+    env: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One panel: an instance, a privacy budget (ε, δ) and the protocols compared on it."""
+
+    key: str
+    title: str
+    env_kwargs: dict[str, Any]
+    epsilon: float
+    delta: float
+    protocols: tuple[str, ...]
+    reward_bound: float | None = REWARD_BOUND  # None: the env's declared bound (±1 rewards)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """One figure: its panels and scales; ``scaling`` figures fit the privacy cost against M."""
+
+    id: str
+    description: str
+    panels: tuple[Panel, ...]
+    full: Scale
+    quick: Scale
+    note: str
+    scaling: bool = False
+
+    @property
+    def default_output(self) -> str:
+        return f"results/{self.id}"
+
+
+def _synthetic_panels() -> tuple[Panel, ...]:
+    amp = ("none", "ldp", "sdp-amplification")
+    return (
+        Panel("a", "ε = 10⁻⁴, δ = 10⁻⁴", {}, 1e-4, 1e-4, amp),
+        Panel("b", "ε = 10⁻³, δ = 10⁻⁴", {}, 1e-3, 1e-4, amp),
+        Panel("c", "ε = 0.2, δ = 0.1", {}, 0.2, 0.1, ("none", "ldp", "sdp-vector-sum")),
+    )
+
+
+SYNTHETIC = FigureSpec(
+    id="fed-synthetic",
+    description=("paper 2, Fig. 2a-b: Private-FedLinUCB, silo-level LDP vs shuffle DP "
+                 "(amplification, vector sum) vs non-private, synthetic M = 100 silos"),
+    panels=_synthetic_panels(),
+    full=Scale(runs=25, horizon=10_000),
+    quick=Scale(runs=4, horizon=2_000, env={"M": 10, "K": 20}),
+    note="paper 2's synthetic instance (authors' code): K fresh unit features per round and silo, "
+         "θ* = (0.5·u, 0.5), Gaussian noise σ = 0.5",
+)
+
+REALDATA = FigureSpec(
+    id="fed-realdata",
+    description=("paper 2, Fig. 2c with substituted data: Private-FedLinUCB on the bundled wine "
+                 "data set split across M = 10 silos, ε in {0.2, 1, 5}"),
+    panels=tuple(
+        Panel(chr(ord("a") + i), f"wine, M = 10, ε = {eps:g}, δ = 0.1",
+              {"M": 10, "contexts": "dataset", "dataset": "wine"}, eps, 0.1,
+              ("none", "ldp", "sdp-vector-sum"), reward_bound=None)
+        for i, eps in enumerate((0.2, 1.0, 5.0))
+    ),
+    full=Scale(runs=25, horizon=10_000),
+    quick=Scale(runs=4, horizon=2_000),
+    note="substituted data: paper 2 used MSLR-WEB10K (not downloadable here); the wine data set "
+         "(scikit-learn, bundled) as a 3-class contextual bandit, disjoint encoding, reward +1 for "
+         "the true class — not exactly linear",
+)
+
+#: the M grid of fed-scaling and its privacy budget (one ε for all M)
+SCALING_M: tuple[int, ...] = (5, 10, 20, 40, 80)
+SCALING_EPSILON, SCALING_DELTA = 1.0, 1e-4
+
+SCALING = FigureSpec(
+    id="fed-scaling",
+    description=("paper 2: privacy cost of Private-FedLinUCB against the number of silos M "
+                 "(theory: M^(3/4) for silo-level LDP, M^(1/2) for shuffle DP), fitted exponents"),
+    panels=tuple(
+        Panel(f"M{m}", f"M = {m}", {"M": m, "K": 20}, SCALING_EPSILON, SCALING_DELTA,
+              ("none", "ldp", "sdp-amplification"))
+        for m in SCALING_M
+    ),
+    full=Scale(runs=25, horizon=10_000),
+    quick=Scale(runs=4, horizon=2_000),
+    note="paper 2's synthetic features with K = 20 arms (K only sets the context law; the noise "
+         "calibration does not depend on it)",
+    scaling=True,
+)
+
+FIGURE_SPECS: dict[str, FigureSpec] = {s.id: s for s in (SYNTHETIC, REALDATA, SCALING)}
+
+
+# -- cells ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (panel, protocol) configuration; everything its result depends on."""
+
+    panel: Panel
+    protocol: str
+    runs: int
+    horizon: int
+    seed: int
+    env: dict[str, Any]  # the panel's instance with the scale's overrides
+    batch: int = BATCH
+
+    def __hash__(self) -> int:
+        return hash((self.panel, self.protocol))
+
+    @property
+    def label(self) -> str:
+        return PROTOCOLS[self.protocol]
+
+    @property
+    def agent_kwargs(self) -> dict[str, Any]:
+        kw: dict[str, Any] = {"protocol": self.protocol, "batch": self.batch}
+        if self.protocol != "none":  # the non-private cell is shared by panels of one instance
+            kw.update(epsilon=self.panel.epsilon, delta=self.panel.delta)
+            if self.panel.reward_bound is not None:
+                kw["reward_bound"] = self.panel.reward_bound
+        return kw
+
+    @property
+    def configuration(self) -> Configuration:
+        return Configuration(ENV_ID, self.env, AGENT, self.agent_kwargs, self.horizon)
+
+    def command(self) -> str:
+        """The ``privenv run`` command that reproduces this cell's final regrets."""
+        sets = [f"--set {k}={v!r}" for k, v in self.agent_kwargs.items()]
+        sets += ["--set " + shlex.quote(f"env.{k}={json.dumps(v)}") for k, v in self.env.items()]
+        return (f"privenv run --env {ENV_ID} --agent {AGENT} --runs {self.runs} "
+                f"--horizon {self.horizon} --seed {self.seed} " + " ".join(sets))
+
+
+def make_cells(spec: FigureSpec, scale: Scale, seed: int = 0,
+               protocols: Sequence[str] | None = None) -> list[Cell]:
+    """Every (panel, protocol) cell of ``spec`` at ``scale``, panel-major (``protocols``
+    restricts the protocols; ``"none"`` is always kept: it is the reference of every panel)."""
+    seed = check_int("seed", seed, low=0)
+    if protocols is not None:
+        unknown = [p for p in protocols if p not in PROTOCOLS]
+        if unknown:
+            raise ValueError(f"protocols must be among {list(PROTOCOLS)}, got {unknown}")
+    cells = []
+    for panel in spec.panels:
+        for p in panel.protocols:
+            if protocols is None or p in protocols or p == "none":
+                cells.append(Cell(panel, p, scale.runs, scale.horizon, seed,
+                                  {**panel.env_kwargs, **scale.env}))
+    return cells
+
+
+def sweep_config(spec: FigureSpec, cells: Sequence[Cell]) -> SweepConfig:
+    """One configuration per distinct (instance, protocol, ε, δ); all runs in one chunk."""
+    configurations = tuple(dict.fromkeys(c.configuration for c in cells))
+    first = cells[0]
+    return SweepConfig(configurations, runs=first.runs, chunk=first.runs, seed=first.seed,
+                       n_checkpoints=N_CHECKPOINTS, name=spec.id)
+
+
+# -- analysis -------------------------------------------------------------------------------------
+
+
+def time_average(result: CellResult) -> np.ndarray:
+    """Per-run time-average regret R(t)/t at the checkpoints: ``(runs, len(t))``."""
+    return result.curve / result.t
+
+
+def standard_error(values: np.ndarray) -> np.ndarray:
+    """Standard error of the mean over runs (axis 0; 0 for one run)."""
+    v = np.asarray(values, dtype=float)
+    return v.std(axis=0, ddof=1) / np.sqrt(v.shape[0]) if v.shape[0] > 1 else np.zeros(v.shape[1:])
+
+
+@dataclass
+class Exponent:
+    """fed-scaling: the fitted exponent of one protocol's privacy cost against M."""
+
+    protocol: str
+    M: np.ndarray
+    cost: np.ndarray  # (runs, len(M)): private final regret − non-private, same seeds
+    fit: SlopeFit | None
+    theory: float
+    error: str = ""
+
+
+#: the exponents paper 2's bounds predict for the privacy cost against M
+THEORY_EXPONENT = {"ldp": 0.75, "sdp-amplification": 0.5, "sdp-vector-sum": 0.5}
+
+
+def privacy_cost_exponents(results: Sequence[CellResult]) -> list[Exponent]:
+    """Fit log(mean privacy cost) on log M per private protocol (bootstrap over paired runs)."""
+    by = {(r.cell.panel.env_kwargs["M"], r.cell.protocol): r.regret for r in results}
+    Ms = np.array(sorted({m for m, _ in by}), dtype=float)
+    out = []
+    for p in dict.fromkeys(r.cell.protocol for r in results):
+        if p == "none" or not all((int(m), p) in by for m in Ms):
+            continue
+        cost = np.stack([by[(int(m), p)] - by[(int(m), "none")] for m in Ms], axis=1)
+        try:
+            fit, err = loglog_slope(Ms, cost, n_boot=N_BOOT), ""
+        except ValueError as e:  # a non-positive mean cost: nothing to fit on a log scale
+            fit, err = None, str(e)
+        out.append(Exponent(p, Ms, cost, fit, THEORY_EXPONENT[p], err))
+    return out
+
+
+# -- the reproduction -----------------------------------------------------------------------------
+
+
+@dataclass
+class Reproduction:
+    spec: FigureSpec
+    output: Path
+    cells: list[Cell]
+    results: list[CellResult]
+    wall_s: float
+    workers: int
+    exponents: list[Exponent] = field(default_factory=list)
+    files: dict[str, Path] = field(default_factory=dict)
+    simulation_wall_s: float = 0.0
+    sweep: SweepReport | None = None
+
+    def table(self) -> str:
+        """Per cell: time-average regret at T (mean ± SE), communication, guarantee."""
+        head = (f"{'panel':<26} {'protocol':<21} {'R(T)/T':>9} {'± SE':>8} {'syncs':>6} "
+                f"{'floats/silo':>12} {'bits/silo':>10}  guarantee")
+        lines = [head, "-" * len(head)]
+        for r in self.results:
+            avg = time_average(r)[:, -1]
+            comm = communication(r)
+            lines.append(f"{r.cell.panel.title:<26} {r.cell.label:<21} {avg.mean():>9.4f} "
+                         f"{standard_error(avg[:, None])[0]:>8.4f} "
+                         f"{comm.get('sync_rounds', float('nan')):>6.0f} "
+                         f"{comm.get('floats_sent_per_silo', float('nan')):>12.0f} "
+                         f"{comm.get('bits_sent_per_silo', float('nan')):>10.3g}  "
+                         f"{r.privacy.get('privacy', '')}")
+        for e in self.exponents:
+            fit = e.fit.text() if e.fit is not None else f"no fit ({e.error})"
+            lines.append(f"privacy cost of {PROTOCOLS[e.protocol]} ∝ M^b: b = {fit} "
+                         f"(theory {e.theory:g})")
+        return "\n".join(lines)
+
+
+#: per-run communication values the federated agents report (``Agent.episode_info``)
+COMMUNICATION_KEYS = ("sync_rounds", "floats_sent_per_silo", "bits_sent_per_silo",
+                      "clipped_rewards")
+
+
+def communication(result: CellResult) -> dict[str, float]:
+    """Mean over runs of the communication values the agent reported (sync rounds, numbers sent
+    per silo), from the stored episode values."""
+    episode = result.episode
+    return {k: float(np.mean(episode[k])) for k in COMMUNICATION_KEYS if k in episode}
+
+
+def write_csvs(rep: Reproduction) -> dict[str, Path]:
+    """``runs.csv``, ``curves.csv`` (and ``exponents.csv`` for fed-scaling); nothing
+    timing-dependent, so equal seeds give byte-identical files."""
+    out = rep.output
+    files = {"runs": out / "runs.csv", "curves": out / "curves.csv"}
+    with files["runs"].open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["panel", "protocol", "epsilon", "delta", "privacy", "seed", "run", "horizon",
+                    "regret", "time_average_regret", *COMMUNICATION_KEYS])
+        for r in rep.results:
+            c, episode = r.cell, r.episode
+            for i, x in enumerate(r.regret):
+                comm = [episode[k][i] if k in episode else "" for k in COMMUNICATION_KEYS]
+                w.writerow([c.panel.key, c.protocol, c.panel.epsilon, c.panel.delta,
+                            r.privacy.get("privacy", ""), c.seed, i, c.horizon, repr(float(x)),
+                            repr(float(x) / c.horizon), *comm])
+    with files["curves"].open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["panel", "protocol", "t", "time_average_mean", "time_average_se"])
+        for r in rep.results:
+            avg = time_average(r)
+            for t, m, s in zip(r.t, avg.mean(axis=0), standard_error(avg), strict=True):
+                w.writerow([r.cell.panel.key, r.cell.protocol, int(t), repr(float(m)),
+                            repr(float(s))])
+    if rep.exponents:
+        files["exponents"] = out / "exponents.csv"
+        with files["exponents"].open("w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["protocol", "M", "mean_cost", "exponent", "ci_low", "ci_high", "level",
+                        "theory", "note"])
+            for e in rep.exponents:
+                fit = e.fit
+                w.writerow([e.protocol, " ".join(str(int(m)) for m in e.M),
+                            " ".join(repr(float(c)) for c in e.cost.mean(axis=0)),
+                            fit.slope if fit else "", fit.low if fit else "",
+                            fit.high if fit else "", fit.level if fit else "", e.theory, e.error])
+    return files
+
+
+def draw(rep: Reproduction) -> list[Path]:
+    """Time-average regret panels (mean ± 1 SE), plus the privacy-cost panel of fed-scaling."""
+    from privenv.plotting import (
+        LogLogPanel,
+        LogLogSeries,
+        RegretPanel,
+        draw_loglog,
+        regret_grid,
+        save_figure,
+    )
+
+    spec, runs, horizon = rep.spec, rep.cells[0].runs, rep.cells[0].horizon
+    panels = []
+    for p in dict.fromkeys(r.cell.panel for r in rep.results):
+        mine = [r for r in rep.results if r.cell.panel == p]
+        panels.append(RegretPanel(p.title, mine[0].t, {r.cell.label: time_average(r)
+                                                        for r in mine},
+                                  band="se", ylabel="time-average regret R(t)/t"))
+    suptitle = (f"{spec.description.split(':')[0]} — T = {horizon:,}, {runs} runs, "
+                "mean ± 1 SE")
+    fig = regret_grid(panels, ncols=min(3, len(panels) + spec.scaling), suptitle=suptitle,
+                      footnote=spec.note, extra_panels=1 if rep.exponents else 0)
+    if rep.exponents:
+        ax = fig.axes[len(panels)]
+        ax.set_visible(True)
+        series = [LogLogSeries(PROTOCOLS[e.protocol], e.M, e.cost, e.fit)
+                  for e in rep.exponents]
+        draw_loglog(ax, LogLogPanel("privacy cost at T against M", series))
+        ax.set_xlabel("silos M", fontsize=8)
+        ax.set_ylabel("R_private(T) − R_non-private(T)", fontsize=8)
+        ax.legend(fontsize=6, loc="upper left", framealpha=0.85)
+    return save_figure(fig, rep.output / spec.id)
+
+
+def reproduce(
+    spec: FigureSpec,
+    output: str | Path | None = None,
+    *,
+    quick: bool = False,
+    runs: int | None = None,
+    horizon: int | None = None,
+    workers: int | None = None,
+    seed: int = 0,
+    protocols: Sequence[str] | None = None,
+    progress: bool | str | ProgressCallback = True,
+    figure: bool = True,
+    backend: str = "local",
+    address: str | None = None,
+    resume: bool = False,
+) -> Reproduction:
+    """Run figure ``spec`` and write its files; returns the results.
+
+    Args:
+        spec: :data:`SYNTHETIC`, :data:`REALDATA` or :data:`SCALING`.
+        output: directory (created); default ``results/<id>`` (``…-quick`` with ``quick``).
+        quick: the figure's reduced scale instead of its full one.
+        runs, horizon: override the scale's.
+        workers, backend, address, resume, progress: as for every reproduction
+            (:func:`privenv.reproduce.cells.run_figure_sweep`).
+        seed: the seed of every cell (common random numbers across protocols).
+        protocols: restrict the private protocols (the non-private reference always runs).
+        figure: draw the PNG/PDF (needs matplotlib).
+    """
+    base = spec.quick if quick else spec.full
+    scale = Scale(base.runs if runs is None else check_int("runs", runs, low=1),
+                  base.horizon if horizon is None else check_int("horizon", horizon, low=2),
+                  base.env)
+    if backend == "local":
+        workers = default_workers() if workers is None else check_int("workers", workers, low=1)
+    cells = make_cells(spec, scale, seed, protocols)
+    config = sweep_config(spec, cells).validate()
+    out = Path(output if output is not None else spec.default_output + ("-quick" if quick else ""))
+    start = time.perf_counter()
+    report, store_path, stored = run_figure_sweep(config, out, resume=resume, backend=backend,
+                                                  workers=workers, address=address,
+                                                  progress=progress)
+    results = regret_results(config, cells, stored)
+    rep = Reproduction(spec, out, cells, results, 0.0, workers or 0, sweep=report)
+    if spec.scaling:
+        rep.exponents = privacy_cost_exponents(results)
+    rep.simulation_wall_s = time.perf_counter() - start
+    rep.files["store"] = store_path
+    rep.files.update(write_csvs(rep))
+    if figure:
+        png, pdf = draw(rep)
+        rep.files.update(png=png, pdf=pdf)
+    rep.files["metadata"] = out / "metadata.json"
+    rep.wall_s = time.perf_counter() - start
+    write_json(rep.files["metadata"], _metadata(rep, quick))
+    return rep
+
+
+def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
+    spec = rep.spec
+    cells = []
+    for r in rep.results:
+        c = r.cell
+        avg = time_average(r)[:, -1]
+        cells.append({
+            "panel": c.panel.key, "protocol": c.protocol, "seed": c.seed, "runs": c.runs,
+            "horizon": c.horizon, "env_kwargs": c.env, "agent_kwargs": c.agent_kwargs,
+            "agent_params": r.agent_params, **r.privacy,
+            "regret_mean": float(r.regret.mean()),
+            "time_average_regret_mean": float(avg.mean()),
+            "time_average_regret_se": float(standard_error(avg[:, None])[0]),
+            "communication": communication(r),
+            "wall_s": r.wall_s, "ns_per_run_step": r.ns_per_run_step, "command": c.command(),
+        })
+    return {
+        "figure": spec.id,
+        "description": spec.description,
+        "paper": PAPER,
+        "note": spec.note,
+        "created": utc_now(),
+        "argv": list(sys.argv),
+        "quick": quick,
+        "env": ENV_ID,
+        "agent": AGENT,
+        "runs": rep.cells[0].runs,
+        "horizon": rep.cells[0].horizon,
+        "seed": rep.cells[0].seed,
+        "seeding": "every cell uses the same seed; run i owns SeedSequence(seed, spawn_key=(i,)) "
+                   "(privenv.seeding), so protocols are compared on common random numbers",
+        "panels": [{"key": p.key, "title": p.title, "env_kwargs": p.env_kwargs,
+                    "epsilon": p.epsilon, "delta": p.delta, "protocols": list(p.protocols)}
+                   for p in spec.panels],
+        "cells": cells,
+        "exponents": [{"protocol": e.protocol, "M": e.M, "mean_cost": e.cost.mean(axis=0),
+                       "fit": asdict(e.fit) if e.fit else None, "theory": e.theory,
+                       "error": e.error} for e in rep.exponents],
+        **run_metadata(rep),
+        "scale": {"full": asdict(spec.full), "quick": asdict(spec.quick),
+                  "n_checkpoints": N_CHECKPOINTS, "batch": BATCH},
+    }
+
+
+# -- command line ---------------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser, spec: FigureSpec) -> None:
+    """Options of ``privenv reproduce <spec.id>``."""
+    add_common_arguments(parser, spec.default_output)
+    parser.add_argument("--runs", type=int, default=None,
+                        help=f"runs per cell (default {spec.full.runs}; {spec.quick.runs} with "
+                             "--quick)")
+    parser.add_argument("--horizon", type=int, default=None, metavar="T",
+                        help=f"horizon T (default {spec.full.horizon}; {spec.quick.horizon} with "
+                             "--quick)")
+    parser.add_argument("--protocols", default=None,
+                        help="comma-separated private protocols to run (default: the figure's; "
+                             "the non-private reference always runs)")
+
+
+def main(args: argparse.Namespace, spec: FigureSpec) -> int:
+    """Run from parsed command-line options; prints the summary table on stdout."""
+    protocols = None
+    if args.protocols:
+        protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
+    try:
+        rep = reproduce(spec, args.output, quick=args.quick, runs=args.runs,
+                        horizon=args.horizon, workers=args.workers, seed=args.seed,
+                        protocols=protocols, backend=args.backend, address=args.address,
+                        resume=args.resume)
+    except RuntimeError as e:  # failed cells: stored with their errors, retried by --resume
+        print(f"privenv reproduce {spec.id}: {e}", file=sys.stderr)
+        return 1
+    print(f"{spec.id}: {len(rep.results)} cells, {rep.cells[0].runs} runs, "
+          f"T = {rep.cells[0].horizon}, {rep.sweep.backend if rep.sweep else ''}, wall time "
+          f"{rep.wall_s:.1f} s")
+    print(rep.table())
+    for name, path in rep.files.items():
+        print(f"{name:>9}: {path}")
+    return 0
