@@ -221,55 +221,5 @@ def test_randomized_response_debiasing_unbiased() -> None:
     assert abs(est - mu) < 6 * se
 
 
-# ---------------------------------------------------------------------------------------------
-# neighbouring-input ε lower bounds (PRIVACY-TESTING.md item 1), each with its mutation
-# ---------------------------------------------------------------------------------------------
-
-THRESHOLDS_LAPLACE = np.linspace(-3.0, 4.0, 15)
-
-
-def _audit(mechanism: Callable, d: float, d_prime: float, thresholds, delta: float, seed: int):
-    """Run ``mechanism(value, rng, n)`` on each input; ε lower bound over {y > t}, {y ≤ t}."""
-    g = np.random.default_rng(seed)
-    return audit.threshold_epsilon_lower_bound(
-        mechanism(d, g, N), mechanism(d_prime, g, N), thresholds, delta=delta, alpha=ALPHA
-    )
-
-
-def test_laplace_epsilon_audit_and_mutation() -> None:
-    """Laplace(Δ/ε), ε = 1, inputs 0 and 1: ε_lb ≤ 1 (≈ 0.98); noise × 0.8 is caught (ε_lb > 1)."""
-    eps = 1.0
-    b = mech.laplace_scale(eps, sensitivity=1.0)
-    ok = _audit(lambda v, g, n: v + mech.laplace(b, g, n), 0.0, 1.0, THRESHOLDS_LAPLACE, 0.0, 31)
-    assert not ok.violates(eps) and ok.epsilon_lb > 0.95  # the audit has power
-    bad = _audit(
-        lambda v, g, n: v + mech.laplace(0.8 * b, g, n), 0.0, 1.0, THRESHOLDS_LAPLACE, 0.0, 31
-    )
-    assert bad.violates(eps)
-
-
-def test_gaussian_epsilon_audit_and_mutation() -> None:
-    """Analytic Gaussian at (ε, δ) = (1, 1e-2), inputs 0 and 1, δ-adjusted events: passes;
-    noise × 0.8 (true ε ≈ 1.35 at this δ) is caught. Threshold events are optimal for a
-    Gaussian shift (Neyman–Pearson), so the family is tight here."""
-    eps, delta = 1.0, 1e-2
-    sigma = mech.gaussian_sigma_analytic(eps, delta)
-    thresholds = np.linspace(-1.0, 6.0, 15)
-    ok = _audit(lambda v, g, n: v + mech.gaussian(sigma, g, n), 0.0, 1.0, thresholds, delta, 32)
-    assert not ok.violates(eps) and ok.epsilon_lb > 0.85
-    bad = _audit(
-        lambda v, g, n: v + mech.gaussian(0.8 * sigma, g, n), 0.0, 1.0, thresholds, delta, 32
-    )
-    assert bad.violates(eps)
-
-
-def test_randomized_response_epsilon_audit_and_mutation() -> None:
-    """RR at ε = ln 3 on rewards 0 vs 1: ε_lb ≈ 1.085 ≤ ln 3; true ε + 0.1 is caught."""
-    eps = math.log(3)
-
-    def rr(true_eps):
-        return lambda v, g, n: mech.randomized_response(np.full(n, v), true_eps, g)
-
-    ok = _audit(rr(eps), 0.0, 1.0, [0.5], 0.0, 33)
-    assert not ok.violates(eps) and ok.epsilon_lb > 1.07
-    assert _audit(rr(eps + 0.1), 0.0, 1.0, [0.5], 0.0, 33).violates(eps)
+# The neighbouring-input ε lower bounds of Laplace, Gaussian and randomized response, with their
+# mutations, are audit cases of privenv.privacy.harness (tests/privacy/test_harness.py).

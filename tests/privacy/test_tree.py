@@ -3,13 +3,8 @@
 Statistical tests use fixed seeds and a stated false-alarm probability α (Bonferroni inside each
 test): a correct mechanism fails a test with probability ≤ α = 1e-6.
 
-Audit (PRIVACY-TESTING.md items 1, 6, 8). Scalar stream, T = 16 (5 levels), σ = 1, Δ = 1:
-D = (1, 0, …, 0), D′ = (0, …, 0); the released stream is all 16 private prefix sums. Two scores
-are declared before sampling: S₁ = Σ_j y_{2^j} (the likelihood-ratio statistic of the correct
-mechanism: the prefix at 2^j is the single node [1, 2^j]) and S₂ = Σ_t y_t / popcount(t) (the one
-of a mechanism that redraws node noise at each query). Threshold events on both give an ε lower
-bound at δ = 0.1 (a point of the mechanism's μ-GDP privacy profile where an audit with 2·10⁵ runs
-per side is sharp), to compare with the declared ε(δ).
+The privacy audit (ε lower bound from D = (1, 0, …) vs D′ = 0, with the mutants: node noise
+redrawn, σ × 0.5, one tree level missing) is the "tree" case of :mod:`privenv.privacy.harness`.
 """
 
 from __future__ import annotations
@@ -21,7 +16,8 @@ import pytest
 from scipy import stats
 
 from privenv.privacy import audit
-from privenv.privacy.accounting import gaussian_epsilon, gaussian_rho, tree_levels, tree_rho
+from privenv.privacy.accounting import gaussian_epsilon, tree_levels, tree_rho
+from privenv.privacy.harness import node_keys, tree_mutant_classes
 from privenv.privacy.tree import TreeMechanism, lowest_set_bit, run_normals
 from privenv.seeding import AGENT, noise_for
 
@@ -35,13 +31,8 @@ def _stream(mech: TreeMechanism, values: np.ndarray) -> np.ndarray:
     return np.stack([mech.add(v) for v in values])
 
 
-def _node_keys(t: int) -> list[tuple[int, int]]:
-    """The dyadic nodes (level j, index t >> j) whose sum is the prefix at t."""
-    return [(j, t >> j) for j in range(t.bit_length()) if t >> j & 1]
-
-
 def _shared_nodes(t: int, s: int) -> int:
-    return len(set(_node_keys(t)) & set(_node_keys(s)))
+    return len(set(node_keys(t)) & set(node_keys(s)))
 
 
 # -- exactness, memoisation, determinism, memory ---------------------------------------------
@@ -212,93 +203,10 @@ def test_symmetric_and_laplace_node_noise() -> None:
     assert abs(np.mean(y**2) - 2 * b * b) / (2 * b * b * math.sqrt(5 / y.size)) < crit
 
 
-# -- privacy audit and mutation tests ---------------------------------------------------------
+# -- privacy audit and mutation tests: the "tree" case of privenv.privacy.harness ----------------
+# (tests/privacy/test_harness.py); its redrawing mutant is also used by the covariance test above.
 
-HORIZON, SIGMA, AUDIT_DELTA, N_AUDIT = 16, 1.0, 0.1, 200_000
-_TS = np.arange(1, HORIZON + 1)
-_POP = np.array([bin(t).count("1") for t in _TS], dtype=float)
-
-
-def _s2_sd(sigma: float) -> float:
-    """Standard deviation of S₂ under the correct (memoised) mechanism: Σ_nodes coef² σ²."""
-    coef: dict[tuple[int, int], float] = {}
-    for t, p in zip(_TS.tolist(), _POP, strict=True):
-        for key in _node_keys(t):
-            coef[key] = coef.get(key, 0.0) + 1.0 / p
-    return sigma * math.sqrt(sum(c * c for c in coef.values()))
-
-
-class RedrawTree(TreeMechanism):
-    """Mutant: node noise redrawn at every query instead of memoised."""
-
-    def prefix(self) -> np.ndarray:
-        used = (self.t[:, None] & self._bits) != 0
-        fresh = np.stack(
-            [self._draw_node_noise(np.arange(self.n_runs)) for _ in range(self.levels)], axis=1
-        )
-        return ((self._psum + fresh) * used[:, :, None]).sum(axis=1)
-
-
-class MissingLevelTree(TreeMechanism):
-    """Mutant: the budget counts one level too few (e.g. ⌈log₂T⌉ instead of ⌊log₂T⌋ + 1)."""
-
-    def rho(self, sensitivity: float = 1.0) -> float:
-        return (self.levels - 1) * gaussian_rho(self.sigma, sensitivity)
-
-
-def _audit_tree(cls: type[TreeMechanism], sigma: float, seed: int) -> audit.AuditResult:
-    """ε lower bound at δ = 0.1 from S₁ and S₂ (α/2 each) on D = (1, 0, …) vs D′ = 0."""
-    scores = []
-    for k, first in enumerate((1.0, 0.0)):
-        mech = cls(N_AUDIT, (1,), sigma, HORIZON, np.random.default_rng([seed, k]))
-        x = np.zeros((HORIZON, N_AUDIT, 1))
-        x[0] = first
-        y = _stream(mech, x)[..., 0].T  # (n, T)
-        scores.append((y[:, [0, 1, 3, 7, 15]].sum(axis=1), (y / _POP).sum(axis=1)))
-    # thresholds declared from the parameters only (standardised units around D′'s mean 0)
-    grid = np.linspace(-1.0, 5.0, 13)
-    sds = (math.sqrt(tree_levels(HORIZON)) * SIGMA, _s2_sd(SIGMA))
-    results = [
-        audit.threshold_epsilon_lower_bound(
-            scores[0][j], scores[1][j], grid * sds[j], delta=AUDIT_DELTA, alpha=ALPHA / 2
-        )
-        for j in range(2)
-    ]
-    return max(results, key=lambda r: r.epsilon_lb)
-
-
-def test_tree_audit_passes() -> None:
-    """Correct mechanism: ε_lb ≈ 4.1 < declared ε(δ = 0.1) = 4.59 (μ = √5)."""
-    declared = TreeMechanism(1, (1,), SIGMA, HORIZON, np.random.default_rng(0)).epsilon(
-        AUDIT_DELTA
-    )
-    res = _audit_tree(TreeMechanism, SIGMA, seed=101)
-    assert declared == pytest.approx(gaussian_epsilon(AUDIT_DELTA, math.sqrt(5)), rel=1e-12)
-    assert not res.violates(declared), (res, declared)
-    assert res.epsilon_lb > declared - 0.6  # the audit is sharp (power check, not privacy)
-
-
-def test_tree_audit_catches_redrawn_noise() -> None:
-    declared = RedrawTree(1, (1,), SIGMA, HORIZON, np.random.default_rng(0)).epsilon(AUDIT_DELTA)
-    res = _audit_tree(RedrawTree, SIGMA, seed=102)
-    assert res.violates(declared), (res, declared)
-
-
-def test_tree_audit_catches_half_sigma() -> None:
-    declared = TreeMechanism(1, (1,), SIGMA, HORIZON, np.random.default_rng(0)).epsilon(
-        AUDIT_DELTA
-    )
-    res = _audit_tree(TreeMechanism, SIGMA * 0.5, seed=103)
-    assert res.violates(declared), (res, declared)
-
-
-def test_tree_audit_catches_missing_level() -> None:
-    declared = MissingLevelTree(1, (1,), SIGMA, HORIZON, np.random.default_rng(0)).epsilon(
-        AUDIT_DELTA
-    )
-    assert declared == pytest.approx(gaussian_epsilon(AUDIT_DELTA, 2.0), rel=1e-12)
-    res = _audit_tree(TreeMechanism, SIGMA, seed=104)
-    assert res.violates(declared), (res, declared)
+RedrawTree = tree_mutant_classes()[1]
 
 
 # -- bad input ----------------------------------------------------------------------------------

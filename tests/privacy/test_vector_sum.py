@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from privenv.privacy import audit
 from privenv.privacy import vector_sum as vs
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.seeding import AGENT, noise_for
@@ -222,45 +221,8 @@ def test_composition_over_the_tree() -> None:
     assert basic.epsilon == pytest.approx(1.0) and basic.delta == pytest.approx(2e-6)
 
 
-def _audit_samples(params, L, x_first: float, rng, reps: int, mutation: str | None = None):
-    """Analyzer output of a one-coordinate node: user 1 holds x_first, the others 0."""
-    x = np.zeros((reps, params.n, 1))
-    x[:, 0, 0] = x_first
-    runs = np.arange(reps)
-    rounded = vs.encode_sum(x, L, params, rng, runs)
-    noise = vs.binomial_noise_sum(params, 1, rng, runs)
-    if mutation == "no-noise":
-        noise = np.full_like(noise, round(params.p * params.noise_trials))
-    return vs.analyze(rounded + noise, L, params)[:, 0]
-
-
-@pytest.mark.parametrize("mutation", [None, "b/16", "no-noise"])
-def test_privacy_audit_of_a_scalar_node(mutation) -> None:
-    """ε lower bound from the analyzer output (a sufficient statistic of the shuffled unary
-    messages) on neighbours x₁ = −L vs x₁ = L, n = 3, one coordinate, 10⁶ runs per side, 15
-    thresholds declared in advance, α = 1e-6. The correct node passes at its declared (ε, δ)
-    (which node_guarantee checked exactly); b/16 and dropped binomial noise must be caught."""
-    L, reps = 1.0, 1_000_000
-    declared = vs.vector_sum_parameters(3, 1, 1.0, 1e-3, s=8.0)
-    vs.node_guarantee(declared, c=1)
-    params = declared
-    if mutation == "b/16":
-        params = vs.VectorSumParameters(
-            n=3, d=1, epsilon=1.0, delta=1e-3, s=0.5, g=declared.g, b=declared.b // 16
-        )
-        assert vs.scalar_node_delta(params) > declared.delta  # exact: really not private
-    rng = np.random.default_rng(2024)
-    y0 = _audit_samples(params, L, -L, rng, reps, mutation)
-    y1 = _audit_samples(params, L, L, rng, reps, mutation)
-    sd = vs.max_error_std(L, declared)
-    thresholds = np.linspace(-3.0 * sd, 3.0 * sd, 15)  # the outputs are centred at ∓L
-    res = audit.threshold_epsilon_lower_bound(
-        y0, y1, thresholds, delta=declared.delta, alpha=ALPHA
-    )
-    if mutation is None:
-        assert not res.violates(declared.epsilon), res
-    else:
-        assert res.violates(declared.epsilon), res
+# The privacy audit of a scalar node (with its mutants b/16 and no binomial noise) is the
+# "pvec-node" case of privenv.privacy.harness (tests/privacy/test_harness.py).
 
 
 # -- bad input ----------------------------------------------------------------------------------

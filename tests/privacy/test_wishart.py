@@ -2,12 +2,8 @@
 
 Fixed seeds; each statistical test states its false-alarm probability (≤ 1e-6, Bonferroni).
 
-Audit (PRIVACY-TESTING.md item 1) on the smallest interesting input: d = 2, one user, the
-neighbouring pair φ = e₁ vs φ′ = e₂ (local DP: any two users are neighbours). Two scores are
-declared before sampling: the *support* score λ_min(M + c₀I − e₁e₁ᵀ) (c₀ the paper's centring
-constant), whose event {≤ 0} is impossible under φ = e₁ if the noise is Wishart with d+1 degrees
-of freedom, and the *projection* score M₁₁ − M₂₂ (the likelihood-ratio statistic of the Gaussian
-mechanism for this pair).
+The privacy audits of both mechanisms are the "wishart-jiang2016" (a documented violation) and
+"wishart-gaussian" cases of :mod:`privenv.privacy.harness`.
 """
 
 from __future__ import annotations
@@ -20,8 +16,6 @@ from scipy import stats
 
 from privenv.privacy import audit
 from privenv.privacy import wishart as W
-from privenv.privacy.accounting import gaussian_epsilon
-from privenv.privacy.mechanisms import gaussian_mu_analytic
 from privenv.seeding import AGENT, noise_for
 
 ALPHA = 1e-6
@@ -136,72 +130,8 @@ def test_gram_sensitivity() -> None:
     assert sigma == pytest.approx(math.sqrt(2) * 4.224678889, rel=1e-8)
 
 
-# -- privacy audits -----------------------------------------------------------------------------
-
-N_AUDIT, D = 200_000, 2
-E1 = np.zeros((N_AUDIT, D, D))
-E1[:, 0, 0] = 1.0
-E2 = np.zeros((N_AUDIT, D, D))
-E2[:, 1, 1] = 1.0
-
-
-def _audit(outputs_d: np.ndarray, outputs_dp: np.ndarray, c0: float, sd: float, delta: float):
-    """Max over the support score (threshold 0) and the projection score (13 thresholds around
-    D′'s mean −1, in units of ``sd``), α/2 each."""
-    shift = c0 * np.eye(D) - np.diag([1.0, 0.0])
-    support = [np.linalg.eigvalsh(m + shift)[:, 0] for m in (outputs_d, outputs_dp)]
-    proj = [m[:, 0, 0] - m[:, 1, 1] for m in (outputs_d, outputs_dp)]
-    grid = -1.0 + sd * np.linspace(-1.0, 5.0, 13)
-    res = [
-        audit.threshold_epsilon_lower_bound(*support, [0.0], delta=delta, alpha=ALPHA / 2),
-        audit.threshold_epsilon_lower_bound(*proj, grid, delta=delta, alpha=ALPHA / 2),
-    ]
-    return max(res, key=lambda r: r.epsilon_lb), res
-
-
-def test_jiang2016_audit_violates_claimed_privacy() -> None:
-    """Paper 4's Wishart mechanism (α = 1, claimed α/3-LDP, δ = 0): the support event has
-    probability 0 under φ = e₁ and ≈ 0.07 under φ′ = e₂, so the audit proves ε > 6 with
-    confidence 1 − 1e-6 — for any δ < 0.06 — far above the claimed 1/3 (and the whole
-    LPLR-Update's α = 1). This is the known failure (Sheffet 2019), reproduced."""
-    alpha = 1.0
-    rng = np.random.default_rng(77)
-    out_d = W.wishart_jiang2016(E1, alpha, rng)
-    out_dp = W.wishart_jiang2016(E2, alpha, rng)
-    c0 = 3 * 1.5 * (D + 1) / alpha
-    best, (support, _) = _audit(out_d, out_dp, c0, sd=3 * math.sqrt(3 * 2 * 1.5**2), delta=0.0)
-    claimed = W.wishart_jiang2016_claimed_epsilon(alpha)
-    assert best is support and support.direction == "D'>D"
-    assert support.violates(claimed) and support.violates(alpha) and support.epsilon_lb > 6.0
-    # with δ = 0.05 subtracted the violation persists
-    res_delta, _ = _audit(out_d, out_dp, c0, sd=1.0, delta=0.05)
-    assert res_delta.epsilon_lb > 5.0
-
-
-@pytest.mark.parametrize(
-    ("label", "sigma_factor", "caught"),
-    [("correct", 1.0, False), ("sigma x 0.5", 0.5, True), ("add-remove sensitivity", None, True)],
-)
-def test_symmetric_gaussian_audit(label: str, sigma_factor: float | None, caught: bool) -> None:
-    """Valid alternative calibrated at (ε, δ) = (2, 0.01) (d = 2, replace-one, ‖φ‖ ≤ 1): the
-    audit's ε lower bound stays below 2 (measured ≈ 1.75); the mutants (σ halved; σ computed with
-    the add/remove sensitivity B² instead of √2·B²) are caught (≈ 4.2 and ≈ 2.8 > 2)."""
-    epsilon, delta = 2.0, 0.01
-    sigma = W.gram_gaussian_sigma(epsilon, delta, D)
-    assert sigma == pytest.approx(math.sqrt(2) / gaussian_mu_analytic(epsilon, delta))
-    if sigma_factor is None:
-        sigma_used = W.gram_gaussian_sigma(epsilon, delta, D, neighbouring="add-remove")
-    else:
-        sigma_used = sigma * sigma_factor
-    rng = np.random.default_rng({"correct": 31, "sigma x 0.5": 32}.get(label, 33))
-    out_d = W.symmetric_gaussian_gram(E1, sigma_used, rng)
-    out_dp = W.symmetric_gaussian_gram(E2, sigma_used, rng)
-    best, _ = _audit(out_d, out_dp, 0.0, sd=math.sqrt(2) * sigma, delta=delta)
-    assert best.violates(epsilon) == caught, best
-    if not caught:
-        assert best.epsilon_lb > epsilon - 0.5  # the audit is sharp (power, not privacy)
-        # and the exact profile: at δ = 0.01 the declared ε is the calibration's
-        assert gaussian_epsilon(delta, math.sqrt(2) / sigma) == pytest.approx(epsilon, rel=1e-8)
+# -- privacy audits: the "wishart-jiang2016" (paper 4's mechanism: a documented violation) and
+# "wishart-gaussian" cases of privenv.privacy.harness (tests/privacy/test_harness.py).
 
 
 # -- bad input ----------------------------------------------------------------------------------

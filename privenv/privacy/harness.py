@@ -1,0 +1,1063 @@
+"""The privacy audit harness (SPEC §8; PRIVACY-TESTING.md "Statistical toolkit", items 1, 7, 8).
+
+One registry of named audit *cases*; each is the single implementation of one audit:
+
+* the target's declared guarantee (ε, δ) — δ is the point of the privacy profile audited (a
+  Gaussian mechanism declares its whole μ-GDP profile ε(δ), and is audited where a sample of our
+  size resolves it, e.g. δ = 0.05);
+* a batched sampler of the released output on two neighbouring inputs D, D′ (one user's value
+  or reward changed), at a given number of samples per side and seed — for an agent, the agent
+  itself driven through its act/observe protocol (and its local-DP wrapper, if it has one) on two
+  reward tables differing in one user's rewards, many runs at once;
+* the event family: threshold events {score > t}, {score ≤ t} on scores declared in advance
+  (Clopper–Pearson, Bonferroni: :func:`privenv.privacy.audit.threshold_epsilon_lower_bound`), or,
+  for multi-dimensional outputs, a linear score fitted and the event chosen on one half of the
+  samples and evaluated on the other (:func:`fitted_holdout_lower_bound`);
+* named mutations (an injected bug: noise × 0.5, sensitivity halved, a reward reused, node noise
+  redrawn, one tree level missing, …), each of which the audit must catch.
+
+A correct target fails its audit with probability ≤ ``alpha`` (1e-6, family-wise, per case and
+variant) for the fixed seed: ε_lb > declared ε *proves* a violation at confidence 1 − α. Sizes:
+``"quick"`` (the default test run; the whole suite takes about a minute on 2 cores) and
+``"full"`` (10× the samples per side: sharper bounds, several minutes; ``privenv audit --size
+full``).
+
+A paper's own mechanism that is known not to be DP (the Wishart mechanism of Jiang et al. 2016,
+used by paper 4's LPLR-Update and declared not-DP by our agent) is audited too; its violation is
+reported with the distinct verdict :data:`PAPER_VIOLATION` and does not fail the run.
+
+Use :func:`run` (records with the keys of the ``privenv audit --format json`` output) and
+:func:`format_table`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from privenv._validation import check_choice, check_int
+from privenv.privacy import audit
+from privenv.privacy import mechanisms as mech
+from privenv.privacy.accounting import gaussian_epsilon, gaussian_rho, tree_levels
+
+__all__ = [
+    "ALPHA",
+    "AuditCase",
+    "AuditRecord",
+    "CASES",
+    "Measurement",
+    "PAPER_VIOLATION",
+    "SIZES",
+    "fitted_holdout_lower_bound",
+    "format_table",
+    "node_keys",
+    "run",
+    "run_case",
+    "tree_mutant_classes",
+]
+
+#: family-wise false-alarm probability of every audit (per case and variant)
+ALPHA = 1e-6
+#: the two audit sizes: multiplier of each case's quick sample size
+SIZES = {"quick": 1, "full": 10}
+#: default master seed (each case and variant derives its own stream from it)
+DEFAULT_SEED = 20261129
+
+PASS = "pass"
+VIOLATION = "VIOLATION"
+PAPER_VIOLATION = "violation (paper's mechanism, documented)"
+CAUGHT = "mutation caught"
+MISSED = "MUTATION MISSED"
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One audit of one variant: the bound, and the guarantee it is compared with."""
+
+    result: audit.AuditResult
+    declared_epsilon: float
+    declared_delta: float
+
+
+#: sampler(mutation or None, samples per side, seed) -> Measurement
+Sampler = Callable[[str | None, int, int], Measurement]
+
+
+@dataclass(frozen=True)
+class AuditCase:
+    """A registered audit.
+
+    Attributes:
+        target: name (``privenv audit --targets``).
+        description: what is released, the neighbouring pair, the events.
+        sample: ``sample(mutation, n, seed)`` → :class:`Measurement` (``mutation=None``: the
+            correct target).
+        n_quick: samples (runs) per side at size ``"quick"``.
+        mutations: names of the injected bugs the audit must catch.
+        power_floor: at quick size the correct target's ε_lb must exceed this (a check that the
+            audit has power, not a privacy claim); ``None`` if not checked.
+        paper_flawed: the target is a paper's own mechanism known not to be DP (documented).
+    """
+
+    target: str
+    description: str
+    sample: Sampler
+    n_quick: int
+    mutations: tuple[str, ...] = ()
+    power_floor: float | None = None
+    paper_flawed: bool = False
+
+
+@dataclass
+class AuditRecord:
+    """One row of the report (the JSON keys of ``privenv audit --format json``)."""
+
+    target: str
+    declared_epsilon: float
+    declared_delta: float
+    epsilon_lower_bound: float
+    verdict: str
+    mutation: str | None
+    mutation_caught: bool | None
+    n: int
+    alpha: float
+    seconds: float
+    power_floor: float | None = field(default=None)
+
+    @property
+    def ok(self) -> bool:
+        """A correct target passed (or is a documented paper violation); a mutant was caught."""
+        if self.mutation is None:
+            return self.verdict in (PASS, PAPER_VIOLATION)
+        return bool(self.mutation_caught)
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        if not math.isfinite(d["epsilon_lower_bound"]):
+            d["epsilon_lower_bound"] = None  # −inf: no event gave a bound (JSON has no −inf)
+        return d
+
+
+CASES: dict[str, AuditCase] = {}
+
+
+def _register(case: AuditCase) -> AuditCase:
+    if case.target in CASES:
+        raise ValueError(f"audit target {case.target!r} registered twice")
+    CASES[case.target] = case
+    return case
+
+
+def _seed(seed: int, target: str, variant: str | None) -> int:
+    """The seed of one (target, variant): independent streams from one master seed."""
+    ss = np.random.SeedSequence([seed, zlib.crc32(target.encode()),
+                                 zlib.crc32((variant or "").encode())])
+    return int(ss.generate_state(1, np.uint64)[0] >> 1)
+
+
+def run_case(case: AuditCase, size: str = "quick", seed: int = DEFAULT_SEED,
+             mutations: Sequence[str] | None = None, *,
+             include_correct: bool = True) -> list[AuditRecord]:
+    """Audit ``case`` (the correct target, then each mutation) → one record per variant."""
+    size = check_choice("size", size, tuple(SIZES))
+    n = case.n_quick * SIZES[size]
+    variants: list[str | None] = [None] if include_correct else []
+    for m in case.mutations if mutations is None else mutations:
+        check_choice("mutation", m, case.mutations)
+        variants.append(m)
+    out = []
+    for variant in variants:
+        start = time.perf_counter()
+        meas = case.sample(variant, n, _seed(seed, case.target, variant))
+        violates = meas.result.violates(meas.declared_epsilon)
+        if variant is None:
+            verdict = (PAPER_VIOLATION if case.paper_flawed else VIOLATION) if violates else PASS
+            caught = None
+        else:
+            verdict, caught = (CAUGHT if violates else MISSED), bool(violates)
+        out.append(AuditRecord(case.target, meas.declared_epsilon, meas.declared_delta,
+                               meas.result.epsilon_lb, verdict, variant, caught, n,
+                               meas.result.alpha, time.perf_counter() - start,
+                               case.power_floor if variant is None else None))
+    return out
+
+
+def run(targets: Sequence[str] | None = None, size: str = "quick",
+        seed: int = DEFAULT_SEED) -> list[AuditRecord]:
+    """Audit ``targets`` (default: every registered case) at ``size``."""
+    seed = check_int("seed", seed, low=0)
+    names = list(CASES) if targets is None else list(targets)
+    for name in names:
+        check_choice("targets", name, tuple(CASES))
+    return [r for name in names for r in run_case(CASES[name], size, seed)]
+
+
+def format_table(records: Sequence[AuditRecord]) -> str:
+    """A plain-text table of records."""
+    head = ("target", "mutation", "declared ε", "δ", "ε lower bound", "verdict", "n", "s")
+    rows = [head]
+    for r in records:
+        lb = f"{r.epsilon_lower_bound:.3f}" if math.isfinite(r.epsilon_lower_bound) else "-inf"
+        rows.append((r.target, r.mutation or "-", f"{r.declared_epsilon:.4g}",
+                     f"{r.declared_delta:.3g}", lb, r.verdict, str(r.n), f"{r.seconds:.2f}"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+             for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+# =================================================================================================
+# Scores and event families
+# =================================================================================================
+
+
+def fitted_holdout_lower_bound(out_d: np.ndarray, out_dp: np.ndarray, *, delta: float = 0.0,
+                               alpha: float = ALPHA) -> audit.AuditResult:
+    """ε lower bound for multi-dimensional outputs (rows): a linear discriminant fitted on the
+    first half of each sample, then :func:`privenv.privacy.audit.holdout_epsilon_lower_bound`
+    on its scores — which chooses the threshold event on the same first half and evaluates it
+    on the second half, never used for fitting or choosing (PRIVACY-TESTING.md item 1)."""
+    x0 = np.asarray(out_d, dtype=float).reshape(len(out_d), -1)
+    x1 = np.asarray(out_dp, dtype=float).reshape(len(out_dp), -1)
+    x0, x1 = np.nan_to_num(x0), np.nan_to_num(x1)
+    h0, h1 = x0.shape[0] // 2, x1.shape[0] // 2
+    f0, f1 = x0[:h0], x1[:h1]
+    m0, m1 = f0.mean(axis=0), f1.mean(axis=0)
+    cov = (np.cov(f0, rowvar=False) + np.cov(f1, rowvar=False)) / 2.0
+    cov = np.atleast_2d(cov)
+    ridge = 1e-6 * (np.trace(cov) / cov.shape[0] + 1e-12)
+    w = np.linalg.solve(cov + ridge * np.eye(cov.shape[0]), m0 - m1)
+    return audit.holdout_epsilon_lower_bound(x0 @ w, x1 @ w, delta=delta, alpha=alpha)
+
+
+def _best(*results: audit.AuditResult) -> audit.AuditResult:
+    return max(results, key=lambda r: r.epsilon_lb)
+
+
+# =================================================================================================
+# Scalar mechanisms: Laplace, Gaussian, randomized response (PRIVACY-TESTING.md item 1)
+# =================================================================================================
+
+
+def _scalar_audit(release: Callable[[float, np.random.Generator, int], np.ndarray], n: int,
+                  seed: int, thresholds: np.ndarray, delta: float) -> audit.AuditResult:
+    """``release(value, rng, n)`` on D = 0 and D′ = 1 (Δ = 1); threshold events."""
+    g = np.random.default_rng(seed)
+    return audit.threshold_epsilon_lower_bound(release(0.0, g, n), release(1.0, g, n),
+                                               thresholds, delta=delta, alpha=ALPHA)
+
+
+def _laplace(mutation: str | None, n: int, seed: int) -> Measurement:
+    eps = 1.0
+    b = mech.laplace_scale(eps, sensitivity=0.5 if mutation == "sensitivity halved" else 1.0)
+    b *= 0.8 if mutation == "noise x 0.8" else 1.0
+    res = _scalar_audit(lambda v, g, k: v + mech.laplace(b, g, k), n, seed,
+                        np.linspace(-3.0, 4.0, 15), 0.0)
+    return Measurement(res, eps, 0.0)
+
+
+_register(AuditCase(
+    "laplace", "Laplace(Δ/ε), ε = 1, inputs 0 vs 1; events {y > t}, {y ≤ t}, 15 thresholds "
+    "(true ε: correct 1, noise × 0.8 → 1.25, sensitivity halved → 2)",
+    _laplace, 1_000_000, ("noise x 0.8", "sensitivity halved"), power_floor=0.95))
+
+
+def _gaussian(mutation: str | None, n: int, seed: int) -> Measurement:
+    eps, delta = 1.0, 1e-2
+    sigma = mech.gaussian_sigma_analytic(eps, delta,
+                                         0.5 if mutation == "sensitivity halved" else 1.0)
+    sigma *= 0.8 if mutation == "noise x 0.8" else 1.0
+    res = _scalar_audit(lambda v, g, k: v + mech.gaussian(sigma, g, k), n, seed,
+                        np.linspace(-1.0, 6.0, 15), delta)
+    return Measurement(res, eps, delta)
+
+
+_register(AuditCase(
+    "gaussian", "analytic Gaussian at (ε, δ) = (1, 1e-2), inputs 0 vs 1, δ-adjusted threshold "
+    "events (optimal for a Gaussian shift: Neyman–Pearson); noise × 0.8 has true ε ≈ 1.35",
+    _gaussian, 1_000_000, ("noise x 0.8", "sensitivity halved"), power_floor=0.85))
+
+
+def _rr(mutation: str | None, n: int, seed: int) -> Measurement:
+    eps = math.log(3)
+    used = eps + 0.1 if mutation == "epsilon + 0.1" else eps
+    res = _scalar_audit(lambda v, g, k: mech.randomized_response(np.full(k, v), used, g), n,
+                        seed, np.array([0.5]), 0.0)
+    return Measurement(res, eps, 0.0)
+
+
+_register(AuditCase(
+    "randomized-response", "randomized response, ε = ln 3, rewards 0 vs 1, event {y = 1}; "
+    "the mutant flips with the probability of ε + 0.1", _rr, 1_000_000, ("epsilon + 0.1",),
+    power_floor=1.07))
+
+
+# =================================================================================================
+# The tree mechanism (PRIVACY-TESTING.md items 1, 6, 8)
+# =================================================================================================
+
+_TREE_T, _TREE_SIGMA, _TREE_DELTA = 16, 1.0, 0.1
+_TREE_TS = np.arange(1, _TREE_T + 1)
+_TREE_POP = np.array([bin(t).count("1") for t in _TREE_TS], dtype=float)
+
+
+def node_keys(t: int) -> list[tuple[int, int]]:
+    """The dyadic nodes (level j, index t >> j) whose sum is the prefix at t."""
+    return [(j, t >> j) for j in range(t.bit_length()) if t >> j & 1]
+
+
+def _tree_s2_sd(sigma: float) -> float:
+    """Standard deviation of S₂ = Σ_t y_t/popcount(t) under the memoised mechanism."""
+    coef: dict[tuple[int, int], float] = {}
+    for t, p in zip(_TREE_TS.tolist(), _TREE_POP, strict=True):
+        for key in node_keys(t):
+            coef[key] = coef.get(key, 0.0) + 1.0 / p
+    return sigma * math.sqrt(sum(c * c for c in coef.values()))
+
+
+def tree_mutant_classes() -> tuple[type, type, type]:
+    from privenv.privacy.tree import TreeMechanism
+
+    class RedrawTree(TreeMechanism):
+        """Mutant: node noise redrawn at every query instead of memoised."""
+
+        def prefix(self) -> np.ndarray:
+            used = (self.t[:, None] & self._bits) != 0
+            fresh = np.stack([self._draw_node_noise(np.arange(self.n_runs))
+                              for _ in range(self.levels)], axis=1)
+            return ((self._psum + fresh) * used[:, :, None]).sum(axis=1)
+
+    class MissingLevelTree(TreeMechanism):
+        """Mutant: the budget counts one level too few (⌈log₂T⌉ instead of ⌊log₂T⌋ + 1)."""
+
+        def rho(self, sensitivity: float = 1.0) -> float:
+            return (self.levels - 1) * gaussian_rho(self.sigma, sensitivity)
+
+    return TreeMechanism, RedrawTree, MissingLevelTree
+
+
+def _tree(mutation: str | None, n: int, seed: int) -> Measurement:
+    tree, redraw, missing = tree_mutant_classes()
+    cls = {"node noise redrawn": redraw, "one tree level missing": missing}.get(mutation, tree)
+    sigma = _TREE_SIGMA * (0.5 if mutation == "noise x 0.5" else 1.0)
+    declared = cls(1, (1,), _TREE_SIGMA, _TREE_T, np.random.default_rng(0)).epsilon(_TREE_DELTA)
+    scores = []
+    for k, first in enumerate((1.0, 0.0)):
+        m = cls(n, (1,), sigma, _TREE_T, np.random.default_rng([seed, k]))
+        x = np.zeros((n, 1))
+        ys = []
+        for t in range(_TREE_T):
+            x[:] = first if t == 0 else 0.0
+            ys.append(m.add(x)[:, 0])
+        y = np.stack(ys, axis=1)  # (n, T)
+        scores.append((y[:, [0, 1, 3, 7, 15]].sum(axis=1), (y / _TREE_POP).sum(axis=1)))
+    grid = np.linspace(-1.0, 5.0, 13)  # standardised units around D′'s mean 0
+    sds = (math.sqrt(tree_levels(_TREE_T)) * _TREE_SIGMA, _tree_s2_sd(_TREE_SIGMA))
+    res = _best(*(audit.threshold_epsilon_lower_bound(
+        scores[0][j], scores[1][j], grid * sds[j], delta=_TREE_DELTA, alpha=ALPHA / 2)
+        for j in range(2)))
+    return Measurement(res, declared, _TREE_DELTA)
+
+
+_register(AuditCase(
+    "tree", "binary (tree) mechanism, scalar stream T = 16, σ = 1: D = (1, 0, …, 0) vs D′ = 0, "
+    "all 16 private prefixes released; scores S₁ = Σ_j y_{2^j} (the LR statistic of the "
+    "memoised mechanism) and S₂ = Σ_t y_t/popcount(t) (that of a redrawing one), 13 "
+    "thresholds each (α/2 each); audited at δ = 0.1 of the μ = √5 GDP profile (declared "
+    "ε(0.1) = 4.59; the missing-level mutant declares μ = 2: 3.81)", _tree, 200_000,
+    ("node noise redrawn", "noise x 0.5", "one tree level missing"),
+    power_floor=4.59 - 0.6))
+
+
+# =================================================================================================
+# Wishart: paper 4's mechanism (not DP) and the symmetric Gaussian alternative
+# =================================================================================================
+
+_W_D = 2
+
+
+def _gram_pair(n: int) -> tuple[np.ndarray, np.ndarray]:
+    e1, e2 = np.zeros((n, _W_D, _W_D)), np.zeros((n, _W_D, _W_D))
+    e1[:, 0, 0] = 1.0
+    e2[:, 1, 1] = 1.0
+    return e1, e2
+
+
+def _wishart_scores(out_d: np.ndarray, out_dp: np.ndarray, c0: float, sd: float,
+                    delta: float) -> audit.AuditResult:
+    """Max over the support score λ_min(M + c₀I − e₁e₁ᵀ) (event {≤ 0}: impossible under φ = e₁
+    for Wishart noise with d + 1 degrees of freedom) and the projection score M₁₁ − M₂₂ (13
+    thresholds around D′'s mean −1, in units of ``sd``), α/2 each."""
+    shift = c0 * np.eye(_W_D) - np.diag([1.0, 0.0])
+    support = [np.linalg.eigvalsh(m + shift)[:, 0] for m in (out_d, out_dp)]
+    proj = [m[:, 0, 0] - m[:, 1, 1] for m in (out_d, out_dp)]
+    grid = -1.0 + sd * np.linspace(-1.0, 5.0, 13)
+    return _best(
+        audit.threshold_epsilon_lower_bound(*support, [0.0], delta=delta, alpha=ALPHA / 2),
+        audit.threshold_epsilon_lower_bound(*proj, grid, delta=delta, alpha=ALPHA / 2))
+
+
+def _wishart_jiang(mutation: str | None, n: int, seed: int) -> Measurement:
+    from privenv.privacy import wishart as W
+
+    alpha = 1.0
+    rng = np.random.default_rng(seed)
+    e1, e2 = _gram_pair(n)
+    out_d, out_dp = W.wishart_jiang2016(e1, alpha, rng), W.wishart_jiang2016(e2, alpha, rng)
+    c0 = 3 * 1.5 * (_W_D + 1) / alpha
+    res = _wishart_scores(out_d, out_dp, c0, 3 * math.sqrt(3 * 2 * 1.5**2), 0.0)
+    return Measurement(res, W.wishart_jiang2016_claimed_epsilon(alpha), 0.0)
+
+
+_register(AuditCase(
+    "wishart-jiang2016", "paper 4's Wishart mechanism (Jiang et al. 2016, α = 1, claimed "
+    "α/3-LDP), d = 2, φ = e₁ vs φ′ = e₂: the support event has probability 0 under e₁ and "
+    "≈ 0.07 under e₂ — NOT DP (Sheffet 2019), reproduced; declared not-DP by LPLR's "
+    "mechanism='paper'", _wishart_jiang, 200_000, paper_flawed=True))
+
+
+def _wishart_gaussian(mutation: str | None, n: int, seed: int) -> Measurement:
+    from privenv.privacy import wishart as W
+
+    epsilon, delta = 2.0, 0.01
+    sigma = W.gram_gaussian_sigma(epsilon, delta, _W_D)
+    if mutation == "sensitivity add-remove":
+        sigma_used = W.gram_gaussian_sigma(epsilon, delta, _W_D, neighbouring="add-remove")
+    else:
+        sigma_used = sigma * (0.5 if mutation == "noise x 0.5" else 1.0)
+    rng = np.random.default_rng(seed)
+    e1, e2 = _gram_pair(n)
+    out_d = W.symmetric_gaussian_gram(e1, sigma_used, rng)
+    out_dp = W.symmetric_gaussian_gram(e2, sigma_used, rng)
+    res = _wishart_scores(out_d, out_dp, 0.0, math.sqrt(2) * sigma, delta)
+    return Measurement(res, epsilon, delta)
+
+
+_register(AuditCase(
+    "wishart-gaussian", "the valid alternative: symmetric Gaussian Gram noise at (ε, δ) = "
+    "(2, 0.01), d = 2, replace-one, φ = e₁ vs e₂ (the same two scores); mutants: σ × 0.5, σ "
+    "from the add/remove sensitivity B² instead of √2·B²", _wishart_gaussian, 200_000,
+    ("noise x 0.5", "sensitivity add-remove"), power_floor=1.5))
+
+
+# =================================================================================================
+# Linear-bandit local randomizers (LDP-LinUCB's message, input perturbation, LPLR's messages)
+# =================================================================================================
+
+_LIN_DELTA = 0.05  # a point of a Gaussian mechanism's μ-GDP profile resolved by 2·10⁵ samples
+_LIN_D = 2
+#: thresholds of Gaussian scores, in units of the declared σ around D′'s mean
+_GAUSS_GRID = np.linspace(-1.0, 5.0, 25)
+#: thresholds of Laplace log-likelihood ratios, in units of their maximum; ±0.999 are the
+#: "every coordinate beyond both means" events, whose ratio is e^{±ε}
+_LAPLACE_GRID = np.concatenate([[-0.999], np.linspace(-0.8, 0.8, 9), [0.999]])
+
+
+def _gaussian_projection(out_d, out_dp, mean_d, mean_dp, sigma) -> audit.AuditResult:
+    """Projection on the unit mean difference (the LR statistic of isotropic Gaussian noise);
+    thresholds ``_GAUSS_GRID``·σ around D′'s projected mean; δ = ``_LIN_DELTA``."""
+    u = (mean_d - mean_dp) / np.linalg.norm(mean_d - mean_dp)
+    s_d, s_dp = (out_d - mean_dp) @ u, (out_dp - mean_dp) @ u
+    return audit.threshold_epsilon_lower_bound(s_d, s_dp, _GAUSS_GRID * sigma, delta=_LIN_DELTA,
+                                               alpha=ALPHA)
+
+
+def _laplace_llr_audit(out_d, out_dp, mean_d, mean_dp, scale) -> audit.AuditResult:
+    """Pure-DP threshold audit of the declared Laplace mechanism's log-likelihood ratio
+    (thresholds ``_LAPLACE_GRID`` × its maximum Σ|mean_d − mean_dp|/scale)."""
+    top = np.abs(mean_d - mean_dp).sum() / scale
+    scores = [(np.abs(x - mean_dp) - np.abs(x - mean_d)).sum(axis=1) / scale
+              for x in (out_d, out_dp)]
+    return audit.threshold_epsilon_lower_bound(*scores, _LAPLACE_GRID * top, delta=0.0,
+                                               alpha=ALPHA)
+
+
+def _ldp_linucb_message(mutation: str | None, n: int, seed: int) -> Measurement:
+    from privenv.wrappers.ldp_linear import GaussianStatisticsRandomizer
+
+    eps, delta = 4.0, 1e-5
+    rand = GaussianStatisticsRandomizer(eps, delta, _LIN_D)
+    declared = gaussian_epsilon(_LIN_DELTA, rand.sensitivity / rand.sigma)
+    sigma = rand.sigma
+    if mutation == "noise x 0.5":
+        rand.sigma = sigma * 0.5
+    elif mutation == "sensitivity add-remove":  # σ calibrated for Δ₂ = √2 instead of 2√2
+        rand.sigma = mech.gaussian_sigma_analytic(eps, delta, math.sqrt(2.0))
+    c, s = math.cos(math.pi / 12), math.sin(math.pi / 12)
+    # the worst case of (triu φφᵀ, φy) for d = 2 (numerical maximisation): φ·φ′ = −½, y = y′ = 1
+    phis = (np.array([c, s]), np.array([-s, -c]))
+    iu = np.triu_indices(_LIN_D)
+    means, outs = [], []
+    for k, phi in enumerate(phis):
+        means.append(np.concatenate([np.outer(phi, phi)[iu], phi]))
+        draws = np.random.default_rng([seed, k]).standard_normal((n, rand.n_draws()))
+        msg = rand(np.tile(phi, (n, 1)), np.ones(n), draws)
+        outs.append(np.concatenate([msg["gram"][:, iu[0], iu[1]], msg["moment"]], axis=1))
+    return Measurement(_gaussian_projection(*outs, *means, sigma), declared, _LIN_DELTA)
+
+
+_register(AuditCase(
+    "ldp-linucb-message", "LDP-LinUCB's user message (φφᵀ + B, φy + ξ), GaussianStatistics "
+    "at (ε, δ) = (4, 1e-5), d = 2; worst pair φ·φ′ = −½, y = 1 (‖Δ‖ = 3/√2 of the declared "
+    "2√2); projection score; audited at δ = 0.05 of the μ-GDP profile (declared 1.39)",
+    _ldp_linucb_message, 200_000, ("noise x 0.5", "sensitivity add-remove"),
+    power_floor=0.88 - 0.25))
+
+
+def _input_perturbation(mutation: str | None, n: int, seed: int) -> Measurement:
+    from privenv.wrappers.ldp_linear import LaplaceInputRandomizer
+
+    eps = 1.0
+    rand = LaplaceInputRandomizer(eps, _LIN_D)
+    scale = rand.scale
+    if mutation == "noise x 0.5":
+        rand.scale = 0.5 * scale
+    elif mutation == "L1 sensitivity without sqrt(d)":
+        rand.scale = 4.0 / eps
+    phi = np.full(_LIN_D, 1 / math.sqrt(_LIN_D))
+    outs = []
+    for k, (p, y) in enumerate(((phi, 1.0), (-phi, -1.0))):
+        draws = np.random.default_rng([seed, k]).random((n, rand.n_draws()))
+        msg = rand(np.tile(p, (n, 1)), np.full(n, y), draws)
+        outs.append(np.concatenate([msg["phi_tilde"], msg["y_tilde"]], axis=1))
+    res = _laplace_llr_audit(*outs, np.append(phi, 1.0), np.append(-phi, -1.0), scale)
+    return Measurement(res, eps, 0.0)
+
+
+_register(AuditCase(
+    "input-perturbation-message", "input perturbation (φ + Lap_d(b), y + Lap(b)), ε = 1, d = 2, "
+    "b = (2√d + 2)/ε; the pair φ = (1, 1)/√2, y = 1 vs −φ, −1 attains the L1 sensitivity; "
+    "score: the declared Laplace log-likelihood ratio", _input_perturbation, 200_000,
+    ("noise x 0.5", "L1 sensitivity without sqrt(d)"), power_floor=0.85))
+
+
+_LPLR_EPS = 3.0  # ε/3 = 1 per LPLR-Update part
+
+
+def _lplr_release(mode: str, delta: float, part: str, contribution: Callable, seed: list[int],
+                  n: int, factor: float = 1.0) -> np.ndarray:
+    """The release of a phase of one user, replicated over the bins of one run (their noise is
+    i.i.d.), with the user's terms written into the phase sums by ``contribution(users)``
+    (bypassing ``contribute``, whose clipping bounds the terms written here). ``factor``
+    multiplies the noise scales (mutants)."""
+    from privenv.agents.lplr import LPLRUsers
+
+    n_bins = 2 * n if part in ("count", "eps") else n
+    users = LPLRUsers(_LIN_D, 1, [np.random.default_rng(seed)], _LPLR_EPS, mode, delta)
+    users.b_count *= factor
+    users.b_lam *= factor
+    users.b_ci *= factor
+    if users.sigma_gram is not None:
+        users.sigma_gram *= factor
+    users.start_phase("ci" if part == "eps" else "update", 1, n_bins, 1,
+                      np.ones((1, 1, n_bins), dtype=bool))
+    contribution(users)
+    return users.release()[part][0, 0]
+
+
+def _lplr_one_hot(part: str) -> Sampler:
+    def sample(mutation: str | None, n: int, seed: int) -> Measurement:
+        mode = "paper" if mutation == "paper's scale" else "gaussian"
+        factor = 0.5 if mutation == "noise x 0.5" else 1.0
+        declared = _LPLR_EPS / 3 if part == "count" else _LPLR_EPS
+
+        def one_hot(offset: int) -> Callable:
+            def contribution(users: Any) -> None:
+                getattr(users, part)[0, 0, offset::2] = 1.0
+            return contribution
+
+        outs = [_lplr_release(mode, 1e-5, part, one_hot(k), [seed, k], n, factor)
+                .reshape(n, 2) for k in (0, 1)]
+        res = _laplace_llr_audit(*outs, np.array([1.0, 0.0]), np.array([0.0, 1.0]),
+                                 2.0 / declared)
+        return Measurement(res, declared, 0.0)
+    return sample
+
+
+_register(AuditCase(
+    "lplr-update-count", "LPLR-Update's one-hot count (declared ε/3 = 1 at ε = 3): the user "
+    "moves from bin b to bin b′, Δ₁ = 2; mutants: noise × 0.5, the paper's Lap(3/α) "
+    "(add/remove sensitivity 1: true ε twice the declared)", _lplr_one_hot("count"), 200_000,
+    ("noise x 0.5", "paper's scale"), power_floor=1.0 - 0.35))
+_register(AuditCase(
+    "lplr-ci", "LPLR-CI's one-hot normalized ε_i ∈ [0, 1] (declared ε = 3), Δ₁ = 2; mutants: "
+    "noise × 0.5, the paper's Lap(1/α)", _lplr_one_hot("eps"), 200_000,
+    ("noise x 0.5", "paper's scale"), power_floor=3.0 - 0.35))
+
+
+def _lplr_label(mutation: str | None, n: int, seed: int) -> Measurement:
+    mode = "paper" if mutation == "paper's scale" else "gaussian"
+    factor = 0.5 if mutation == "noise x 0.5" else 1.0
+    v = np.full(_LIN_D, 1 / math.sqrt(_LIN_D))
+    declared = _LPLR_EPS / 3
+
+    def user(y: float) -> Callable:
+        def contribution(users: Any) -> None:
+            users.count[0, 0, :] = 1.0
+            users.lam[0, 0, :] = y * v
+            users.gram[0, 0, :] = np.outer(v, v)
+        return contribution
+
+    outs = [_lplr_release(mode, 1e-5, "lam", user(y), [seed, k], n, factor)
+            for k, y in enumerate((1.0, -1.0))]
+    res = _laplace_llr_audit(*outs, v, -v, 2 * math.sqrt(_LIN_D) / declared)
+    return Measurement(res, declared, 0.0)
+
+
+_register(AuditCase(
+    "lplr-update-label-moment", "LPLR-Update's normalized y_hφ_h (declared ε/3 = 1): "
+    "φ_h = (1, 1)/√2, label +1 vs −1, Δ₁ = 2√d attained; mutants: noise × 0.5, the paper's "
+    "Lap(3√d/α)", _lplr_label, 200_000, ("noise x 0.5", "paper's scale"),
+    power_floor=1.0 - 0.15))
+
+
+def _lplr_gram(mutation: str | None, n: int, seed: int) -> Measurement:
+    from privenv.privacy.wishart import gram_gaussian_sigma
+
+    delta = 0.01
+    factor = 0.5 if mutation == "noise x 0.5" else 1.0
+    sigma = gram_gaussian_sigma(_LPLR_EPS / 3, delta, _LIN_D)
+    declared = gaussian_epsilon(_LIN_DELTA, math.sqrt(2) / sigma)
+    iu = np.triu_indices(_LIN_D)
+
+    def user(phi: np.ndarray) -> Callable:
+        def contribution(users: Any) -> None:
+            users.count[0, 0, :] = 1.0
+            users.gram[0, 0, :] = np.outer(phi, phi)
+        return contribution
+
+    e1, e2 = np.eye(_LIN_D)
+    outs = [_lplr_release("gaussian", delta, "gram", user(phi), [seed, k], n, factor)
+            [:, iu[0], iu[1]] for k, phi in enumerate((e1, e2))]
+    res = _gaussian_projection(*outs, np.outer(e1, e1)[iu], np.outer(e2, e2)[iu], sigma)
+    return Measurement(res, declared, _LIN_DELTA)
+
+
+_register(AuditCase(
+    "lplr-update-gram", "LPLR-Update's normalized Gram with symmetric Gaussian noise "
+    "(ε/3 = 1, δ = 0.01), φ_h = e₁ vs e₂; projection score; audited at δ = 0.05 of the "
+    "μ-GDP profile (declared 0.572)", _lplr_gram, 200_000, ("noise x 0.5",),
+    power_floor=0.572 - 0.2))
+
+
+# =================================================================================================
+# Shuffle model: P_Vec's scalar node and a uniform shuffler of randomized responses
+# =================================================================================================
+
+
+def _pvec_node(mutation: str | None, n: int, seed: int) -> Measurement:
+    from privenv.privacy import vector_sum as vs
+
+    L = 1.0
+    declared = vs.vector_sum_parameters(3, 1, 1.0, 1e-3, s=8.0)
+    vs.node_guarantee(declared, c=1)  # exact check of the declared (ε, δ)
+    params = declared
+    if mutation == "binomial trials / 16":
+        params = vs.VectorSumParameters(n=3, d=1, epsilon=1.0, delta=1e-3, s=0.5, g=declared.g,
+                                        b=declared.b // 16)
+    rng = np.random.default_rng(seed)
+    ys = []
+    for x_first in (-L, L):
+        x = np.zeros((n, params.n, 1))
+        x[:, 0, 0] = x_first
+        runs = np.arange(n)
+        rounded = vs.encode_sum(x, L, params, rng, runs)
+        noise = vs.binomial_noise_sum(params, 1, rng, runs)
+        if mutation == "no binomial noise":
+            noise = np.full_like(noise, round(params.p * params.noise_trials))
+        ys.append(vs.analyze(rounded + noise, L, params)[:, 0])
+    sd = vs.max_error_std(L, declared)
+    res = audit.threshold_epsilon_lower_bound(*ys, np.linspace(-3.0 * sd, 3.0 * sd, 15),
+                                              delta=declared.delta, alpha=ALPHA)
+    return Measurement(res, declared.epsilon, declared.delta)
+
+
+_register(AuditCase(
+    "pvec-node", "P_Vec (Cheu et al. 2021) scalar node, n = 3 users, x₁ = −L vs L: the "
+    "analyzer output (a sufficient statistic of the shuffled unary messages), 15 thresholds; "
+    "declared (1, 1e-3) checked exactly by node_guarantee", _pvec_node, 1_000_000,
+    ("binomial trials / 16", "no binomial noise")))
+
+
+_SHUF_USERS, _SHUF_EPS0, _SHUF_DELTA = 50, 2.0, 0.05
+
+
+def _shuffler(mutation: str | None, n: int, seed: int) -> Measurement:
+    """n_users binary randomized responses at ε₀, shuffled by the library's UniformShuffler;
+    user 0 holds 1 (D) or 0 (D′), the others 0. Released: the shuffled message vector. Two
+    scores (α/2 each): the count of ones (sufficient for a shuffled output; all thresholds) and
+    the first message (what an unshuffled output gives away)."""
+    from privenv.privacy.accounting import shuffle_amplification_numerical
+    from privenv.privacy.federated import IdentityShuffler, UniformShuffler
+
+    declared = shuffle_amplification_numerical(_SHUF_EPS0, _SHUF_USERS, _SHUF_DELTA, block=1,
+                                                iterations=20)
+    scores = []
+    for k, bit in enumerate((1.0, 0.0)):
+        rng = np.random.default_rng([seed, k])
+        x = np.zeros((n, _SHUF_USERS))
+        x[:, 0] = bit
+        msgs = mech.randomized_response(x, _SHUF_EPS0, rng)
+        shuffler = IdentityShuffler() if mutation == "no shuffle" else UniformShuffler(
+            np.random.default_rng([seed, k, 1]))
+        out = shuffler.shuffle(msgs, np.arange(n))
+        scores.append((out.sum(axis=1), out[:, 0]))
+    res = _best(
+        audit.threshold_epsilon_lower_bound(scores[0][0], scores[1][0],
+                                            np.arange(_SHUF_USERS) + 0.5, delta=_SHUF_DELTA,
+                                            alpha=ALPHA / 2),
+        audit.threshold_epsilon_lower_bound(scores[0][1], scores[1][1], [0.5],
+                                            delta=_SHUF_DELTA, alpha=ALPHA / 2))
+    return Measurement(res, declared, _SHUF_DELTA)
+
+
+_register(AuditCase(
+    "shuffler", f"uniform shuffler of {_SHUF_USERS} binary randomized responses at ε₀ = "
+    f"{_SHUF_EPS0:g}; user 0 holds 1 vs 0; declared ε = Feldman–McMillan–Talwar numerical "
+    f"amplification bound (block 1) at δ = {_SHUF_DELTA:g} (0.745); scores: count of ones, "
+    "first message; mutant: "
+    "identity shuffler (messages in user order)", _shuffler, 100_000, ("no shuffle",)))
+
+
+# =================================================================================================
+# End-to-end agent audits (PRIVACY-TESTING.md item 7): tiny instances, many runs at once
+# =================================================================================================
+#
+# Every agent is driven through its own act/observe protocol on a reward table (runs, T, K) of
+# *potential* rewards: user t's reward for each arm. D and D′ differ only in user t₀'s rewards
+# (all arms). The first half of the agent's runs sees D, the second half D′; the agent is one
+# batched object, so its per-run noise streams are those of ordinary runs.
+#
+# Released output audited. For the elimination agents (PRAE-R, PRAE-C, DPRSE, DP-SE) the
+# privacy proof is about the *sequence of private estimates* (each reward enters one Laplace
+# release; actions are post-processing), and at the tiny horizons an audit can afford the action
+# trajectory carries almost nothing (elimination needs a gap > 2β, which never happens in a few
+# batches), so the audited output is the vector of each arm's last released estimate at the
+# horizon — chosen so that the release containing user t₀ is the last one of its arm. For the Top
+# Two agents (AdaP-TT, AdaP-TT*, CTB-TT) the audited output is the action sequence itself: the
+# public output of the agent. Events: a linear score fitted on one half of the runs, a threshold
+# event chosen on that half and evaluated on the other (:func:`fitted_holdout_lower_bound`),
+# except AdaP-TT(*)'s pre-declared events {a_t = arm 0}.
+
+
+def _drive(agent: Any, table: np.ndarray, seed: int, record: Callable[[Any], np.ndarray]
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Play ``agent`` (built for ``table.shape[0]`` runs) on the reward ``table`` (runs, T, K):
+    run i's pull t of arm a < K yields table[i, t, a] (actions ≥ K — a BAI stop — yield 0).
+    Returns the actions (runs, T) and ``record(agent)`` after the last step."""
+    n, horizon, K = table.shape
+    agent.reset(seed=seed)
+    rows = np.arange(n)
+    obs = np.zeros((n, 1))
+    actions = np.empty((n, horizon), dtype=np.int64)
+    for t in range(horizon):
+        a = np.asarray(agent.act_batch(obs))
+        actions[:, t] = a
+        agent.observe_batch(a, np.where(a < K, table[rows, t, np.minimum(a, K - 1)], 0.0), obs)
+    return actions, record(agent)
+
+
+def _neighbour_table(n: int, horizon: int, K: int, base: float | np.ndarray, t0: int,
+                     value_d: float, value_dp: float) -> np.ndarray:
+    """Runs < n see D, runs ≥ n see D′: all users get ``base`` (per arm), user t₀ gets
+    ``value_d`` (D) or ``value_dp`` (D′) for every arm."""
+    table = np.empty((2 * n, horizon, K))
+    table[:] = base
+    table[:n, t0, :] = value_d
+    table[n:, t0, :] = value_dp
+    return table
+
+
+def _estimates(agent: Any) -> np.ndarray:
+    return np.array(agent.estimates, dtype=float)
+
+
+def _release_audit(agent: Any, n: int, seed: int, table: np.ndarray, epsilon: float
+                   ) -> Measurement:
+    _, out = _drive(agent, table, seed, _estimates)
+    return Measurement(fitted_holdout_lower_bound(out[:n], out[n:]), epsilon, 0.0)
+
+
+# -- DP-SE (Sajed & Sheffet 2019) -----------------------------------------------------------------
+
+_DPSE_EPS, _DPSE_BETA = 1.0, 0.9
+
+
+def _dp_se(mutation: str | None, n: int, seed: int) -> Measurement:
+    from privenv.agents.dp_se import DPSE
+    from privenv.privacy.mechanisms import laplace_from_uniform
+
+    class HalfNoise(DPSE):
+        """Mutant: Laplace scale 1/(2εR_e) (the sensitivity 1/R_e halved)."""
+
+        def _end_segment(self, runs: np.ndarray) -> None:
+            R = self.seg_len[runs]
+            noise = laplace_from_uniform(self.noise.uniform(runs), 1.0) / (2 * self.epsilon * R)
+            self.estimates[runs, self.arm[runs]] = self.seg_sum[runs] / R + noise
+
+    class Reused(DPSE):
+        """Mutant: the epoch sum is not reset between arms (arm 0's rewards enter arm 1's
+        release too)."""
+
+        def _begin_segment(self, runs: np.ndarray) -> None:
+            pass
+
+    cls = {"noise x 0.5": HalfNoise, "reward reused": Reused}.get(mutation, DPSE)
+    probe = DPSE(K=2, horizon=10**6, epsilon=_DPSE_EPS, beta=_DPSE_BETA)
+    R = int(probe.epoch_length(np.array([1]), np.array([2]))[0])
+    horizon = 2 * R  # epoch 1: arm 0 then arm 1, both released
+    agent = cls(K=2, horizon=horizon, epsilon=_DPSE_EPS, beta=_DPSE_BETA, n_runs=2 * n)
+    table = _neighbour_table(n, horizon, 2, 0.5, 0, 1.0, 0.0)
+    return _release_audit(agent, n, seed, table, _DPSE_EPS)
+
+
+_register(AuditCase(
+    "dp-se", "DP-SE (regret version), K = 2, ε = 1, β = 0.9 (R₁ = 369 pulls per arm, T = 2R₁): "
+    "user 0's reward 1 vs 0 (Δ = 1/R₁, the sensitivity); output: both arms' released epoch "
+    "means; mutants: Laplace scale halved, epoch sum not reset between arms (a reward reused)",
+    _dp_se, 20_000, ("noise x 0.5", "reward reused"), power_floor=0.5))
+
+
+# -- PRAE-R, DPRSE, PRAE-C (paper 1) --------------------------------------------------------------
+
+_HUBER_EPS = 1.0
+
+
+def _prae_r_family(name: str) -> Sampler:
+    """PRAE-R (α = 0.25, δ = 0.5: first phase of 30 random pulls, then batch τ = 5 of 32 pulls
+    per arm, T = 94, t₀ = 30) or DPRSE (no first phase, batch τ = 1 of 2 pulls per arm, T = 4,
+    t₀ = 0). User t₀'s reward is ±0.999·M_τ (Algorithm 2's truncation): Δ ≈ 2M/B, the
+    sensitivity."""
+
+    def sample(mutation: str | None, n: int, seed: int) -> Measurement:
+        from privenv.agents.huber import (
+            DPRSE,
+            PRAER,
+            batch_delta,
+            prm_raw_moment,
+            raw_moment_parameters,
+        )
+
+        base = PRAER if name == "prae-r" else DPRSE
+
+        class HalfSensitivity(base):  # type: ignore[valid-type, misc]
+            """Mutant: Laplace scale M/(Bε) (the sensitivity 2M/B halved)."""
+
+            def prm(self, runs: np.ndarray, x: np.ndarray, delta: np.ndarray) -> np.ndarray:
+                M, _ = raw_moment_parameters(x.shape[1], self.epsilon, delta, self.alpha,
+                                             self.moment_order)
+                return prm_raw_moment(x, self.scale * M, 2 * self.epsilon,
+                                      self.noise.uniform(runs))
+
+        cls = HalfSensitivity if mutation == "sensitivity halved" else base
+        kw = {"alpha": 0.25, "delta": 0.5} if name == "prae-r" else {"delta": 0.5}
+        probe = base(K=2, horizon=10**6, epsilon=_HUBER_EPS, **kw)
+        tau = probe.first_elimination_batch
+        t0, B = probe.first_phase_rounds, 2**tau
+        horizon = t0 + 2 * B
+        M, _ = raw_moment_parameters(B, _HUBER_EPS, batch_delta(probe.delta, tau, 2),
+                                     probe.alpha, probe.moment_order)
+        agent = cls(K=2, horizon=horizon, epsilon=_HUBER_EPS, n_runs=2 * n, **kw)
+        table = _neighbour_table(n, horizon, 2, 0.0, t0, 0.999 * float(M), -0.999 * float(M))
+        return _release_audit(agent, n, seed, table, _HUBER_EPS)
+
+    return sample
+
+
+_register(AuditCase(
+    "prae-r", "PRAE-R (Algorithm 1 + 2), K = 2, ε = 1, α = 0.25, δ = 0.5: first phase 30 "
+    "random pulls (no reward used), then batch τ = 5 (32 pulls per arm, T = 94); user 30's "
+    "reward ±0.999M; output: both arms' released PRM estimates; mutant: Laplace scale M/(Bε)",
+    _prae_r_family("prae-r"), 20_000, ("sensitivity halved",), power_floor=0.5))
+_register(AuditCase(
+    "dprse", "DPRSE (PRAE-R's estimator with α = 0 thresholds), K = 2, ε = 1, δ = 0.5: batch "
+    "τ = 1 (2 pulls per arm, T = 4); user 0's reward ±0.999M; output: both released "
+    "estimates; mutant: Laplace scale M/(Bε)", _prae_r_family("dprse"), 20_000,
+    ("sensitivity halved",), power_floor=0.5))
+
+
+def _prae_c(mutation: str | None, n: int, seed: int) -> Measurement:
+    from privenv.agents.huber import (
+        PRAEC,
+        batch_delta,
+        central_moment_parameters,
+        prm_central_moment,
+    )
+
+    class HalfSensitivity(PRAEC):
+        """Mutant: both Laplace scales of Algorithm 3 halved (ε doubled in the noise only)."""
+
+        def prm(self, runs: np.ndarray, x: np.ndarray, delta: np.ndarray) -> np.ndarray:
+            n_fold = x.shape[1] // 2
+            _, M, _ = central_moment_parameters(n_fold, self.epsilon, delta, self.alpha,
+                                                self.moment_order)
+            u_hist = np.stack([self.noise.uniforms(int(i), self.n_bins) for i in runs])
+            return prm_central_moment(x, self.scale * M, 2 * self.epsilon, self.D, self.r,
+                                      u_hist, self.noise.uniform(runs))
+
+    cls = HalfSensitivity if mutation == "sensitivity halved" else PRAEC
+    # Remark 5.1's greedy first phase releases every batch through Algorithm 3 (the default
+    # random first phase uses no reward for ~10⁴ pulls). Batches: arm 0 (t = 0, 1), arm 1
+    # (t = 2…5), then 8 pulls of the greedy arm (t = 6…13: fold 1 = 6…9, fold 2 = 10…13).
+    horizon, t0, fold = 14, 10, 4
+    kw = {"alpha": 0.0, "mean_range": 1.0, "first_phase": "greedy"}
+    probe = PRAEC(K=2, horizon=horizon, epsilon=_HUBER_EPS, **kw)
+    _, M, _ = central_moment_parameters(fold, _HUBER_EPS, batch_delta(probe.delta, 3, 2), 0.0,
+                                        probe.moment_order)
+    centre = probe.r / 2  # the centre of bin [0, r): fold 1's rewards put J = 0
+    agent = cls(K=2, horizon=horizon, epsilon=_HUBER_EPS, n_runs=2 * n, **kw)
+    table = _neighbour_table(n, horizon, 2, centre, t0, 0.999 * float(M), -0.999 * float(M))
+    # which arm batch 3 pulls is public (the actions) and noise-driven: audit that arm's release
+    actions, est = _drive(agent, table, seed, _estimates)
+    out = est[np.arange(2 * n), actions[:, -1]][:, None]
+    return Measurement(fitted_holdout_lower_bound(out[:n], out[n:]), _HUBER_EPS, 0.0)
+
+
+_register(AuditCase(
+    "prae-c", "PRAE-C (Algorithm 1 + 3), K = 2, ε = 1, α = 0, Remark 5.1's greedy first phase "
+    "(every batch released), T = 14: all rewards at the centre of bin [0, r) except user 10 "
+    "(fold 2 of batch 3) at ±0.999M; output: the release of batch 3's (public, noise-chosen) arm; "
+    "mutant: both Laplace "
+    "scales halved", _prae_c, 20_000, ("sensitivity halved",), power_floor=0.3))
+
+
+# -- AdaP-TT, AdaP-TT* (paper 3) ------------------------------------------------------------------
+
+_ADAP_EPS, _ADAP_T, _ADAP_STEPS = 2.0, 8, (2, 3, 4)
+
+
+def _adap(star: bool) -> Sampler:
+    """AdaP-TT (Algorithm 9) / AdaP-TT* (Algorithm 10), K = 2, T = 8: user 0's rewards 1 (D) vs
+    0 (D′) enter only arm 0's first release μ̃₀ = x₀ + Lap(1/ε); arm 1's first reward (user 1)
+    is 1, the others 0.5. The first adaptive pull goes to arm 0 iff μ̃₀ > μ̃₁. Pre-declared
+    events E_t = {a_t = arm 0}, t = 2, 3, 4 (all 3, both directions, Bonferroni)."""
+
+    def sample(mutation: str | None, n: int, seed: int) -> Measurement:
+        from privenv.agents.adap_tt import AdaPTT, AdaPTTStar
+
+        base = AdaPTTStar if star else AdaPTT
+
+        class HalfNoise(base):  # type: ignore[valid-type, misc]
+            """Mutant: Laplace scale 1/(2εÑ) — a 2ε-DP release declared as ε."""
+
+            def noise_scale(self, n_tilde: np.ndarray) -> np.ndarray:
+                return 0.5 * super().noise_scale(n_tilde)
+
+        cls = HalfNoise if mutation == "noise x 0.5" else base
+        agent = cls(K=2, epsilon=_ADAP_EPS, n_runs=2 * n)
+        table = _neighbour_table(n, _ADAP_T, 2, 0.5, 0, 1.0, 0.0)
+        table[:, 1, 1] = 1.0
+        actions, _ = _drive(agent, table, seed, lambda a: np.empty(0))
+        events = np.stack([actions[:, t] == 0 for t in _ADAP_STEPS], axis=1)
+        res = audit.epsilon_lower_bound(events[:n].sum(axis=0), n, events[n:].sum(axis=0), n,
+                                        alpha=ALPHA)
+        return Measurement(res, _ADAP_EPS, 0.0)
+
+    return sample
+
+
+_register(AuditCase(
+    "adap-tt", "AdaP-TT, K = 2, ε = 2, T = 8: user 0's rewards 1 vs 0; events {a_t = 0}, "
+    "t = 2, 3, 4 (true log-ratio ≈ 1.3); mutant: Laplace scale halved (≈ 2.9)", _adap(False),
+    6_000, ("noise x 0.5",), power_floor=0.5))
+_register(AuditCase(
+    "adap-tt-star", "AdaP-TT* (private transportation cost and threshold), the same instance "
+    "and events as adap-tt; mutant: Laplace scale halved", _adap(True), 6_000,
+    ("noise x 0.5",), power_floor=0.5))
+
+
+# -- CTB-TT (paper 3, Algorithm 7): randomized response wrapper + TTUCB, end to end -------------
+
+
+def _table_problem_class() -> type:
+    from gymnasium import spaces
+
+    from privenv.problems.base import Problem
+
+    class TableProblem(Problem):
+        """A BAI-shaped problem replaying a fixed table of potential rewards (runs, T, K):
+        actions a < K pull arm a (reward table[i, t, a], in the reward: ``reward_mode`` "sample"),
+        a ≥ K stop. Used only by the audits."""
+
+        def __init__(self, table: np.ndarray) -> None:
+            super().__init__(table.shape[0])
+            self.table = table
+            self.K = table.shape[2]
+            self.single_observation_space = spaces.Discrete(1)
+            self.single_action_space = spaces.Discrete(2 * self.K)
+            self.t = np.zeros(self.n_runs, dtype=np.int64)
+
+        def _reset(self, run_seeds: Any, runs: Any) -> tuple[np.ndarray, dict]:
+            self.t[:] = 0
+            return np.zeros(self.n_runs, dtype=np.int64), {}
+
+        def _step(self, actions: np.ndarray, live: Any) -> tuple:
+            rows = np.arange(self.n_runs)
+            t = np.minimum(self.t, self.table.shape[1] - 1)
+            pull = actions < self.K
+            reward = np.where(pull, self.table[rows, t, np.minimum(actions, self.K - 1)], 0.0)
+            self.t += 1
+            if live is not None:
+                reward[~live] = 0.0
+            return np.zeros(self.n_runs, dtype=np.int64), reward, ~pull, {}
+
+        def public_info(self) -> dict[str, Any]:
+            return {"K": self.K, "law": "bernoulli", "reward_mode": "sample", "task": "bai"}
+
+    return TableProblem
+
+
+def _ctb_tt(mutation: str | None, n: int, seed: int) -> Measurement:
+    from gymnasium.vector import AutoresetMode
+
+    from privenv.agents.top_two import CTBTT
+    from privenv.envs.base import ProblemVectorEnv
+
+    eps, horizon = 1.0, 10
+
+    class DoubleEpsilon(CTBTT):
+        """Mutant: the wrapper flips with the probability of 2ε (declared ε)."""
+
+        def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
+            from privenv.wrappers import VectorRandomizedResponse
+
+            return VectorRandomizedResponse(env, 2 * self.epsilon)
+
+    class RawReward(CTBTT):
+        """Mutant: the learner is given the bare env (no randomizer between it and the data)."""
+
+        def wrap_env(self, env: Any) -> Any:
+            return env
+
+    cls = {"epsilon x 2 in the wrapper": DoubleEpsilon,
+           "no randomizer": RawReward}.get(mutation or "", CTBTT)
+    table = _neighbour_table(n, horizon, 2, 0.5, 0, 1.0, 0.0)
+    table[:, 1, 1] = 1.0
+    agent = cls(K=2, epsilon=eps, n_runs=2 * n)
+    problem = _table_problem_class()(table)
+    env = agent.wrap_env(ProblemVectorEnv(problem, horizon, autoreset_mode=AutoresetMode.DISABLED))
+    obs, _ = env.reset(seed=seed)
+    agent.reset(seed=seed)
+    actions = np.empty((2 * n, horizon), dtype=np.int64)
+    for t in range(horizon):
+        a = np.asarray(agent.act_batch(obs))
+        actions[:, t] = a
+        obs, reward, *_ = env.step(a)
+        agent.observe_batch(a, np.asarray(reward, dtype=float), obs)
+    onehot = (actions[:, :, None] == np.arange(4)).reshape(2 * n, -1)
+    return Measurement(fitted_holdout_lower_bound(onehot[:n], onehot[n:]), eps, 0.0)
+
+
+_register(AuditCase(
+    "ctb-tt", "CTB-TT end to end: the agent's own randomized-response wrapper (wrap_env) on a "
+    "table env, TTUCB behind it; K = 2, ε = 1, T = 10; user 0's rewards 1 vs 0 (user 1's arm-1 "
+    "reward 1, the others 0.5); output: the action sequence (one-hot, incl. stops); mutants: "
+    "the wrapper at 2ε, no randomizer", _ctb_tt, 20_000,
+    ("epsilon x 2 in the wrapper", "no randomizer")))
