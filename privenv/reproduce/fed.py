@@ -225,16 +225,23 @@ class Cell:
 
 
 def make_cells(spec: FigureSpec, scale: Scale, seed: int = 0,
-               protocols: Sequence[str] | None = None) -> list[Cell]:
+               protocols: Sequence[str] | None = None,
+               panels: Sequence[str] | None = None) -> list[Cell]:
     """Every (panel, protocol) cell of ``spec`` at ``scale``, panel-major (``protocols``
-    restricts the protocols; ``"none"`` is always kept: it is the reference of every panel)."""
+    restricts the protocols — ``"none"`` is always kept: it is the reference of every panel;
+    ``panels`` restricts the panels by key)."""
     seed = check_int("seed", seed, low=0)
+    keys = [p.key for p in spec.panels]
+    if panels is not None and (not panels or any(k not in keys for k in panels)):
+        raise ValueError(f"panels must be among {keys}, got {list(panels)}")
     if protocols is not None:
         unknown = [p for p in protocols if p not in PROTOCOLS]
         if unknown:
             raise ValueError(f"protocols must be among {list(PROTOCOLS)}, got {unknown}")
     cells = []
     for panel in spec.panels:
+        if panels is not None and panel.key not in panels:
+            continue
         for p in panel.protocols:
             if protocols is None or p in protocols or p == "none":
                 cells.append(Cell(panel, p, scale.runs, scale.horizon, seed,
@@ -429,6 +436,7 @@ def reproduce(
     workers: int | None = None,
     seed: int = 0,
     protocols: Sequence[str] | None = None,
+    panels: Sequence[str] | None = None,
     progress: bool | str | ProgressCallback = True,
     figure: bool = True,
     backend: str = "local",
@@ -446,6 +454,7 @@ def reproduce(
             (:func:`privenv.reproduce.cells.run_figure_sweep`).
         seed: the seed of every cell (common random numbers across protocols).
         protocols: restrict the private protocols (the non-private reference always runs).
+        panels: restrict the panels (by key, e.g. ``["b"]``).
         figure: draw the PNG/PDF (needs matplotlib).
     """
     base = spec.quick if quick else spec.full
@@ -454,7 +463,7 @@ def reproduce(
                   base.env)
     if backend == "local":
         workers = default_workers() if workers is None else check_int("workers", workers, low=1)
-    cells = make_cells(spec, scale, seed, protocols)
+    cells = make_cells(spec, scale, seed, protocols, panels)
     config = sweep_config(spec, cells).validate()
     out = Path(output if output is not None else spec.default_output + ("-quick" if quick else ""))
     start = time.perf_counter()
@@ -536,18 +545,23 @@ def add_arguments(parser: argparse.ArgumentParser, spec: FigureSpec) -> None:
     parser.add_argument("--protocols", default=None,
                         help="comma-separated private protocols to run (default: the figure's; "
                              "the non-private reference always runs)")
+    parser.add_argument("--panels", default=None,
+                        help="comma-separated panel keys to run (default: all: "
+                             f"{','.join(p.key for p in spec.panels)})")
 
 
 def main(args: argparse.Namespace, spec: FigureSpec) -> int:
     """Run from parsed command-line options; prints the summary table on stdout."""
-    protocols = None
+    protocols = panels = None
     if args.protocols:
         protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
+    if args.panels:
+        panels = [p.strip() for p in args.panels.split(",") if p.strip()]
     try:
         rep = reproduce(spec, args.output, quick=args.quick, runs=args.runs,
                         horizon=args.horizon, workers=args.workers, seed=args.seed,
-                        protocols=protocols, backend=args.backend, address=args.address,
-                        resume=args.resume)
+                        protocols=protocols, panels=panels, backend=args.backend,
+                        address=args.address, resume=args.resume)
     except RuntimeError as e:  # failed cells: stored with their errors, retried by --resume
         print(f"privenv reproduce {spec.id}: {e}", file=sys.stderr)
         return 1
