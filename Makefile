@@ -34,6 +34,7 @@ bench: install
 	$(PY) benchmarks/sweeps.py
 	$(PY) benchmarks/bai.py
 	$(PY) benchmarks/linear.py
+	$(PY) benchmarks/federated.py
 
 lint: install
 	$(VENV)/bin/ruff check privenv agents wrappers tests examples benchmarks

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from privenv.cli import main
-from privenv.reproduce import FIGURES, fed, fed_realdata, fed_scaling, fed_synthetic
+from privenv.reproduce import FIGURES, fed
 from privenv.reproduce.cells import CellResult
 
 TINY = ["--runs", "2", "--horizon", "100", "--workers", "2"]
@@ -17,8 +17,9 @@ TINY_ENV = {"M": 3, "K": 4}
 
 
 def test_registered_with_paper_2_setup():
-    assert FIGURES["fed-synthetic"] is fed_synthetic and FIGURES["fed-realdata"] is fed_realdata
-    assert FIGURES["fed-scaling"] is fed_scaling
+    for spec in (fed.SYNTHETIC, fed.REALDATA, fed.SCALING):
+        fig = FIGURES[spec.id]
+        assert fig.SPEC is spec and fig.ID == spec.id and fig.impl is fed
     s = fed.SYNTHETIC
     assert (s.full.runs, s.full.horizon, fed.BATCH) == (25, 10_000, 25)
     assert [(p.epsilon, p.delta) for p in s.panels] == [(1e-4, 1e-4), (1e-3, 1e-4), (0.2, 0.1)]

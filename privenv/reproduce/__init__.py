@@ -18,33 +18,24 @@ itself by adding its module here.
 
 from __future__ import annotations
 
-from types import ModuleType
+from typing import Any
 
-from privenv.reproduce import (
-    bai_global,
-    bai_local,
-    fed_leak,
-    fed_realdata,
-    fed_scaling,
-    fed_synthetic,
-    huber_fig1,
-    ldp_linear,
-)
+from privenv.reproduce import bai_global, bai_local, fed, fed_leak, huber_fig1, ldp_linear
+from privenv.reproduce.cells import SpecFigure
 
-#: figure id → module
-FIGURES: dict[str, ModuleType] = {
+#: figure id → module (or :class:`~privenv.reproduce.cells.SpecFigure`, for the figures of a
+#: module that implements several)
+FIGURES: dict[str, Any] = {
     huber_fig1.ID: huber_fig1,
     bai_local.ID: bai_local,
     bai_global.ID: bai_global,
     ldp_linear.ID: ldp_linear,
-    fed_synthetic.ID: fed_synthetic,
-    fed_realdata.ID: fed_realdata,
-    fed_scaling.ID: fed_scaling,
+    **{spec.id: SpecFigure(fed, spec) for spec in fed.FIGURE_SPECS.values()},
     fed_leak.ID: fed_leak,
 }
 
 
-def figure(name: str) -> ModuleType:
+def figure(name: str) -> Any:
     """The module of figure ``name``."""
     if name not in FIGURES:
         raise ValueError(f"unknown figure {name!r}; known figures: {', '.join(sorted(FIGURES))}")

@@ -71,10 +71,10 @@ from privenv._validation import check_choice, check_epsilon, check_int
 from privenv.reproduce.cells import (
     add_common_arguments,
     default_workers,
+    finish_figure,
     run_figure_sweep,
     run_metadata,
     utc_now,
-    write_json,
 )
 from privenv.store import ConfigResult
 from privenv.sweep import Cell as SweepCell
@@ -707,14 +707,9 @@ def reproduce(
     rep = Reproduction(spec, out, pl, results, 0.0, workers or 0, sweep=report)
     rep.simulation_wall_s = time.perf_counter() - start
     rep.files["store"] = store_path
-    rep.files.update(write_csvs(spec, results, out, pl.seed))
-    if figure:
-        png, pdf = draw(spec, results, out, pl.runs)
-        rep.files.update(png=png, pdf=pdf)
-    rep.files["metadata"] = out / "metadata.json"
-    rep.wall_s = time.perf_counter() - start
-    write_json(rep.files["metadata"], _metadata(rep, quick))
-    return rep
+    return finish_figure(rep, start, lambda: write_csvs(spec, results, out, pl.seed),
+                         (lambda: draw(spec, results, out, pl.runs)) if figure else None,
+                         lambda: _metadata(rep, quick))
 
 
 def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -139,6 +141,54 @@ def run_metadata(rep: Any) -> dict[str, Any]:
     }
 
 
+def finish_figure(
+    rep: Any,
+    start: float,
+    csvs: Callable[[], dict[str, Path]],
+    draw: Callable[[], list[Path]] | None,
+    metadata: Callable[[], dict[str, Any]],
+) -> Any:
+    """The last steps every figure shares, in order: its CSVs, its PNG/PDF (``draw``; ``None``
+    for no figure), ``rep.wall_s`` (since ``start``: simulation + files + figure, not the
+    metadata) and ``metadata.json`` in ``rep.output``; each file is recorded in ``rep.files``.
+    Returns ``rep``."""
+    rep.files.update(csvs())
+    if draw is not None:
+        png, pdf = draw()
+        rep.files.update(png=png, pdf=pdf)
+    rep.files["metadata"] = Path(rep.output) / "metadata.json"
+    rep.wall_s = time.perf_counter() - start
+    write_json(rep.files["metadata"], metadata())
+    return rep
+
+
+class SpecFigure:
+    """A figure defined by a *spec* of a module that implements several figures (the three
+    federated figures share :mod:`privenv.reproduce.fed`): the figure interface of
+    :mod:`privenv.reproduce` — ``ID``, ``DESCRIPTION``, ``add_arguments``, ``main``,
+    ``reproduce`` — bound to that spec. The help text is the implementing module's docstring.
+
+    Args:
+        impl: the implementing module, with ``add_arguments(parser, spec)``,
+            ``main(args, spec)`` and ``reproduce(spec, output, **kwargs)``.
+        spec: the figure's spec, with ``id`` and ``description``.
+    """
+
+    def __init__(self, impl: Any, spec: Any) -> None:
+        self.impl, self.SPEC = impl, spec
+        self.ID, self.DESCRIPTION = spec.id, spec.description
+        self.__doc__ = impl.__doc__
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        self.impl.add_arguments(parser, self.SPEC)
+
+    def main(self, args: argparse.Namespace) -> int:
+        return self.impl.main(args, self.SPEC)
+
+    def reproduce(self, output: str | Path | None = None, **kwargs: Any) -> Any:
+        return self.impl.reproduce(self.SPEC, output, **kwargs)
+
+
 def json_ready(value: Any) -> Any:
     """``value`` with numpy scalars/arrays and non-finite floats made JSON-friendly."""
     if isinstance(value, dict):
@@ -160,8 +210,10 @@ def write_json(path: Path, data: dict[str, Any]) -> Path:
 __all__ = [
     "STORE_NAME",
     "CellResult",
+    "SpecFigure",
     "add_common_arguments",
     "default_workers",
+    "finish_figure",
     "json_ready",
     "regret_results",
     "run_metadata",

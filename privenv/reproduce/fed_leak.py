@@ -55,7 +55,7 @@ from privenv.privacy.membership import (
     dp_success_bound,
     membership_test,
 )
-from privenv.reproduce.cells import add_common_arguments, utc_now, write_json
+from privenv.reproduce.cells import add_common_arguments, finish_figure, utc_now
 
 ID = "fed-leak"
 DESCRIPTION = ("paper 2, §4: membership inference from the public sync times — FedUCB's "
@@ -265,14 +265,8 @@ def reproduce(
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     rep = Reproduction(setting, out, [run_agent(setting, a) for a in AGENTS])
-    rep.files.update(write_csvs(rep))
-    if figure:
-        png, pdf = draw(rep)
-        rep.files.update(png=png, pdf=pdf)
-    rep.files["metadata"] = out / "metadata.json"
-    rep.wall_s = time.perf_counter() - start
-    write_json(rep.files["metadata"], _metadata(rep, quick))
-    return rep
+    return finish_figure(rep, start, lambda: write_csvs(rep),
+                         (lambda: draw(rep)) if figure else None, lambda: _metadata(rep, quick))
 
 
 def write_csvs(rep: Reproduction) -> dict[str, Path]:

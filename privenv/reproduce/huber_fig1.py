@@ -60,11 +60,11 @@ from privenv.reproduce.cells import (
     CellResult,
     add_common_arguments,
     default_workers,
+    finish_figure,
     regret_results,
     run_figure_sweep,
     run_metadata,
     utc_now,
-    write_json,
 )
 from privenv.sweep import Configuration, ProgressCallback, SweepConfig, SweepReport
 
@@ -366,14 +366,9 @@ def reproduce(
     rep = Reproduction(out, cells, results, 0.0, workers or 0, sweep=report)
     rep.simulation_wall_s = time.perf_counter() - start
     rep.files["store"] = store_path
-    rep.files.update(write_csvs(results, out))
-    if figure:
-        png, pdf = draw(results, out, runs, horizon)
-        rep.files.update(png=png, pdf=pdf)
-    rep.files["metadata"] = out / "metadata.json"
-    rep.wall_s = time.perf_counter() - start  # simulation + files + figure (not the metadata)
-    write_json(rep.files["metadata"], _metadata(rep, quick))
-    return rep
+    return finish_figure(rep, start, lambda: write_csvs(results, out),
+                         (lambda: draw(results, out, runs, horizon)) if figure else None,
+                         lambda: _metadata(rep, quick))
 
 
 def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:

@@ -74,11 +74,11 @@ from privenv.reproduce.cells import (
     CellResult,
     add_common_arguments,
     default_workers,
+    finish_figure,
     regret_results,
     run_figure_sweep,
     run_metadata,
     utc_now,
-    write_json,
 )
 from privenv.sweep import Configuration, ProgressCallback, SweepConfig, SweepReport
 
@@ -461,14 +461,8 @@ def reproduce(
                        uniform, 0.0, workers or 0, sweep=report,
                        simulation_wall_s=simulation_wall_s)
     rep.files["store"] = store_path
-    rep.files.update(write_csvs(rep))
-    if figure:
-        png, pdf = draw(rep)
-        rep.files.update(png=png, pdf=pdf)
-    rep.files["metadata"] = out / "metadata.json"
-    rep.wall_s = time.perf_counter() - start
-    write_json(rep.files["metadata"], _metadata(rep, quick))
-    return rep
+    return finish_figure(rep, start, lambda: write_csvs(rep),
+                         (lambda: draw(rep)) if figure else None, lambda: _metadata(rep, quick))
 
 
 NOTES = (
