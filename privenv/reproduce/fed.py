@@ -147,7 +147,7 @@ REALDATA = FigureSpec(
                  "data set split across M = 10 silos, ε in {0.2, 1, 5}"),
     panels=tuple(
         Panel(chr(ord("a") + i), f"wine, M = 10, ε = {eps:g}, δ = 0.1",
-              {"M": 10, "contexts": "dataset", "dataset": "wine"}, eps, 0.1,
+              {"M": 10, "contexts": "dataset", "dataset": "wine", "noise": "bounded"}, eps, 0.1,
               ("none", "ldp", "sdp-vector-sum"), reward_bound=None)
         for i, eps in enumerate((0.2, 1.0, 5.0))
     ),
@@ -155,7 +155,8 @@ REALDATA = FigureSpec(
     quick=Scale(runs=4, horizon=2_000),
     note="substituted data: paper 2 used MSLR-WEB10K (not downloadable here); the wine data set "
          "(scikit-learn, bundled) as a 3-class contextual bandit, disjoint encoding, reward +1 for "
-         "the true class — not exactly linear",
+         "the true class and −1 otherwise (noise='bounded': no added noise, |y| ≤ 1) — not "
+         "exactly linear",
 )
 
 #: the M grid of fed-scaling and its privacy budget (one ε for all M)
@@ -398,6 +399,7 @@ def draw(rep: Reproduction) -> list[Path]:
         LogLogPanel,
         LogLogSeries,
         RegretPanel,
+        agent_colors,
         draw_loglog,
         regret_grid,
         save_figure,
@@ -410,7 +412,7 @@ def draw(rep: Reproduction) -> list[Path]:
         panels.append(RegretPanel(p.title, mine[0].t, {r.cell.label: time_average(r)
                                                         for r in mine},
                                   band="se", ylabel="time-average regret R(t)/t"))
-    suptitle = (f"{spec.description.split(':')[0]} — T = {horizon:,}, {runs} runs, "
+    suptitle = (f"{spec.id} ({spec.description.split(':')[0]}) — T = {horizon:,}, {runs} runs, "
                 "mean ± 1 SE")
     fig = regret_grid(panels, ncols=min(3, len(panels) + spec.scaling), suptitle=suptitle,
                       footnote=spec.note, extra_panels=1 if rep.exponents else 0)
@@ -419,7 +421,9 @@ def draw(rep: Reproduction) -> list[Path]:
         ax.set_visible(True)
         series = [LogLogSeries(PROTOCOLS[e.protocol], e.M, e.cost, e.fit)
                   for e in rep.exponents]
-        draw_loglog(ax, LogLogPanel("privacy cost at T against M", series))
+        labels = list(dict.fromkeys(label for p in panels for label in p.curves))
+        draw_loglog(ax, LogLogPanel("privacy cost at T against M", series),
+                    agent_colors(labels))  # the same colour per protocol as in the curves
         ax.set_xlabel("silos M", fontsize=8)
         ax.set_ylabel("R_private(T) − R_non-private(T)", fontsize=8)
         ax.legend(fontsize=6, loc="upper left", framealpha=0.85)
