@@ -5,12 +5,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from privenv.envs.base import FamilyVectorEnv, ProblemEnv
 from privenv.problems.bai import BAIProblem, decode, pull, stop
 
 DEFAULT_HORIZON = 100_000_000  # the sample budget
 
 __all__ = ["BestArmIdentificationEnv", "BestArmIdentificationVectorEnv", "decode", "pull", "stop"]
+
+
+def render_pulls(
+    problem: BAIProblem, actions: np.ndarray, obs: np.ndarray, reward: np.ndarray, info: dict
+) -> tuple[np.ndarray, np.ndarray]:
+    """Render board reading of a step: ``a < K`` pulls arm a (−1 for a stop); the sample is in
+    the observation (``reward_mode="cost"``) or the reward (``"sample"``)."""
+    arms = np.where(actions < problem.K, actions, -1).reshape(-1, 1)
+    sample = obs[:, 0] if problem.reward_mode == "cost" else reward
+    return arms, np.asarray(sample, dtype=float).reshape(-1, 1)
 
 
 class BestArmIdentificationEnv(ProblemEnv[BAIProblem]):
@@ -49,7 +61,9 @@ class BestArmIdentificationEnv(ProblemEnv[BAIProblem]):
     ``instance`` (``"mu1"`` … ``"mu6"``) or ``means``; ``law`` (``"bernoulli"``, ``"gaussian"``,
     ``"beta"``); ``sigma`` (Gaussian standard deviation, 1); ``concentration`` (c of the law
     Beta(cμ, c(1 − μ)), 2); ``pull_cost``; ``wrong_penalty``; ``reward_mode``; ``horizon``;
-    ``render_mode``. See :class:`~privenv.problems.bai.BAIProblem`.
+    ``render_mode`` (``"ansi"`` or ``"rgb_array"``: pulls and mean observed sample per arm, the
+    stopping time and the recommendation once stopped). See
+    :class:`~privenv.problems.bai.BAIProblem`.
 
     ## Privacy
     The bare env releases raw samples to the learner — in the observation with
@@ -57,6 +71,8 @@ class BestArmIdentificationEnv(ProblemEnv[BAIProblem]):
     reward-perturbing local-DP wrappers such as randomized response, paper 3's CTB-TT). Privacy is
     then the agent's (global DP: AdaP-TT, DP-SE) or a local-DP wrapper's. ``info`` never carries a
     sample. ``public_info()`` gives K, the law and its sub-Gaussian scale σ, never the means.
+    Rendering shows the empirical means of the raw samples to whoever watches (a human view,
+    outside any agent's guarantee).
 
     ## Examples
     >>> import gymnasium as gym, privenv
@@ -68,6 +84,8 @@ class BestArmIdentificationEnv(ProblemEnv[BAIProblem]):
     >>> terminated, info["correct"], info["stopping_time"]
     (True, True, 1)
     """
+
+    render_pulls = staticmethod(render_pulls)
 
     def __init__(
         self,
@@ -105,6 +123,7 @@ class BestArmIdentificationVectorEnv(FamilyVectorEnv[BAIProblem]):
     """
 
     default_horizon = DEFAULT_HORIZON
+    render_pulls = staticmethod(render_pulls)
 
     def make_problem(self, num_envs: int, horizon: int | None, **kwargs: Any) -> BAIProblem:
         return BAIProblem(n_runs=num_envs, **kwargs)

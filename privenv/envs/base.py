@@ -11,7 +11,11 @@ object, so each family writes its dynamics once. Both:
   stops (``truncated`` is never True on a step that terminates);
 * return Python ``float`` rewards and ``bool`` flags from the single env (SB3's checker);
 * put only evaluation quantities in ``info`` (pseudo-regret, expected reward, optimal action, …),
-  never raw rewards or contexts.
+  never raw rewards or contexts;
+* render (``render_mode="ansi"`` or ``"rgb_array"``) a board of pulls, mean observed rewards and
+  cumulative regret per run (:mod:`privenv.envs.render`). Rendering a private problem shows raw
+  data to whoever watches: it is a human view, never an agent's input. Without a ``render_mode``
+  no rendering bookkeeping is done.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from privenv._validation import check_choice, check_int
+from privenv.envs.render import Board, PullsFn, arm_pulls, n_arms
 from privenv.problems.base import Problem
 from privenv.seeding import child, run_seed_sequences
 
@@ -46,7 +51,9 @@ def _first_run(options: dict | None) -> int:
 class ProblemEnv(gym.Env, Generic[P]):
     """One run of a batched problem as a ``gymnasium.Env`` (subclasses build ``self.problem``)."""
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    #: how to read a step as (arms pulled, observed values) for the render board
+    render_pulls: PullsFn = staticmethod(arm_pulls)
 
     def __init__(self, problem: P, horizon: int | None = None, render_mode: str | None = None):
         if problem.n_runs != 1:
@@ -56,6 +63,7 @@ class ProblemEnv(gym.Env, Generic[P]):
         if render_mode is not None:
             check_choice("render_mode", render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
+        self._board = _board(self, problem, render_mode)
         self.observation_space = problem.single_observation_space
         self.action_space = problem.single_action_space
         self._run_seed: np.random.SeedSequence | None = None
@@ -77,7 +85,8 @@ class ProblemEnv(gym.Env, Generic[P]):
         obs, info = self.problem.reset([self._run_seed])
         self._t = 0
         self._done = False
-        self._last_action: Any = None
+        if self._board is not None:
+            self._board.reset()
         return obs[0], _unbatch(info)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -86,9 +95,11 @@ class ProblemEnv(gym.Env, Generic[P]):
         if not self.action_space.contains(action):
             raise ValueError(f"action {action!r} is not in the action space {self.action_space}")
         obs, reward, terminated, info = self.problem.step(np.asarray([action]))
+        if self._board is not None:
+            self._board.record(*self.render_pulls(self.problem, np.asarray([action]), obs,
+                                                  reward, info), info)
         reward = self.problem.gym_reward(reward)
         self._t += 1
-        self._last_action = action
         term = bool(terminated[0])
         trunc = (not term) and self.horizon is not None and self._t >= self.horizon
         self._done = term or trunc
@@ -103,10 +114,12 @@ class ProblemEnv(gym.Env, Generic[P]):
             raise ResetNeeded("call reset() first")
         return [self._run_seed]
 
-    def render(self) -> str | None:
-        if self.render_mode != "ansi":
+    def render(self) -> str | np.ndarray | None:
+        """``"ansi"``: a table of pulls and mean observed reward per arm; ``"rgb_array"``: a bar
+        chart frame (:data:`privenv.envs.render.FRAME_SHAPE`). Shows raw data: a human view only."""
+        if self._board is None:
             return None
-        return f"{type(self).__name__}: t={self._t}, last action={self._last_action}\n"
+        return self._board.ansi(0) if self.render_mode == "ansi" else self._board.rgb(0)
 
     def public_info(self) -> dict[str, Any]:
         """What agents may know about the instance (shapes, horizon, moment bounds; no data)."""
@@ -124,10 +137,12 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
     """
 
     metadata: dict[str, Any] = {
-        "render_modes": ["ansi"],
+        "render_modes": ["ansi", "rgb_array"],
         "render_fps": 4,
         "autoreset_mode": AutoresetMode.NEXT_STEP,
     }
+    #: how to read a step as (arms pulled, observed values) for the render board
+    render_pulls: PullsFn = staticmethod(arm_pulls)
 
     def __init__(
         self,
@@ -144,6 +159,7 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
         if render_mode is not None:
             check_choice("render_mode", render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
+        self._board = _board(self, problem, render_mode)
         self.single_observation_space = problem.single_observation_space
         self.single_action_space = problem.single_action_space
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
@@ -185,6 +201,8 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
             runs = np.flatnonzero(np.asarray(mask, dtype=bool))
             return self._reset_runs(runs)
         obs, info = self.problem.reset(self._run_seeds)
+        if self._board is not None:
+            self._board.reset()
         self._t[:] = 0
         self._done[:] = False
         self._n_done = 0
@@ -196,6 +214,8 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
         for i, s in zip(runs, seeds, strict=True):
             self._run_seeds[i] = s
         obs, info = self.problem.reset(seeds, runs)
+        if self._board is not None:
+            self._board.reset(runs)
         self._t[runs] = 0
         self._done[runs] = False
         self._n_done = int(np.count_nonzero(self._done))
@@ -218,6 +238,9 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
             # Runs that ended (and, under NEXT_STEP, were just reset) sit this step out.
             live = ~ended
         obs, reward, terminated, info = self.problem.step(actions, live)
+        if self._board is not None:
+            arms, values = self.render_pulls(self.problem, np.asarray(actions), obs, reward, info)
+            self._board.record(arms, values, info, live)
         reward = self.problem.gym_reward(reward)
         if live is None:
             self._t += 1
@@ -259,10 +282,12 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
             raise ResetNeeded("call reset() first")
         return list(self._run_seeds)
 
-    def render(self) -> tuple[str, ...] | None:
-        if self.render_mode != "ansi":
+    def render(self) -> tuple[str, ...] | tuple[np.ndarray, ...] | None:
+        """One render per run (see :meth:`ProblemEnv.render`). Shows raw data: a human view."""
+        if self._board is None:
             return None
-        return tuple(f"run {i}: t={t}\n" for i, t in enumerate(self._t))
+        draw = self._board.ansi if self.render_mode == "ansi" else self._board.rgb
+        return tuple(draw(i) for i in range(self.num_envs))
 
     def public_info(self) -> dict[str, Any]:
         """What agents may know about the instance (shapes, horizon, moment bounds; no data)."""
@@ -295,6 +320,13 @@ class FamilyVectorEnv(ProblemVectorEnv[P]):
     def make_problem(self, num_envs: int, horizon: int | None, **kwargs: Any) -> P:
         """The batched problem of ``num_envs`` runs."""
         raise NotImplementedError
+
+
+def _board(env: Any, problem: Problem, render_mode: str | None) -> Board | None:
+    """The render board of an env (``None`` without a render mode: no bookkeeping at all)."""
+    if render_mode is None:
+        return None
+    return Board(problem.n_runs, n_arms(problem), type(env).__name__.removesuffix("Env"))
 
 
 def _unbatch(info: dict[str, Any]) -> dict[str, Any]:

@@ -57,6 +57,9 @@ class FederatedLinearBanditEnv(ProblemEnv[FederatedLinearProblem]):
     Each silo's users' contexts and rewards are that silo's private data. The bare env gives the
     learner everything; privacy (silo-level local DP, shuffle DP) is the federated agent's
     protocol. ``info`` never carries realized rewards; ``public_info()`` never carries θ*.
+    Rendering (``render_mode="ansi"`` or ``"rgb_array"``) pools all silos: pulls and mean
+    observed (raw) reward per action index and the group cumulative regret — every silo's raw
+    data shown to whoever watches (:mod:`privenv.envs.render`).
 
     ## Examples
     >>> import gymnasium as gym, privenv

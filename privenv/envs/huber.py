@@ -45,6 +45,9 @@ class HuberBanditEnv(ProblemEnv[HuberProblem]):
     ## Privacy
     The bare env releases raw rewards to the learner, so privacy is the agent's (central DP, e.g.
     PRAE-R) or a local-DP wrapper's (:mod:`privenv.wrappers`). ``info`` never carries raw rewards.
+    Rendering (``render_mode="ansi"``: a table; ``"rgb_array"``: a bar-chart frame) shows pulls,
+    mean observed (raw, possibly contaminated) reward per arm and the cumulative regret to whoever
+    watches — a human view, outside any agent's guarantee (:mod:`privenv.envs.render`).
 
     ## Examples
     >>> import gymnasium as gym, privenv

@@ -60,6 +60,9 @@ class LinearContextualBanditEnv(ProblemEnv[LinearContextualProblem]):
     The bare env releases raw contexts and rewards to the learner. Paper 4's local DP protects each
     user's (context, reward) pair: privacy is then the agent's user-side randomizer or a local-DP
     wrapper's (:mod:`privenv.wrappers`). ``info`` never carries a realized reward.
+    Rendering (``render_mode="ansi"`` or ``"rgb_array"``) shows pulls and mean observed (raw)
+    reward per action index — contexts change every round, so these are per-row summaries, not
+    arm means — and the cumulative regret, to whoever watches (:mod:`privenv.envs.render`).
     ``public_info()`` gives d, A and the model's bounds, never θ*.
 
     ## Examples
