@@ -538,6 +538,9 @@ class CentralDPLinUCB(Agent):
         if not isinstance(clip, (bool, np.bool_)):
             raise ValueError(f"clip must be a bool, got {clip!r}")
         self.clip = bool(clip)
+        if reward_bound is not None:
+            reward_bound = check_real("reward_bound", reward_bound, low=0.0, low_open=True,
+                                      high=math.inf, high_open=True)
         if reward_bound is None or reward_bound > 1.0:
             if not self.clip:
                 raise ValueError(f"reward must lie in [-1, 1] for {self.description}, but the "

@@ -6,6 +6,7 @@ through the public entry points a user calls (``gym.make``, ``privenv.agents.mak
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 
 import gymnasium as gym
@@ -14,6 +15,7 @@ import pytest
 
 import privenv  # noqa: F401
 from privenv import agents
+from privenv.envs import ENV_IDS
 from privenv.simulation import simulate
 from privenv.wrappers import GaussianReward, LaplaceReward, RandomizedResponse
 
@@ -104,3 +106,174 @@ def _vector_step(actions: np.ndarray) -> object:
 def test_bad_input_raises_a_clear_error(case, call, param):
     with pytest.raises(ValueError, match=param):
         call()
+
+
+# -- every public constructor, parametrized over the registries ---------------------------------
+#
+# Every registered agent (privenv.agents.REGISTRY), every registered env id (privenv.envs.ENV_IDS)
+# and every wrapper / randomizer constructor exported by privenv.wrappers: each parameter in the
+# table below that the constructor takes must reject each bad value with a ValueError naming the
+# parameter. New agents, ids and wrappers are covered automatically (the env an agent is built
+# for is the first registered id where agents.make(name, id) works with the defaults).
+
+NAN = float("nan")
+#: parameter → invalid values (out of range, NaN, wrong type). A parameter absent from a
+#: constructor's signature is skipped.
+BAD_VALUES: dict[str, list[object]] = {
+    "epsilon": [0.0, -1.0, NAN, float("inf"), "1"],
+    "delta": [0.0, 1.0, -0.1, NAN, "0.1"],
+    "horizon": [-1, 0, 2.5, "10"],
+    "n_runs": [0, -2, 1.5],
+    "K": [0, -1, 2.5],
+    "d": [0, -1, 1.5],
+    "M": [0, -1, 1.5],
+    "A": [0, -1],
+    "batch": [0, -1],
+    "lambda_": [0.0, -1.0, NAN],
+    "sigma": [-1.0, NAN],
+    "theta_bound": [-1.0, NAN],
+    "alpha": [NAN, -0.5, "0.1"],
+    "reward_bound": [-1.0, NAN],
+    "clip": ["yes", 2],
+    "calibration": ["exact"],
+    "protocol": ["tree"],
+}
+
+
+def _named(param: str) -> str:
+    """A regex matching the parameter's name as a word (``d`` must not match "delta")."""
+    return rf"(?<![\w]){param}(?![\w])"
+
+
+def _agent_env(name: str) -> gym.Env:
+    """The first registered env (built with the agent's env requirements) for which
+    ``agents.make(name, env)`` works with the defaults."""
+    for env_id in ENV_IDS:
+        try:
+            env = gym.make(env_id, disable_env_checker=True, **agents.env_kwargs_for(name))
+            agents.make(name, env, 1)
+        except (ValueError, TypeError):
+            continue
+        return env
+    raise AssertionError(f"agent {name!r} cannot be built with defaults for any registered env")
+
+
+AGENT_CASES = [
+    (name, param, bad)
+    for name in sorted(agents.REGISTRY)
+    for param, values in BAD_VALUES.items()
+    if param in inspect.signature(agents.agent_class(name).__init__).parameters
+    for bad in values
+]
+
+
+@pytest.mark.parametrize("name,param,bad", AGENT_CASES,
+                         ids=[f"{n}-{p}={b!r}" for n, p, b in AGENT_CASES])
+def test_every_registered_agent_rejects_bad_parameters(name, param, bad):
+    env_id = _agent_env(name)
+    with pytest.raises(ValueError, match=_named(param)):
+        if param == "n_runs":
+            agents.make(name, env_id, bad)
+        else:
+            agents.make(name, env_id, 1, **{param: bad})
+
+
+def test_the_agent_table_covers_every_registered_agent():
+    covered = {n for n, _, _ in AGENT_CASES}
+    assert covered == set(agents.REGISTRY)  # every agent has n_runs, at least
+    private = {n for n, p, _ in AGENT_CASES if p == "epsilon"}
+    assert {"prae-r", "ldp-linucb", "central-dp-linucb", "lplr-regcb", "fed-linucb",
+            "ctb-tt"} <= private
+
+
+def _env_signature(env_id: str) -> dict[str, inspect.Parameter]:
+    module, cls = ENV_IDS[env_id][0].split(":")
+    return dict(inspect.signature(getattr(__import__(module, fromlist=[cls]), cls)).parameters)
+
+
+ENV_CASES = [
+    (env_id, param, bad)
+    for env_id in ENV_IDS
+    for param, values in BAD_VALUES.items()
+    if param in _env_signature(env_id) and param not in ("sigma",)  # sigma: noise-specific
+    for bad in values
+]
+
+
+@pytest.mark.parametrize("env_id,param,bad", ENV_CASES,
+                         ids=[f"{e}-{p}={b!r}" for e, p, b in ENV_CASES])
+def test_every_registered_env_rejects_bad_parameters(env_id, param, bad):
+    with pytest.raises(ValueError, match=_named(param)):
+        gym.make(env_id, disable_env_checker=True, **{param: bad})
+
+
+def test_the_env_table_covers_every_registered_id():
+    assert {e for e, p, _ in ENV_CASES if p == "horizon"} == set(ENV_IDS)
+
+
+def _wrapper_env(cls: type) -> object:
+    """A valid env (or vector env) for a wrapper class, by the kind of feedback it protects."""
+    from gymnasium.vector import VectorEnv
+
+    import privenv.wrappers.ldp_linear as ldp_linear
+
+    vector = issubclass(cls, VectorEnv) or cls.__name__.startswith("Vector") or (
+        "Vector" in cls.__name__)
+    linear = issubclass(cls, (ldp_linear.LinearMessageWrapper,
+                              ldp_linear.LinearMessageVectorWrapper)) or "Label" in cls.__name__
+    env_id = "LinearContextualBandit-v0" if linear else "BestArmIdentification-v0"
+    kw = {} if linear else {"reward_mode": "sample"}
+    if vector:
+        return gym.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point", **kw)
+    return gym.make(env_id, **kw)
+
+
+def _wrapper_classes() -> list[tuple[str, type, dict[str, object]]]:
+    """Every exported wrapper/randomizer class with an ``epsilon`` parameter, and valid values
+    of its other required arguments."""
+    import privenv.wrappers as w
+
+    out = []
+    for name in sorted(w.__all__):
+        cls = getattr(w, name)
+        if not inspect.isclass(cls) or inspect.isabstract(cls):
+            continue
+        params = inspect.signature(cls.__init__).parameters
+        if "epsilon" not in params:
+            continue
+        valid: dict[str, object] = {"epsilon": 1.0}
+        if "delta" in params:
+            valid["delta"] = 1e-5
+        if "reward_range" in params:
+            valid["reward_range"] = (0.0, 1.0)
+        if "d" in params:
+            valid["d"] = 3
+        out.append((name, cls, valid))
+    return out
+
+
+WRAPPER_CASES = [
+    (name, cls, valid, param, bad)
+    for name, cls, valid in _wrapper_classes()
+    for param in ("epsilon", "delta")
+    if param in valid
+    for bad in BAD_VALUES[param]
+]
+
+
+@pytest.mark.parametrize("name,cls,valid,param,bad", WRAPPER_CASES,
+                         ids=[f"{c[0]}-{c[3]}={c[4]!r}" for c in WRAPPER_CASES])
+def test_every_wrapper_and_randomizer_rejects_bad_privacy_parameters(name, cls, valid, param,
+                                                                     bad):
+    args = {**valid, param: bad}
+    takes_env = "env" in inspect.signature(cls.__init__).parameters
+    with pytest.raises(ValueError, match=_named(param)):
+        cls(_wrapper_env(cls), **args) if takes_env else cls(**args)
+
+
+def test_the_wrapper_table_covers_the_exported_wrappers():
+    names = {c[0] for c in WRAPPER_CASES}
+    assert {"RandomizedResponse", "LaplaceReward", "GaussianReward", "LaplaceLabel",
+            "GaussianStatistics", "LaplaceInput", "VectorGaussianStatistics",
+            "VectorLaplaceInput", "GaussianStatisticsRandomizer",
+            "LaplaceInputRandomizer"} <= names

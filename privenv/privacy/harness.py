@@ -18,9 +18,14 @@ One registry of named audit *cases*; each is the single implementation of one au
 
 A correct target fails its audit with probability ≤ ``alpha`` (1e-6, family-wise, per case and
 variant) for the fixed seed: ε_lb > declared ε *proves* a violation at confidence 1 − α. Sizes:
-``"quick"`` (the default test run; the whole suite takes about a minute on 2 cores) and
-``"full"`` (10× the samples per side: sharper bounds, several minutes; ``privenv audit --size
-full``).
+``"quick"`` (the default test run: tests/privacy/test_harness.py and, for ``fed-linucb-silo``,
+tests/privacy/test_federated_protocol.py; about 1.5 minutes on 2 workers) and ``"full"`` (10×
+the samples per side: sharper bounds). Run the full audit with ``nice privenv audit --size full``
+(add ``--targets a,b`` for a subset, ``--format json`` for records): measured 2026-11-29 on the
+2-core development machine under load (load average ≈ 7), 25 min 50 s wall, 14.3 min CPU (710 s
+user + 150 s system), peak memory 9.6 GB — the end-to-end agent cases dominate (CTB-TT,
+central-DP LinUCB ≈ 1.5–2 min per variant, per-run seeding of 4·10⁵ runs), so expect ≈ 15 min on
+an idle machine.
 
 A paper's own mechanism that is known not to be DP (the Wishart mechanism of Jiang et al. 2016,
 used by paper 4's LPLR-Update and declared not-DP by our agent) is audited too; its violation is
@@ -313,12 +318,13 @@ def node_keys(t: int) -> list[tuple[int, int]]:
     return [(j, t >> j) for j in range(t.bit_length()) if t >> j & 1]
 
 
-def _tree_s2_sd(sigma: float) -> float:
-    """Standard deviation of S₂ = Σ_t y_t/popcount(t) under the memoised mechanism."""
+def _tree_s2_sd(sigma: float, horizon: int = _TREE_T) -> float:
+    """Standard deviation of S₂ = Σ_{t ≤ horizon} y_t/popcount(t) under the memoised
+    mechanism."""
     coef: dict[tuple[int, int], float] = {}
-    for t, p in zip(_TREE_TS.tolist(), _TREE_POP, strict=True):
+    for t in range(1, horizon + 1):
         for key in node_keys(t):
-            coef[key] = coef.get(key, 0.0) + 1.0 / p
+            coef[key] = coef.get(key, 0.0) + 1.0 / bin(t).count("1")
     return sigma * math.sqrt(sum(c * c for c in coef.values()))
 
 
@@ -332,7 +338,8 @@ def tree_mutant_classes() -> tuple[type, type, type]:
             used = (self.t[:, None] & self._bits) != 0
             fresh = np.stack([self._draw_node_noise(np.arange(self.n_runs))
                               for _ in range(self.levels)], axis=1)
-            return ((self._psum + fresh) * used[:, :, None]).sum(axis=1)
+            extra = (slice(None), slice(None)) + (None,) * len(self.shape)
+            return ((self._psum + fresh) * used[extra]).sum(axis=1)
 
     class MissingLevelTree(TreeMechanism):
         """Mutant: the budget counts one level too few (⌈log₂T⌉ instead of ⌊log₂T⌋ + 1)."""
@@ -1061,3 +1068,316 @@ _register(AuditCase(
     "reward 1, the others 0.5); output: the action sequence (one-hot, incl. stops); mutants: "
     "the wrapper at 2ε, no randomizer", _ctb_tt, 20_000,
     ("epsilon x 2 in the wrapper", "no randomizer")))
+
+
+# -- Linear contextual bandits end to end: LDP-LinUCB (wrapper + learner), central-DP LinUCB ----
+#
+# A table env replays, per run, a fixed feature matrix φ(x_t, ·) ∈ ℝ^{A×d} and labels y_t(a) of
+# every user t (:func:`_linear_table_problem_class`). D and D′ differ only in user t₀: in D both
+# actions' features are φ and in D′ φ′ (so φ_{t₀} = φ or φ′ whichever action is played), label 1
+# — the worst pair of the Gaussian statistics (φ·φ′ = −½: ‖Δ(triu φφᵀ, φy)‖₂ = 3/√2 of the
+# declared 2√2), also the worst pair of the central agent's two trees. Every other user has the
+# same features (0.6, 0) for both actions and label 0, so the data that enter the statistics do
+# not depend on the (noise-driven) actions and the scores below are exact likelihood-ratio
+# statistics. The audited output is what the learner keeps — its statistic after every round
+# (LDP-LinUCB: the sums V, u of the released messages; central-DP LinUCB: the trees' private
+# prefix sums G̃, ũ): later actions are post-processing of it and of public contexts, and the
+# action of round t₀ itself may use the raw context (paper 4's non-anticipating Definition 1.1;
+# Shariff & Sheffet's joint DP), so it is not part of the output. Scores are declared from the
+# instance before sampling (projections on the unit difference of the pair's (triu φφᵀ, φy));
+# all runs count (no held-out half), so 10⁴–2·10⁴ runs per side suffice.
+
+_LIN_PAIR = (np.array([math.cos(math.pi / 12), math.sin(math.pi / 12)]),
+             np.array([-math.sin(math.pi / 12), -math.cos(math.pi / 12)]))
+_LIN_OTHER = np.array([0.6, 0.0])  # every other user's features (both actions), label 0
+
+
+def _linear_table_problem_class() -> type:
+    from gymnasium import spaces
+
+    from privenv.problems.base import Problem
+
+    class LinearTableProblem(Problem):
+        """A linear-contextual-shaped problem replaying fixed per-run features (runs, T, A, d)
+        and labels (runs, T, A): round t shows features[i, t], action a yields labels[i, t, a].
+        Used only by the audits."""
+
+        def __init__(self, features: np.ndarray, labels: np.ndarray) -> None:
+            super().__init__(features.shape[0])
+            self.features, self.labels = features, labels
+            _, self.T, self.A, self.d = features.shape
+            self.single_observation_space = spaces.Box(-1.0, 1.0, (self.A, self.d), np.float64)
+            self.single_action_space = spaces.Discrete(self.A)
+            self.t = 0
+
+        def _reset(self, run_seeds: Any, runs: Any) -> tuple[np.ndarray, dict]:
+            self.t = 0
+            return self.features[:, 0].copy(), {}
+
+        def _step(self, actions: np.ndarray, live: Any) -> tuple:
+            reward = self.labels[np.arange(self.n_runs), self.t, actions]
+            self.t += 1
+            obs = self.features[:, min(self.t, self.T - 1)].copy()
+            return obs, reward, np.zeros(self.n_runs, dtype=bool), {}
+
+        def public_info(self) -> dict[str, Any]:
+            return {"d": self.d, "A": self.A, "noise": "bounded", "sigma": 1.0,
+                    "reward_bound": 1.0, "feature_bound": 1.0, "theta_bound": 1.0}
+
+    return LinearTableProblem
+
+
+def _linear_neighbours(n: int, horizon: int, t0: int) -> tuple[np.ndarray, np.ndarray]:
+    """Features (2n, T, A = 2, d = 2) and labels (2n, T, 2): runs < n see D, runs ≥ n see D′."""
+    features = np.broadcast_to(_LIN_OTHER, (2 * n, horizon, 2, _LIN_D)).copy()
+    labels = np.zeros((2 * n, horizon, 2))
+    features[:n, t0] = _LIN_PAIR[0]
+    features[n:, t0] = _LIN_PAIR[1]
+    labels[:, t0] = 1.0
+    return features, labels
+
+
+def _triu_and_vector(G: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Rows (triu G, u) of a batch of (d×d, d) statistics."""
+    iu = np.triu_indices(G.shape[-1])
+    return np.concatenate([G[:, iu[0], iu[1]], u], axis=1)
+
+
+def _pair_statistics() -> tuple[np.ndarray, np.ndarray]:
+    """(triu φφᵀ, φ·1) of the pair's two users: the mean of their contribution."""
+    return tuple(_triu_and_vector(np.outer(p, p)[None], p[None])[0]  # type: ignore[return-value]
+                 for p in _LIN_PAIR)
+
+
+#: runs per batch of the linear end-to-end audits (the wrapper's and the agent's per-run
+#: buffers take ~50 KB per run; results do not depend on it: run i always owns run i's streams)
+_LIN_CHUNK = 5_000
+
+
+def _play_vector_env(make_agent: Callable[[int], Any], features: np.ndarray,
+                     labels: np.ndarray, seed: int, record: Callable[[Any], np.ndarray]
+                     ) -> np.ndarray:
+    """Play ``make_agent(n_runs)`` on the table (features, labels) through a native vector env
+    inside the agent's own :meth:`~privenv.agents.base.Agent.wrap_env` (its local randomizer, if
+    any), as the runner does, in batches of runs (run i of the seed is run i whatever the batch:
+    ``first_run``). Returns ``record(agent)`` after every step, stacked: (runs, T, …)."""
+    from gymnasium.vector import AutoresetMode
+
+    from privenv.envs.base import ProblemVectorEnv
+
+    horizon = features.shape[1]
+    out = []
+    for lo in range(0, features.shape[0], _LIN_CHUNK):
+        hi = min(lo + _LIN_CHUNK, features.shape[0])
+        agent = make_agent(hi - lo)
+        problem = _linear_table_problem_class()(features[lo:hi], labels[lo:hi])
+        env = agent.wrap_env(ProblemVectorEnv(problem, horizon,
+                                              autoreset_mode=AutoresetMode.DISABLED))
+        obs, _ = env.reset(seed=seed, options={"first_run": lo})
+        agent.reset(seed=seed, first_run=lo)
+        kept = []
+        for _ in range(horizon):
+            a = np.asarray(agent.act_batch(obs))
+            obs, reward, *_ = env.step(a)
+            agent.observe_batch(a, np.asarray(reward, dtype=float), obs)
+            kept.append(record(agent))
+        out.append(np.stack(kept, axis=1))
+    return np.concatenate(out)
+
+
+_LDPLIN_EPS, _LDPLIN_DELTA, _LDPLIN_T, _LDPLIN_T0 = 4.0, 1e-5, 3, 1
+
+
+def _ldp_linucb(mutation: str | None, n: int, seed: int) -> Measurement:
+    from privenv.agents.linear import LDPLinUCB
+    from privenv.wrappers.ldp_linear import GaussianStatisticsRandomizer
+
+    correct = GaussianStatisticsRandomizer(_LDPLIN_EPS, _LDPLIN_DELTA, _LIN_D)
+    declared = gaussian_epsilon(_LIN_DELTA, correct.sensitivity / correct.sigma)
+
+    class HalfNoise(LDPLinUCB):
+        """Mutant: the user-side wrapper's σ × 0.5 (the same σ as a calibration for the
+        add/remove sensitivity √2 instead of the replace-one 2√2)."""
+
+        def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
+            wrapper = super().randomizer_wrapper(env, vector)
+            wrapper.randomizer.sigma *= 0.5
+            return wrapper
+
+    cls = HalfNoise if mutation == "noise x 0.5 in the wrapper" else LDPLinUCB
+    kept = _play_vector_env(
+        lambda runs: cls(d=_LIN_D, horizon=_LDPLIN_T, epsilon=_LDPLIN_EPS, delta=_LDPLIN_DELTA,
+                         n_runs=runs),
+        *_linear_neighbours(n, _LDPLIN_T, _LDPLIN_T0), seed, lambda a: _triu_and_vector(a.V, a.u))
+    # score: the learner's statistic gained in round t₀, projected on the pair's difference
+    step = kept[:, _LDPLIN_T0] - kept[:, _LDPLIN_T0 - 1]
+    res = _gaussian_projection(step[:n], step[n:], *_pair_statistics(), correct.sigma)
+    return Measurement(res, declared, _LIN_DELTA)
+
+
+_register(AuditCase(
+    "ldp-linucb", "LDP-LinUCB end to end: the agent's own GaussianStatistics wrapper (wrap_env) "
+    "on a table env, the learner behind it; d = A = 2, (ε, δ) = (4, 1e-5), T = 3; user 1's "
+    "features φ vs φ′ (φ·φ′ = −½), label 1; output: the learner's statistic (V, u) after every "
+    "round, score: its round-1 increment projected on the pair's difference; audited at "
+    "δ = 0.05 of the message's μ-GDP profile (declared 1.39; true ε of the pair 0.88, of the "
+    "mutant 2.60); mutant: the wrapper's σ × 0.5 (the σ of a calibration for the add/remove "
+    "sensitivity)",
+    _ldp_linucb, 10_000, ("noise x 0.5 in the wrapper",), power_floor=0.4))
+
+
+_CDPLIN_EPS, _CDPLIN_DELTA, _CDPLIN_T, _CDPLIN_AUDIT_DELTA = 2.0, 1e-2, 32, 0.05
+
+
+def _central_dp_linucb(mutation: str | None, n: int, seed: int) -> Measurement:
+    from privenv.agents.linear import CentralDPLinUCB
+
+    _, redraw, _ = tree_mutant_classes()
+
+    class Mutant(CentralDPLinUCB):
+        """Mutants: node noise redrawn at every release; σ × 0.5. (One level missing from the
+        budget is not visible here: the worst pair attains only √(4.5/6) of the declared
+        sensitivity, which hides a factor √(m/(m − 1)); the "tree" and "fed-linucb-silo" cases,
+        whose pairs attain it, catch that bug.)"""
+
+        def __init__(self, **kw: Any) -> None:
+            super().__init__(**kw)
+            if mutation == "noise x 0.5":
+                self.noise_sigma *= 0.5
+
+        def reset_state(self) -> None:
+            super().reset_state()
+            if mutation == "node noise redrawn":
+                n_, d = self.n_runs, self.d
+                self.gram_tree = redraw(n_, (d, d), self.noise_sigma, self.horizon, self.noise,
+                                        symmetric=True)
+                self.moment_tree = redraw(n_, (d,), self.noise_sigma, self.horizon, self.noise)
+
+    kw = {"d": _LIN_D, "horizon": _CDPLIN_T, "epsilon": _CDPLIN_EPS, "delta": _CDPLIN_DELTA}
+    probe = CentralDPLinUCB(**kw)
+    declared = gaussian_epsilon(_CDPLIN_AUDIT_DELTA, math.sqrt(2 * probe.rho))
+    cls = CentralDPLinUCB if mutation is None else Mutant
+    features, labels = _linear_neighbours(n, _CDPLIN_T, 0)
+    kept = _play_vector_env(lambda runs: cls(n_runs=runs, **kw), features, labels, seed,
+                            lambda a: _triu_and_vector(a.G, a.u))
+    # prefix sums projected on the unit difference of the pair (both trees' node noise is
+    # isotropic N(0, σ²) on (triu G, u)); scores as in the "tree" case: S₁ = Σ_j p_{2^j} (the
+    # LR statistic of memoised node noise), S₂ = Σ_t p_t/popcount(t) (that of redrawn noise)
+    a, b = _pair_statistics()
+    w = (a - b) / np.linalg.norm(a - b)
+    proj = kept @ w  # (2n, T)
+    ts = np.arange(1, _CDPLIN_T + 1)
+    coef = [(ts & (ts - 1) == 0).astype(float),  # t = 2^j
+            1.0 / np.array([bin(t).count("1") for t in ts])]
+    scores = [proj @ c for c in coef]
+    # the thresholds: 13 points from D′'s exact mean, in sd units of the correct agent, towards D
+    other = _triu_and_vector(np.outer(_LIN_OTHER, _LIN_OTHER)[None], 0 * _LIN_OTHER[None])[0] @ w
+    prefix_mean = [(b @ w + other * (ts - 1)), (a @ w + other * (ts - 1))]
+    sds = (probe.noise_sigma * math.sqrt(probe.levels),
+           _tree_s2_sd(probe.noise_sigma, _CDPLIN_T))
+    res = []
+    for j in range(2):
+        m_dp, m_d = (float(m @ coef[j]) for m in prefix_mean)
+        grid = m_dp + math.copysign(1.0, m_d - m_dp) * np.linspace(-1.0, 5.0, 13) * sds[j]
+        res.append(audit.threshold_epsilon_lower_bound(
+            scores[j][:n], scores[j][n:], grid, delta=_CDPLIN_AUDIT_DELTA, alpha=ALPHA / 2))
+    return Measurement(_best(*res), declared, _CDPLIN_AUDIT_DELTA)
+
+
+_register(AuditCase(
+    "central-dp-linucb", "central-DP LinUCB end to end (two binary trees, T = 32: 6 levels), "
+    "d = A = 2, (ε, δ) = (2, 1e-2); user 0's features φ vs φ′ (φ·φ′ = −½), label 1; output: the "
+    "private prefix sums (G̃, ũ) after every round, projected on the pair's difference; scores "
+    "S₁, S₂ of the tree case; audited at δ = 0.05 of the μ-GDP profile (declared 1.32; true ε "
+    "of the pair 1.05, of the redrawing mutant 2.24); mutants: node noise redrawn, σ × 0.5",
+    _central_dp_linucb, 20_000, ("node noise redrawn", "noise x 0.5"), power_floor=0.6))
+
+
+# -- Private-FedLinUCB (paper 2), protocol "ldp": one silo's released p-sums ----------------------
+
+_FED_SYNCS, _FED_EPS, _FED_DELTA, _FED_B = 16, 4.6, 0.1, 5.0
+_FED_NODES = [0, 1, 3, 7, 15]  # syncs k = 2^j: the nodes containing batch 1
+
+
+def fed_redraw_randomizer_class() -> type:
+    """Mutant of :class:`~privenv.privacy.federated.TreeRandomizer`: at each sync the silo sends
+    its noisy prefix with every node's noise redrawn (node noise not memoised: batch 1 is then
+    in all 16 messages with fresh noise)."""
+    from privenv.privacy.federated import TreeRandomizer
+
+    class RedrawRandomizer(TreeRandomizer):
+        def release(self, gram: np.ndarray, moment: np.ndarray, runs: np.ndarray,
+                    live: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+            super().release(gram, moment, runs, live)
+            out = []
+            for tree in (self.gram_tree, self.moment_tree):
+                used = (tree.t[:, None] & tree._bits) != 0
+                fresh = np.stack([tree._draw_node_noise(np.arange(tree.n_runs))
+                                  for _ in range(tree.levels)], axis=1)
+                extra = (slice(None), slice(None)) + (None,) * len(tree.shape)
+                out.append(((tree._psum + fresh) * used[extra]).sum(axis=1)[runs])
+            return out[0], out[1]
+
+    return RedrawRandomizer
+
+
+def _fed_linucb_silo(mutation: str | None, n: int, seed: int) -> Measurement:
+    """One silo (M = 1), d = 1, B = 1, 16 syncs (κ = 5 levels), reward bound b = 5, σ₀ from
+    :func:`~privenv.privacy.federated.ldp_sigma0` at (ε, δ) = (4.6, 0.1). Neighbouring silo
+    data: the user of round 1 is (φ = 1, y = b) in D and (φ = 1, y = −b) in D′, all other users
+    (0, 0): Δ_u = 2b with Δ_G = 0, i.e. Δ_G² + Δ_u² = 100 against the calibrated 1 + 4b² = 101
+    (nearly sharp). Released view: the silo's 16 moment messages m_k (its Gram messages are the
+    same under D and D′). Scores declared before sampling: S₁ = Σ_{k ∈ {1,2,4,8,16}} m_k (the
+    likelihood-ratio statistic of the correct protocol: user 1 is in the nodes completing at
+    k = 2^j) and S₂ = Σ_k m_k/popcount(k) (that of a silo re-sending its prefix with redrawn
+    node noise), 21 thresholds each (α/2 each), in sd units of the correct protocol."""
+    from privenv.privacy.federated import (
+        TreeRandomizer,
+        federated_kappa,
+        ldp_sigma0,
+        replace_one_sensitivities,
+    )
+    from privenv.privacy.wishart import gram_sensitivity
+
+    kappa = federated_kappa(_FED_SYNCS)
+    if mutation == "sensitivity add-remove":  # the halved (add/remove) values Δ_G, Δ_u = b
+        sens = (gram_sensitivity(1, 1.0, "add-remove"), _FED_B)
+    else:
+        sens = replace_one_sensitivities(1, _FED_B)
+    if mutation == "one tree level missing":  # budget for κ − 1 = 4 levels, the tree has 5
+        kappa -= 1
+    sigma0 = ldp_sigma0(_FED_EPS, _FED_DELTA, kappa, *sens)
+    cls = fed_redraw_randomizer_class() if mutation == "node noise redrawn" else TreeRandomizer
+    ks = np.arange(1, _FED_SYNCS + 1)
+    pop = np.array([bin(k).count("1") for k in ks], dtype=float)
+    scores = []
+    for side, y in enumerate((_FED_B, -_FED_B)):
+        rand = cls(n, 1, 1, sigma0, _FED_SYNCS, np.random.default_rng([seed, side]))
+        runs = np.arange(n)
+        zero_g, zero_m = np.zeros((n, 1, 1, 1)), np.zeros((n, 1, 1))
+        msgs = np.empty((n, _FED_SYNCS))
+        for k in range(_FED_SYNCS):
+            first = k == 0
+            _, m = rand.release(zero_g + first, zero_m + first * y, runs, None)
+            msgs[:, k] = m[:, 0, 0]
+        scores.append((msgs[:, _FED_NODES].sum(axis=1), (msgs / pop).sum(axis=1)))
+    # thresholds from the parameters only: sd units of the correct protocol, around the
+    # midpoint 0 of the two means
+    sigma_ok = ldp_sigma0(_FED_EPS, _FED_DELTA, federated_kappa(_FED_SYNCS),
+                          *replace_one_sensitivities(1, _FED_B))
+    grid = np.linspace(-1.0, 4.0, 21)
+    sds = (sigma_ok * math.sqrt(len(_FED_NODES)), sigma_ok * math.sqrt(np.sum(1 / pop**2)))
+    res = _best(*(audit.threshold_epsilon_lower_bound(
+        scores[0][j], scores[1][j], grid * sds[j], delta=_FED_DELTA, alpha=ALPHA / 2)
+        for j in range(2)))
+    return Measurement(res, _FED_EPS, _FED_DELTA)
+
+
+_register(AuditCase(
+    "fed-linucb-silo", "Private-FedLinUCB (paper 2), protocol 'ldp': one silo's 16 released "
+    "moment p-sums (M = 1, d = 1, B = 1, κ = 5, b = 5, σ₀ by ldp_sigma0 at (ε, δ) = (4.6, 0.1)); "
+    "user 1's (1, b) vs (1, −b) (Δ² = 100 of the calibrated 101); scores S₁ (memoised LR), S₂ "
+    "(redrawn LR); mutants: node noise not memoised, one tree level missing from the budget, "
+    "σ₀ from the add/remove sensitivities", _fed_linucb_silo, 200_000,
+    ("node noise redrawn", "one tree level missing", "sensitivity add-remove"),
+    power_floor=4.6 - 0.7))

@@ -435,6 +435,9 @@ def node_guarantee(
 
 
 def _advanced(eps0: float, kappa: int, delta_slack: float) -> float:
+    """Advanced composition's ε; ``inf`` once e^{ε₀} overflows (basic composition wins there)."""
+    if eps0 > 700.0:
+        return math.inf
     return eps0 * math.sqrt(2.0 * kappa * math.log(1.0 / delta_slack)) + kappa * eps0 * math.expm1(
         eps0
     )

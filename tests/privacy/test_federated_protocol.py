@@ -3,16 +3,8 @@
 Statistical tests use fixed seeds and a stated false-alarm probability α (Bonferroni inside each
 test): a correct implementation fails a test with probability ≤ α = 1e-6.
 
-Audit (PRIVACY-TESTING.md items 1, 6, 8). One silo (M = 1), d = 1, B = 1, 16 syncs (κ = 5
-levels), reward bound b = 5, σ₀ calibrated by :func:`ldp_sigma0` at (ε, δ) = (4.6, 0.1).
-Neighbouring silo data: the user of round 1 is (φ = 1, y = b) in D and (φ = 1, y = −b) in D′, all
-other users (0, 0). This pair attains Δ_u = 2b with Δ_G = 0, i.e. Δ_G² + Δ_u² = 100 against the
-calibrated 1 + 4b² = 101, so the audit is nearly sharp. The released view is the silo's 16 moment
-messages m_k (its Gram messages are the same under D and D′). Two scores are declared before
-sampling: S₁ = Σ_{k ∈ {1,2,4,8,16}} m_k (the likelihood-ratio statistic of the correct protocol:
-user 1 is in the nodes completing at k = 2^j) and S₂ = Σ_k m_k/popcount(k) (the one of a silo that
-re-sends its prefix with redrawn node noise); threshold events on both give an ε lower bound at
-δ = 0.1, compared with the declared ε.
+The privacy audit of one silo's released p-sums (with its mutations) is the harness case
+``fed-linucb-silo`` (:mod:`privenv.privacy.harness`), run by :func:`test_silo_audit_in_the_harness`.
 """
 
 from __future__ import annotations
@@ -23,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from privenv.privacy import audit
+from privenv.privacy import harness
 from privenv.privacy import vector_sum as vs
 from privenv.privacy.accounting import gaussian_epsilon, gaussian_rho
 from privenv.privacy.federated import (
@@ -51,7 +43,6 @@ from privenv.privacy.federated import (
     vector_sum_point_bound,
 )
 from privenv.privacy.tree import TreeMechanism
-from privenv.privacy.wishart import gram_sensitivity
 from privenv.seeding import AGENT, noise_for
 
 ALPHA = 1e-6
@@ -312,88 +303,22 @@ def test_shuffler_permutes_messages_per_run_independent_of_batch() -> None:
     np.testing.assert_array_equal(alone[0], out[3])
 
 
-# -- privacy audit and mutation tests ---------------------------------------------------------
-
-N_AUDIT, SYNCS, AUDIT_EPS, AUDIT_DELTA, AUDIT_B = 200_000, 16, 4.6, 0.1, 5.0
-_K = np.arange(1, SYNCS + 1)
-_POP = np.array([bin(k).count("1") for k in _K], dtype=float)
-_NODES = [0, 1, 3, 7, 15]  # syncs k = 2^j: the nodes containing batch 1
+# -- privacy audit and mutation tests: privenv.privacy.harness, case "fed-linucb-silo" ----------
 
 
-class RedrawRandomizer(TreeRandomizer):
-    """Mutant: at each sync the silo sends its noisy prefix with every node's noise redrawn
-    (node noise not memoised: batch 1 is then in all 16 messages with fresh noise)."""
-
-    def release(self, gram, moment, runs, live):
-        super().release(gram, moment, runs, live)
-        out = []
-        for tree in (self.gram_tree, self.moment_tree):
-            used = (tree.t[:, None] & tree._bits) != 0
-            fresh = np.stack([tree._draw_node_noise(np.arange(tree.n_runs))
-                              for _ in range(tree.levels)], axis=1)
-            extra = (slice(None), slice(None)) + (None,) * len(tree.shape)
-            out.append(((tree._psum + fresh) * used[extra]).sum(axis=1)[runs])
-        return tuple(out)
-
-
-def _sensitivities(neighbouring: str = "replace-one") -> tuple[float, float]:
-    if neighbouring == "replace-one":
-        return replace_one_sensitivities(1, AUDIT_B)
-    return gram_sensitivity(1, 1.0, "add-remove"), AUDIT_B  # the halved (add/remove) values
-
-
-def _audit(cls, sigma0: float, seed: int) -> audit.AuditResult:
-    scores = []
-    for side, y in enumerate((AUDIT_B, -AUDIT_B)):  # the user of round 1: (1, b) in D, (1, −b)
-        rand = cls(N_AUDIT, 1, 1, sigma0, SYNCS, np.random.default_rng([seed, side]))
-        runs = np.arange(N_AUDIT)
-        zero_g, zero_m = np.zeros((N_AUDIT, 1, 1, 1)), np.zeros((N_AUDIT, 1, 1))
-        msgs = np.empty((N_AUDIT, SYNCS))
-        for k in range(SYNCS):
-            first = k == 0
-            _, m = rand.release(zero_g + first, zero_m + first * y, runs, None)
-            msgs[:, k] = m[:, 0, 0]
-        scores.append((msgs[:, _NODES].sum(axis=1), (msgs / _POP).sum(axis=1)))
-    # thresholds declared from the parameters only: sd units of the correct protocol, around
-    # the midpoint 0 of the two means
-    grid = np.linspace(-1.0, 4.0, 21)
-    sds = (sigma0 * math.sqrt(len(_NODES)), sigma0 * math.sqrt(np.sum(1 / _POP**2)))
-    results = [
-        audit.threshold_epsilon_lower_bound(scores[0][j], scores[1][j], grid * sds[j],
-                                            delta=AUDIT_DELTA, alpha=ALPHA / 2)
-        for j in range(2)
-    ]
-    return max(results, key=lambda r: r.epsilon_lb)
-
-
-def _sigma0(kappa: int | None = None, neighbouring: str = "replace-one") -> float:
-    kappa = federated_kappa(SYNCS) if kappa is None else kappa
-    return ldp_sigma0(AUDIT_EPS, AUDIT_DELTA, kappa, *_sensitivities(neighbouring))
-
-
-def test_silo_audit_passes() -> None:
-    """Correct protocol: the audit's ε lower bound stays below the declared ε = 4.6, and is
-    within 0.7 of it (power check: the audit is sharp enough for the mutations below)."""
-    res = _audit(TreeRandomizer, _sigma0(), seed=201)
-    assert not res.violates(AUDIT_EPS), res
-    assert res.epsilon_lb > AUDIT_EPS - 0.7, res
-
-
-def test_silo_audit_catches_redrawn_node_noise() -> None:
-    res = _audit(RedrawRandomizer, _sigma0(), seed=202)
-    assert res.violates(AUDIT_EPS), res
-
-
-def test_silo_audit_catches_missing_level() -> None:
-    """Budget computed with κ − 1 = 4 levels while the tree has 5."""
-    res = _audit(TreeRandomizer, _sigma0(kappa=federated_kappa(SYNCS) - 1), seed=203)
-    assert res.violates(AUDIT_EPS), res
-
-
-def test_silo_audit_catches_halved_sensitivity() -> None:
-    """Calibration with the add/remove sensitivities (Δ_u = b) instead of replace-one (2b)."""
-    res = _audit(TreeRandomizer, _sigma0(neighbouring="add-remove"), seed=204)
-    assert res.violates(AUDIT_EPS), res
+def test_silo_audit_in_the_harness() -> None:
+    """The audit of one silo's released p-sums (and its mutants: node noise not memoised, one
+    tree level missing from the budget, add/remove sensitivities) lives in the harness; run it
+    here (tests/privacy/test_harness.py skips it): the correct protocol passes with power, every
+    mutant is caught."""
+    case = harness.CASES["fed-linucb-silo"]
+    assert set(case.mutations) == {"node noise redrawn", "one tree level missing",
+                                   "sensitivity add-remove"}
+    correct, *mutants = harness.run_case(case, "quick")
+    assert correct.verdict == harness.PASS, correct
+    assert correct.epsilon_lower_bound > case.power_floor, correct  # power, not privacy
+    for rec in mutants:
+        assert rec.mutation_caught, rec
 
 
 def test_tree_levels_match_tree_mechanism() -> None:

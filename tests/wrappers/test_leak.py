@@ -11,7 +11,9 @@ mechanism:
    r + N(0, σ²)) — goodness of fit at a family-wise false-alarm probability of 1e-6;
 3. ``info`` is identical with and without the wrapper and holds no raw reward;
 4. no attribute reachable from the wrapper (other than the wrapped env itself: the simulated trust
-   boundary, see :mod:`privenv.wrappers.ldp`) holds a raw reward.
+   boundary, see :mod:`privenv.wrappers.ldp`) holds a raw reward;
+5. the same four checks for the linear LDP wrappers (GaussianStatistics, LaplaceInput and their
+   vector twins), whose feedback is a message about the chosen (φ, y) in the observation.
 
 Each check is also run on a deliberately leaky wrapper and must flag it (mutation tests).
 """
@@ -34,7 +36,7 @@ from privenv.envs.huber import HuberBanditEnv, HuberBanditVectorEnv
 from privenv.envs.linear import LinearContextualBanditEnv, LinearContextualBanditVectorEnv
 from privenv.privacy.audit import goodness_of_fit
 from privenv.problems.base import Problem
-from privenv.seeding import WRAPPER, RunNoise, child
+from privenv.seeding import WRAPPER, RunNoise, child, generators
 from privenv.wrappers import (
     GaussianRandomizer,
     LaplaceLabel,
@@ -43,6 +45,15 @@ from privenv.wrappers import (
     LocalDPRewardWrapper,
     LocalDPVectorRewardWrapper,
     RandomizedResponseRandomizer,
+)
+from privenv.wrappers.ldp_linear import (
+    GaussianStatistics,
+    GaussianStatisticsRandomizer,
+    LaplaceInput,
+    LaplaceInputRandomizer,
+    LinearMessageVectorWrapper,
+    VectorGaussianStatistics,
+    VectorLaplaceInput,
 )
 
 ALPHA = 1e-6  # family-wise false-alarm probability of each statistical test function
@@ -409,3 +420,222 @@ def test_no_raw_reward_is_reachable_from_the_wrapper(mutant):
     _rollout(wrapped, 4, T, 5)
     stored = np.isin(raw, reachable_floats(wrapped)).any()
     assert stored == mutant
+
+
+# -- 5. the linear LDP wrappers (GaussianStatistics, LaplaceInput and their vector twins) -------
+#
+# The learner's observation is {"features": φ(x_{t+1}, ·), message_t}. Checks: (a) coupling — the
+# message equals the randomizer applied to the raw chosen (φ, y) with draws rebuilt from the run
+# seeds alone, the features are the bare env's observation, the reward is 0.0, and two instances
+# with different raw labels get the very same noise; (b) sentinel — with (φ, y) fixed, message −
+# statistic has exactly the mechanism's law; (c) info identical with and without the wrapper, no
+# raw label in it; (d) no raw label reachable from the wrapper. Mutants must be flagged.
+
+LIN_D, LIN_A = 3, 4
+LINEAR = {
+    "gaussian-statistics": lambda: GaussianStatisticsRandomizer(1.0, 1e-5, LIN_D),
+    "laplace-input": lambda: LaplaceInputRandomizer(1.0, LIN_D),
+}
+
+
+def _linear_vec(n, T, **kw):
+    return LinearContextualBanditVectorEnv(
+        n, horizon=T, d=LIN_D, A=LIN_A, autoreset_mode=AutoresetMode.DISABLED, **kw
+    )
+
+
+def _statistic(randomizer, phi, y):
+    """The message without noise (what the randomizer perturbs)."""
+    if isinstance(randomizer, GaussianStatisticsRandomizer):
+        return {"gram": phi[:, :, None] * phi[:, None, :], "moment": phi * y[:, None]}
+    return {"phi_tilde": phi, "y_tilde": y[:, None]}
+
+
+def _linear_rollout(venv, seed, T):
+    """Observations before each step, the step outputs (obs, reward, info), actions."""
+    obs, _ = venv.reset(seed=seed)
+    before, steps, acts = [], [], []
+    for t in range(T):
+        a = _actions(venv.num_envs, t, LIN_A)
+        before.append(obs)
+        out = venv.step(a)
+        steps.append((out[0], out[1], out[4]))
+        acts.append(a)
+        obs = out[0]
+    return before, steps, acts
+
+
+def message_is_mechanism_of_raw(wrapped, bare, randomizer, seed, T):
+    """Whether every message equals ``randomizer(raw φ_chosen, raw y, draws)`` with the draws of
+    run i rebuilt from child(child(run_seed_i, WRAPPER, 0), 0) only; also checks the features
+    pass through unchanged and the reward is 0. Returns the noise (message − statistic)."""
+    _, steps, acts = _linear_rollout(wrapped, seed, T)
+    before, raw_steps, _ = _linear_rollout(bare, seed, T)
+    n = bare.num_envs
+    gens = generators([child(child(s, WRAPPER, 0), 0) for s in bare.unwrapped.run_seeds])
+    m = randomizer.n_draws()
+    fill = (lambda g: g.random((T, m))) if randomizer.draw_kind == "uniform" else (
+        lambda g: g.standard_normal((T, m)))
+    draws = np.stack([fill(g) for g in gens], axis=1)  # (T, n, m): a prefix of the buffer
+    ok, noise = True, []
+    for t in range(T):
+        (obs, reward, _), (raw_obs, raw_y, _) = steps[t], raw_steps[t]
+        phi = np.asarray(before[t], dtype=float)[np.arange(n), acts[t]]
+        expected = randomizer(phi, np.asarray(raw_y), draws[t])
+        ok &= np.array_equal(obs["features"], raw_obs) and not np.any(reward)
+        ok &= all(np.allclose(obs[k], v, rtol=0, atol=1e-12) for k, v in expected.items())
+        clean = _statistic(randomizer, *randomizer.validate(phi, np.asarray(raw_y)))
+        noise.append(np.concatenate([(obs[k] - clean[k]).reshape(n, -1) for k in clean], axis=1))
+    return bool(ok), np.stack(noise)
+
+
+@pytest.mark.parametrize("case", list(LINEAR))
+def test_linear_message_is_the_mechanism_of_the_raw_pair(case):
+    n, T = 50, 30
+    noises, labels = [], []
+    for theta_seed in (0, 1):  # other θ*: other raw labels, same contexts, same seeds
+        wrapped = LinearMessageVectorWrapper(_linear_vec(n, T, theta_seed=theta_seed),
+                                             LINEAR[case]())
+        bare = _linear_vec(n, T, theta_seed=theta_seed)
+        ok, noise = message_is_mechanism_of_raw(wrapped, bare, LINEAR[case](), 7, T)
+        assert ok
+        noises.append(noise)
+        labels.append(np.array([s[1] for s in _linear_rollout(bare, 7, T)[1]]))
+    assert not np.array_equal(labels[0], labels[1])  # the raw labels differ
+    np.testing.assert_allclose(noises[0], noises[1], rtol=0, atol=1e-12)  # the noise does not
+
+
+class _LabelScaledGaussian(GaussianStatisticsRandomizer):
+    """Mutant: the noise grows with the raw label (a data-dependent mechanism)."""
+
+    def perturb(self, phi, y, draws):
+        out = super().perturb(phi, y, draws)
+        clean = _statistic(self, phi, y)
+        return {k: clean[k] + (1.0 + 0.01 * y.reshape(-1, *[1] * (v.ndim - 1))) * (v - clean[k])
+                for k, v in out.items()}
+
+
+def test_linear_coupling_check_flags_a_data_dependent_mechanism():
+    n, T = 20, 10
+    mutant = LinearMessageVectorWrapper(_linear_vec(n, T), _LabelScaledGaussian(1.0, 1e-5, LIN_D))
+    ok, _ = message_is_mechanism_of_raw(mutant, _linear_vec(n, T),
+                                        GaussianStatisticsRandomizer(1.0, 1e-5, LIN_D), 7, T)
+    assert not ok
+
+
+class SentinelLinearProblem(Problem):
+    """Every round shows the same features ``phi`` for every action; every label is ``y``."""
+
+    def __init__(self, phi, y, n_runs):
+        super().__init__(n_runs)
+        self.phi, self.y = np.asarray(phi, dtype=float), float(y)
+        self.single_observation_space = spaces.Box(-1.0, 1.0, (LIN_A, LIN_D), np.float64)
+        self.single_action_space = spaces.Discrete(LIN_A)
+
+    def _obs(self):
+        return np.broadcast_to(self.phi, (self.n_runs, LIN_A, LIN_D)).copy()
+
+    def _reset(self, run_seeds, runs):
+        return self._obs(), {}
+
+    def _step(self, actions, live):
+        return self._obs(), np.full(self.n_runs, self.y), np.zeros(self.n_runs, bool), {}
+
+    def public_info(self):
+        return {"d": LIN_D, "A": LIN_A, "reward_bound": 1.0, "feature_bound": 1.0}
+
+
+def _sentinel_noise(randomizer, n=400, T=250, phi=(0.6, 0.0, -0.48), y=0.3):
+    venv = LinearMessageVectorWrapper(
+        ProblemVectorEnv(SentinelLinearProblem(phi, y, n), T,
+                         autoreset_mode=AutoresetMode.DISABLED), randomizer)
+    venv.reset(seed=1)
+    clean = _statistic(randomizer, np.array([phi]), np.array([y]))
+    out = []
+    for t in range(T):
+        obs, *_ = venv.step(_actions(n, t, LIN_A))
+        if isinstance(randomizer, GaussianStatisticsRandomizer):
+            assert np.array_equal(obs["gram"], np.swapaxes(obs["gram"], 1, 2))  # mirrored copy
+            iu = np.triu_indices(LIN_D)
+            out.append((obs["gram"] - clean["gram"])[:, iu[0], iu[1]])
+            out.append(obs["moment"] - clean["moment"])
+        else:
+            out.extend(obs[k] - clean[k] for k in clean)
+    return np.concatenate([o.ravel() for o in out])
+
+
+@pytest.mark.parametrize("case", list(LINEAR))
+def test_linear_release_of_a_sentinel_is_statistic_plus_the_noise_law(case):
+    """(φ, y) fixed: every released coordinate minus the statistic (upper triangle of φφᵀ and φy,
+    or φ and y) over 10⁵ messages (9·10⁵ / 4·10⁵ values) fits N(0, σ²) / Lap(b) (KS + variance
+    test, false alarm 1e-6); the noise scaled by 0.97 is flagged (power)."""
+    randomizer = LINEAR[case]()
+    law = (stats.norm(scale=randomizer.sigma) if case == "gaussian-statistics"
+           else stats.laplace(scale=randomizer.scale))
+    noise = _sentinel_noise(randomizer)
+    assert goodness_of_fit(noise, law, ALPHA).passed
+    assert not goodness_of_fit(0.97 * noise, law, ALPHA).passed
+
+
+LINEAR_SINGLE = {
+    "gaussian-statistics": lambda e: GaussianStatistics(e, 1.0, 1e-5, clip=True),
+    "laplace-input": lambda e: LaplaceInput(e, 1.0, clip=True),
+}
+LINEAR_VECTOR = {
+    "gaussian-statistics": lambda e: VectorGaussianStatistics(e, 1.0, 1e-5, clip=True),
+    "laplace-input": lambda e: VectorLaplaceInput(e, 1.0, clip=True),
+}
+
+
+@pytest.mark.parametrize("case", list(LINEAR_SINGLE))
+def test_linear_info_is_identical_and_reward_is_zero_single(case):
+    """Gaussian label noise (continuous raw labels, clip=True): info equals the bare env's, holds
+    no raw label, and the reward is 0.0 — the feedback is only the message."""
+    kw = dict(d=LIN_D, A=LIN_A, noise="gaussian", horizon=40)
+    bare = LinearContextualBanditEnv(**kw)
+    wrapped = LINEAR_SINGLE[case](LinearContextualBanditEnv(**kw))
+    bare.reset(seed=1)
+    wrapped.reset(seed=1)
+    for t in range(40):
+        _, raw, _, _, info_bare = bare.step(t % LIN_A)
+        obs, reward, _, _, info = wrapped.step(t % LIN_A)
+        assert _info_equal(info, info_bare) and not _holds_value(info, np.array([raw]))
+        assert reward == 0.0
+        assert not any(np.isin(np.asarray(v), [raw]).any() for v in obs.values())
+
+
+@pytest.mark.parametrize("case", list(LINEAR_VECTOR))
+def test_linear_info_is_identical_and_reward_is_zero_vector(case):
+    n, T = 32, 30
+    bare = _linear_vec(n, T, noise="gaussian")
+    wrapped = LINEAR_VECTOR[case](_linear_vec(n, T, noise="gaussian"))
+    _, raw_steps, _ = _linear_rollout(bare, 2, T)
+    _, steps, _ = _linear_rollout(wrapped, 2, T)
+    raw = np.concatenate([np.ravel(s[1]) for s in raw_steps])
+    for (obs, reward, info), (_, _, info_bare) in zip(steps, raw_steps, strict=True):
+        assert _info_equal(info, info_bare) and not _holds_value(info, raw)
+        assert not np.any(reward)
+        assert not any(np.isin(np.asarray(v), raw).any() for v in obs.values())
+
+
+class _KeepsRawLabel(GaussianStatisticsRandomizer):
+    """Mutant: remembers the last labels it randomized."""
+
+    def perturb(self, phi, y, draws):
+        self.last = y.copy()
+        return super().perturb(phi, y, draws)
+
+
+@pytest.mark.parametrize("mutant", [False, True])
+def test_no_raw_label_is_reachable_from_the_linear_wrapper(mutant):
+    """Gaussian label noise, clip=True: raw labels inside (−1, 1) are continuous and kept as they
+    are by the clipping, so any stored copy would show up exactly."""
+    n, T = 32, 20
+    cls = _KeepsRawLabel if mutant else GaussianStatisticsRandomizer
+    wrapped = LinearMessageVectorWrapper(_linear_vec(n, T, noise="gaussian"),
+                                         cls(1.0, 1e-5, LIN_D, clip=True))
+    _, raw_steps, _ = _linear_rollout(_linear_vec(n, T, noise="gaussian"), 4, T)
+    raw = np.concatenate([np.ravel(s[1]) for s in raw_steps])
+    raw = raw[np.abs(raw) < 1.0]
+    _linear_rollout(wrapped, 4, T)
+    assert np.isin(raw, reachable_floats(wrapped)).any() == mutant
