@@ -431,3 +431,5 @@ def test_examples_readme_rl_snippets_run():
     for block in blocks:
         exec(compile(block, "README-rl.md", "exec"), namespace)
     assert namespace["rl"].regret.mean() < namespace["ucb"].regret.mean()
+    assert [p.suffix for p in namespace["files"]] == [".png", ".pdf"]
+    assert all(p.stat().st_size > 0 for p in namespace["files"])
