@@ -323,13 +323,14 @@ class Reproduction:
 
     def table(self) -> str:
         """Per cell: time-average regret at T (mean ± SE), communication, guarantee."""
-        head = (f"{'panel':<26} {'protocol':<21} {'R(T)/T':>9} {'± SE':>8} {'syncs':>6} "
+        w = max(len("panel"), *(len(r.cell.panel.title) for r in self.results))
+        head = (f"{'panel':<{w}} {'protocol':<21} {'R(T)/T':>9} {'± SE':>8} {'syncs':>6} "
                 f"{'floats/silo':>12} {'bits/silo':>10}  guarantee")
         lines = [head, "-" * len(head)]
         for r in self.results:
             avg = time_average(r)[:, -1]
             comm = communication(r)
-            lines.append(f"{r.cell.panel.title:<26} {r.cell.label:<21} {avg.mean():>9.4f} "
+            lines.append(f"{r.cell.panel.title:<{w}} {r.cell.label:<21} {avg.mean():>9.4f} "
                          f"{standard_error(avg[:, None])[0]:>8.4f} "
                          f"{comm.get('sync_rounds', float('nan')):>6.0f} "
                          f"{comm.get('floats_sent_per_silo', float('nan')):>12.0f} "
