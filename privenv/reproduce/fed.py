@@ -30,6 +30,7 @@ import csv
 import json
 import shlex
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -415,8 +416,10 @@ def draw(rep: Reproduction) -> list[Path]:
                                   band="se", ylabel="time-average regret R(t)/t"))
     suptitle = (f"{spec.id} ({spec.description.split(':')[0]}) — T = {horizon:,}, {runs} runs, "
                 "mean ± 1 SE")
-    fig = regret_grid(panels, ncols=min(3, len(panels) + spec.scaling), suptitle=suptitle,
-                      footnote=spec.note, extra_panels=1 if rep.exponents else 0)
+    ncols = min(3, len(panels) + spec.scaling)
+    fig = regret_grid(panels, ncols=ncols, suptitle=suptitle,
+                      footnote=textwrap.fill(spec.note, 60 * ncols),
+                      extra_panels=1 if rep.exponents else 0)
     if rep.exponents:
         ax = fig.axes[len(panels)]
         ax.set_visible(True)
