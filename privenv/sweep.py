@@ -451,6 +451,12 @@ class SweepConfig:
             for first in range(0, cfg.runs, chunk)
         ]
 
+    def config_ids(self) -> list[str]:
+        """The ``config_id`` of each configuration, in order (whatever the chunking)."""
+        cfg = self.validate()
+        chunk = cfg.chunk or cfg.runs
+        return [cell.config_id for cell in cfg.cells()[:: -(-cfg.runs // chunk)]]
+
     def to_dict(self) -> dict[str, Any]:
         """The canonical expanded config (what :attr:`config_hash` hashes, plus the name)."""
         cfg = self.validate()

@@ -697,10 +697,7 @@ def reproduce(
     report, store_path, stored = run_figure_sweep(config, out, resume=resume, backend=backend,
                                                   workers=workers, address=address,
                                                   progress=progress)
-    n_chunks = -(-pl.runs // pl.chunk)  # cells come configuration by configuration
-    config_ids = {c: cell.config_id
-                  for c, cell in zip(config.configurations, config.cells()[::n_chunks],
-                                     strict=True)}
+    config_ids = dict(zip(config.configurations, config.config_ids(), strict=True))
     results = [PointResult.from_store(spec, p, stored[config_ids[p.configuration(pl.horizon)]],
                                       pl.estimates[p])
                for p in pl.points]

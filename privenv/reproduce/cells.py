@@ -117,9 +117,10 @@ class CellResult:
 def regret_results(config: SweepConfig, cells: list[Any],
                    stored: dict[str, ConfigResult]) -> list[CellResult]:
     """The stored results of a regret figure's ``cells`` (each with a ``configuration`` of
-    ``config``, whose cells hold all its runs in one chunk), in the order of ``cells``."""
-    by_config = dict(zip(config.configurations, config.cells(), strict=True))
-    return [CellResult.from_store(c, stored[by_config[c.configuration].config_id]) for c in cells]
+    ``config``; all the runs of a configuration, whatever its chunks), in the order of
+    ``cells``."""
+    by_config = dict(zip(config.configurations, config.config_ids(), strict=True))
+    return [CellResult.from_store(c, stored[by_config[c.configuration]]) for c in cells]
 
 
 def run_metadata(rep: Any) -> dict[str, Any]:

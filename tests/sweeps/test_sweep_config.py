@@ -60,6 +60,11 @@ def test_expansion_order_chunks_and_defaults():
     assert [(c.first_run, c.n_runs) for c in cells[:2]] == [(0, 4), (4, 2)]  # 6 runs, chunks of 4
     assert len(cells) == 12 and len({c.cell_id for c in cells}) == 12
     assert all(c.seed == 0 and c.n_checkpoints == 40 for c in cells)
+    # one config_id per configuration, shared by its chunks, whatever the chunking
+    assert cfg.config_ids() == [c.config_id for c in cells[::2]]
+    assert all(a.config_id == b.config_id for a, b in zip(cells[::2], cells[1::2], strict=True))
+    whole = SweepConfig(cfg.configurations, runs=6, chunk=6, seed=0, n_checkpoints=40)
+    assert whole.config_ids() == cfg.config_ids()
 
 
 def test_horizon_defaults_to_the_envs_and_instances_override_it():
