@@ -22,7 +22,8 @@ def test_registered_with_paper_2_setup():
         assert fig.SPEC is spec and fig.ID == spec.id and fig.impl is fed
     s = fed.SYNTHETIC
     assert (s.full.runs, s.full.horizon, fed.BATCH) == (25, 10_000, 25)
-    assert [(p.epsilon, p.delta) for p in s.panels] == [(1e-4, 1e-4), (1e-3, 1e-4), (0.2, 0.1)]
+    assert [(p.epsilon, p.delta) for p in s.panels] == [(1e-4, 1e-4), (1e-3, 1e-4), (0.2, 0.1),
+                                                        (1.0, 1e-4)]
     assert s.panels[0].protocols == ("none", "ldp", "sdp-amplification")
     assert s.panels[2].protocols == ("none", "ldp", "sdp-vector-sum")
     assert all(p.env_kwargs == {} for p in s.panels)  # the env's default: paper 2's M = K = 100
@@ -35,7 +36,7 @@ def test_registered_with_paper_2_setup():
 def test_non_private_cell_is_shared_by_panels_of_one_instance():
     cells = fed.make_cells(fed.SYNTHETIC, fed.Scale(2, 100, TINY_ENV))
     config = fed.sweep_config(fed.SYNTHETIC, cells)
-    assert len(cells) == 9 and len(config.configurations) == 7  # one "none" for all three panels
+    assert len(cells) == 12 and len(config.configurations) == 9  # one "none" for all panels
     with pytest.raises(ValueError, match="protocols"):
         fed.make_cells(fed.SYNTHETIC, fed.Scale(2, 100), protocols=["sdp"])
 
