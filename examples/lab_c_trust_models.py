@@ -48,6 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
+from privenv.plotting import save_figure
 from privenv.simulation import simulate
 
 NAME = "lab_c_trust_models"
@@ -101,9 +102,7 @@ def main(argv: list[str] | None = None) -> dict:
            title=f"Lab (c): same users, three trust models, {runs} runs (mean)")
     ax.legend(fontsize=6.5, loc="lower left")
     fig.tight_layout()
-    png = Path(args.output) / f"{NAME}.png"
-    png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png, dpi=150)
+    (png,) = save_figure(fig, Path(args.output) / NAME, formats=("png",))
     out = {"figure": str(png), "wall_s": time.perf_counter() - start, "summary": summary}
     print(json.dumps({"figure": out["figure"], "wall_s": round(out["wall_s"], 1)}))
     return out

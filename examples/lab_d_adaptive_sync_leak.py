@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from privenv.plotting import save_figure
 from privenv.privacy.membership import dp_success_bound
 from privenv.reproduce import fed_leak
 
@@ -90,9 +91,7 @@ def main(argv: list[str] | None = None) -> dict:
     fig.suptitle("Lab (d): the public sync times of adaptive communication leak membership",
                  fontsize=10)
     fig.tight_layout()
-    png = Path(args.output) / f"{NAME}.png"
-    png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png, dpi=150)
+    (png,) = save_figure(fig, Path(args.output) / NAME, formats=("png",))
     out = {"figure": str(png), "wall_s": time.perf_counter() - start, "summary": summary}
     print(json.dumps({"figure": out["figure"], "wall_s": round(out["wall_s"], 1)}))
     return out

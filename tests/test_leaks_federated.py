@@ -24,6 +24,7 @@ from gymnasium.vector import AutoresetMode
 
 from privenv.agents.federated import FedLinUCB
 from privenv.envs.federated import FederatedLinearBanditVectorEnv
+from privenv.privacy.audit import info_holds_values
 
 M, K, D, T, B, N = 3, 4, 3, 24, 4, 6  # silos, actions, dimension, horizon, batch, runs
 REWARD_BOUND = 2.0
@@ -34,14 +35,6 @@ def _env(theta_seed: int = 0) -> FederatedLinearBanditVectorEnv:
         N, horizon=T, M=M, K=K, d=D, reward="silo", theta_seed=theta_seed,
         autoreset_mode=AutoresetMode.DISABLED)
 
-
-def _holds_value(info: dict[str, Any], values: np.ndarray) -> bool:
-    """Whether any float in ``info`` (arrays included) equals one of ``values``."""
-    for v in info.values():
-        arr = np.asarray(v)
-        if arr.dtype.kind == "f" and np.isin(arr, values).any():
-            return True
-    return False
 
 
 # -- 1. the env's info ---------------------------------------------------------------------------
@@ -58,9 +51,9 @@ def test_federated_info_never_carries_realized_rewards() -> None:
     raw = np.concatenate([np.ravel(r) for r in rewards])
     raw = np.concatenate([raw, np.stack(rewards).sum(axis=-1).ravel()])  # the summed reward too
     assert np.unique(raw).size > 0.9 * raw.size  # continuous (Gaussian noise)
-    assert not any(_holds_value(i, raw) for i in infos)
+    assert not any(info_holds_values(i, raw) for i in infos)
     # mutation: the check flags a raw per-silo reward copied into info
-    assert _holds_value({**infos[0], "silo_reward": rewards[0]}, raw)
+    assert info_holds_values({**infos[0], "silo_reward": rewards[0]}, raw)
 
 
 # -- 2. coupling: (W̃, Ũ) = exact sums + data-independent noise -----------------------------------
@@ -140,4 +133,4 @@ def test_episode_info_holds_no_realized_reward(protocol: str) -> None:
         raw.append(np.asarray(r).ravel())
         agent.observe_batch(a, r, obs)
     raw = np.concatenate(raw)
-    assert not _holds_value(agent.episode_info(), raw)
+    assert not info_holds_values(agent.episode_info(), raw)

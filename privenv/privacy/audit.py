@@ -16,8 +16,9 @@ Every audit here must also be run on a deliberately broken mechanism and fail (m
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -33,6 +34,7 @@ __all__ = [
     "epsilon_lower_bound",
     "goodness_of_fit",
     "holdout_epsilon_lower_bound",
+    "info_holds_values",
     "threshold_epsilon_lower_bound",
     "wilson_interval",
 ]
@@ -272,3 +274,14 @@ def goodness_of_fit(
     s2 = float(np.mean((x - mean) ** 2))  # the mean is known: no Bessel correction needed
     z = (s2 - var) / (var * math.sqrt((excess_kurtosis + 2.0) / x.size))
     return GofResult(float(ks.pvalue), z, float(2.0 * stats.norm.sf(abs(z))), alpha)
+
+
+def info_holds_values(info: Mapping[str, Any], values: np.ndarray) -> bool:
+    """Whether any float in ``info`` (scalars or arrays) equals one of ``values``: the leak check
+    that no raw (continuous) reward reached an env's or agent's ``info``."""
+    values = np.asarray(values)
+    for v in info.values():
+        arr = np.asarray(v)
+        if arr.dtype.kind == "f" and np.isin(arr, values).any():
+            return True
+    return False

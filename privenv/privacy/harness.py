@@ -246,6 +246,16 @@ def _best(*results: audit.AuditResult) -> audit.AuditResult:
     return max(results, key=lambda r: r.epsilon_lb)
 
 
+def _tree_scores_bound(scores: list[tuple[np.ndarray, np.ndarray]], grid: np.ndarray,
+                       sds: tuple[float, float], delta: float) -> audit.AuditResult:
+    """The better of two tree statistics (S₁: memoised-noise LR, S₂: redrawn-noise LR), each
+    with thresholds ``grid`` × its standard deviation under D′ (α/2 each); ``scores`` = [(S₁, S₂)
+    on D, (S₁, S₂) on D′]."""
+    return _best(*(audit.threshold_epsilon_lower_bound(
+        scores[0][j], scores[1][j], grid * sds[j], delta=delta, alpha=ALPHA / 2)
+        for j in range(2)))
+
+
 # =================================================================================================
 # Scalar mechanisms: Laplace, Gaussian, randomized response (PRIVACY-TESTING.md item 1)
 # =================================================================================================
@@ -367,10 +377,7 @@ def _tree(mutation: str | None, n: int, seed: int) -> Measurement:
         scores.append((y[:, [0, 1, 3, 7, 15]].sum(axis=1), (y / _TREE_POP).sum(axis=1)))
     grid = np.linspace(-1.0, 5.0, 13)  # standardised units around D′'s mean 0
     sds = (math.sqrt(tree_levels(_TREE_T)) * _TREE_SIGMA, _tree_s2_sd(_TREE_SIGMA))
-    res = _best(*(audit.threshold_epsilon_lower_bound(
-        scores[0][j], scores[1][j], grid * sds[j], delta=_TREE_DELTA, alpha=ALPHA / 2)
-        for j in range(2)))
-    return Measurement(res, declared, _TREE_DELTA)
+    return Measurement(_tree_scores_bound(scores, grid, sds, _TREE_DELTA), declared, _TREE_DELTA)
 
 
 _register(AuditCase(
@@ -1367,10 +1374,7 @@ def _fed_linucb_silo(mutation: str | None, n: int, seed: int) -> Measurement:
                           *replace_one_sensitivities(1, _FED_B))
     grid = np.linspace(-1.0, 4.0, 21)
     sds = (sigma_ok * math.sqrt(len(_FED_NODES)), sigma_ok * math.sqrt(np.sum(1 / pop**2)))
-    res = _best(*(audit.threshold_epsilon_lower_bound(
-        scores[0][j], scores[1][j], grid * sds[j], delta=_FED_DELTA, alpha=ALPHA / 2)
-        for j in range(2)))
-    return Measurement(res, _FED_EPS, _FED_DELTA)
+    return Measurement(_tree_scores_bound(scores, grid, sds, _FED_DELTA), _FED_EPS, _FED_DELTA)
 
 
 _register(AuditCase(

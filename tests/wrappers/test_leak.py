@@ -34,7 +34,7 @@ from privenv.envs.bai import BestArmIdentificationEnv, BestArmIdentificationVect
 from privenv.envs.base import ProblemVectorEnv
 from privenv.envs.huber import HuberBanditEnv, HuberBanditVectorEnv
 from privenv.envs.linear import LinearContextualBanditEnv, LinearContextualBanditVectorEnv
-from privenv.privacy.audit import goodness_of_fit
+from privenv.privacy.audit import goodness_of_fit, info_holds_values
 from privenv.problems.base import Problem
 from privenv.seeding import WRAPPER, RunNoise, child, generators
 from privenv.wrappers import (
@@ -289,14 +289,6 @@ def _info_equal(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
 
 
-def _holds_value(info: dict[str, Any], values: np.ndarray) -> bool:
-    """Whether any float in ``info`` equals one of ``values`` (continuous raw rewards)."""
-    for v in info.values():
-        arr = np.asarray(v)
-        if arr.dtype.kind == "f" and np.isin(arr, values).any():
-            return True
-    return False
-
 
 class _InfoLeak(gym.Wrapper):
     """Mutant: copies the raw reward into ``info`` (below the local-DP wrapper)."""
@@ -317,7 +309,7 @@ def test_info_is_identical_with_and_without_the_wrapper_single(case):
         _, _, _, _, info = wrapped.step(t % 5)
         assert _info_equal(info, info_bare)
         if case.startswith("huber"):
-            assert not _holds_value(info, np.array([raw]))
+            assert not info_holds_values(info, np.array([raw]))
 
 
 @pytest.mark.parametrize(
@@ -330,7 +322,7 @@ def test_info_is_identical_with_and_without_the_wrapper_vector(case):
     _, infos = _rollout(LocalDPVectorRewardWrapper(make_env(n, T), make_randomizer()), 2, T, 5)
     assert all(_info_equal(a, b) for a, b in zip(infos, info_bare, strict=True))
     if "huber" in case:
-        assert not any(_holds_value(i, raw.ravel()) for i in infos)
+        assert not any(info_holds_values(i, raw.ravel()) for i in infos)
 
 
 @pytest.mark.xfail(
@@ -360,7 +352,7 @@ def test_info_check_flags_a_raw_reward_in_info():
     bare.reset(seed=0)
     _, raw, _, _, info_bare = bare.step(0)
     _, _, _, _, info = env.step(0)
-    assert not _info_equal(info, info_bare) and _holds_value(info, np.array([raw]))
+    assert not _info_equal(info, info_bare) and info_holds_values(info, np.array([raw]))
 
 
 # -- 4. attributes reachable from the wrapper ---------------------------------------------------
@@ -599,7 +591,7 @@ def test_linear_info_is_identical_and_reward_is_zero_single(case):
     for t in range(40):
         _, raw, _, _, info_bare = bare.step(t % LIN_A)
         obs, reward, _, _, info = wrapped.step(t % LIN_A)
-        assert _info_equal(info, info_bare) and not _holds_value(info, np.array([raw]))
+        assert _info_equal(info, info_bare) and not info_holds_values(info, np.array([raw]))
         assert reward == 0.0
         assert not any(np.isin(np.asarray(v), [raw]).any() for v in obs.values())
 
@@ -613,7 +605,7 @@ def test_linear_info_is_identical_and_reward_is_zero_vector(case):
     _, steps, _ = _linear_rollout(wrapped, 2, T)
     raw = np.concatenate([np.ravel(s[1]) for s in raw_steps])
     for (obs, reward, info), (_, _, info_bare) in zip(steps, raw_steps, strict=True):
-        assert _info_equal(info, info_bare) and not _holds_value(info, raw)
+        assert _info_equal(info, info_bare) and not info_holds_values(info, raw)
         assert not np.any(reward)
         assert not any(np.isin(np.asarray(v), raw).any() for v in obs.values())
 
