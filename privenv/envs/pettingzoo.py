@@ -60,7 +60,7 @@ class FederatedParallelEnv(ParallelEnv):
 
     metadata: dict[str, Any] = {
         "name": "federated_linear_bandit_v0",
-        "render_modes": ["ansi"],
+        "render_modes": ["ansi", "rgb_array"],
         "is_parallelizable": True,
     }
 
@@ -114,6 +114,9 @@ class FederatedParallelEnv(ParallelEnv):
                 )
         joint = np.array([[int(actions[a]) for a in self.possible_agents]], dtype=np.int64)
         obs, rewards, _, info = self.problem.step(joint)
+        board = self._env._board  # the Gymnasium view's render board (None without render_mode)
+        if board is not None:
+            board.record(*self._env.render_pulls(self.problem, joint, obs, rewards, info), info)
         self._t += 1
         done = self.horizon is not None and self._t >= self.horizon
         agents = self.agents
@@ -134,10 +137,10 @@ class FederatedParallelEnv(ParallelEnv):
             self.agents = []
         return out_obs, out_rew, terminations, truncations, infos
 
-    def render(self) -> str | None:
-        if self.render_mode != "ansi":
-            return None
-        return f"{type(self).__name__}: t={self._t}, silos={len(self.possible_agents)}\n"
+    def render(self) -> str | np.ndarray | None:
+        """As the Gymnasium view renders (pulls per action pooled over silos, mean observed reward,
+        regret): ``"ansi"`` text or an ``"rgb_array"`` frame. Shows raw data: a human view."""
+        return self._env.render()
 
     def close(self) -> None:
         pass

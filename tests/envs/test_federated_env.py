@@ -258,3 +258,28 @@ def test_silo_reward_mode_returns_the_per_silo_rewards():
     np.testing.assert_allclose(r[0], r_silo)
     with pytest.raises(ValueError, match="reward"):
         FederatedLinearBanditEnv(reward="mean", **SMALL)
+
+
+@pytest.mark.parametrize("mode", ["ansi", "rgb_array"])
+def test_pettingzoo_view_renders_like_the_gymnasium_view(mode):
+    """The parallel view renders the same board as the Gymnasium view for the same joint actions
+    (pulls per action pooled over silos)."""
+    pytest.importorskip("pettingzoo")
+    pytest.importorskip("matplotlib")
+    from privenv.envs.pettingzoo import FederatedParallelEnv
+    from privenv.envs.render import FRAME_SHAPE
+
+    pz = FederatedParallelEnv(render_mode=mode, **SMALL)
+    gym_env = FederatedLinearBanditEnv(render_mode=mode, **SMALL)
+    pz.reset(seed=1)
+    gym_env.reset(seed=1)
+    for k in range(6):
+        joint = [(k * m) % 5 for m in range(4)]
+        pz.step(dict(zip(pz.agents, joint, strict=True)))
+        gym_env.step(np.array(joint))
+    frame, expected = pz.render(), gym_env.render()
+    if mode == "ansi":
+        assert frame == expected and "pulls" in frame
+    else:
+        assert frame.shape == FRAME_SHAPE and frame.dtype == np.uint8
+        np.testing.assert_array_equal(frame, expected)
