@@ -522,8 +522,8 @@ class TreeRandomizer:
     ) -> tuple[np.ndarray, np.ndarray]:
         """The M noisy p-sums of the completed node of each run in ``runs`` (= the live runs):
         shapes ``(len(runs), M, d, d)`` and ``(len(runs), M, d)``."""
-        self.gram_tree.add(gram, live)
-        self.moment_tree.add(moment, live)
+        self.gram_tree.add(gram, live, prefix=False)  # the silos release p-sums, not prefixes
+        self.moment_tree.add(moment, live, prefix=False)
         return self.gram_tree.released()[runs], self.moment_tree.released()[runs]
 
 

@@ -218,16 +218,19 @@ class TreeMechanism:
 
     # -- the mechanism ----------------------------------------------------------------------------
 
-    def add(self, values: np.ndarray, live: np.ndarray | None = None) -> np.ndarray:
+    def add(self, values: np.ndarray, live: np.ndarray | None = None,
+            prefix: bool = True) -> np.ndarray | None:
         """Append one item to each live run; return the private prefix sums of all runs.
 
         Args:
             values: shape ``(n_runs, *shape)`` (rows of runs that are not live are ignored).
                 Symmetric items must be symmetric (they are not symmetrised here).
             live: boolean mask of shape ``(n_runs,)``; ``None`` = all runs.
+            prefix: compute and return :meth:`prefix` (``False``: return ``None``, e.g. for the
+                distributed form, whose silos release :meth:`released` only).
 
         Returns:
-            ``(n_runs, *shape)``: :meth:`prefix` after the update.
+            ``(n_runs, *shape)``: :meth:`prefix` after the update, or ``None``.
         """
         values = np.asarray(values, dtype=float)
         if values.shape != (self.n_runs, *self.shape):
@@ -259,7 +262,7 @@ class TreeMechanism:
         if live is not None:  # fancy indexing copied: write back
             self._psum[runs], self._node_noise[runs] = psum, noise
         self.t[sel] = t
-        return self.prefix()
+        return self.prefix() if prefix else None
 
     def prefix(self) -> np.ndarray:
         """Private prefix sums of all runs: Σ over the set bits j of t of (α_j + noise_j).
