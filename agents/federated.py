@@ -44,6 +44,7 @@ from privenv.privacy.federated import (
 )
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.tree import lowest_set_bit
+from privenv.privacy.vector_sum import VECTOR_SUM_S
 
 __all__ = ["EIGEN_FLOOR", "FedLinUCB", "FedUCBAdaptive", "fed_confidence_radius"]
 
@@ -97,6 +98,7 @@ class _FederatedLinUCB(Agent):
         n_syncs: int,
         n_runs: int,
         batch: int | None = None,
+        vector_sum_scale: float = VECTOR_SUM_S,
     ) -> None:
         super().__init__(n_runs)
         self.M = check_int("M", M, low=1)
@@ -116,7 +118,7 @@ class _FederatedLinUCB(Agent):
         self.calibration: Calibration = calibrate(
             self.protocol_name, epsilon=self.epsilon, delta=self.delta, M=self.M, d=self.d,
             horizon=self.horizon, n_syncs=n_syncs, alpha=self.alpha,
-            reward_bound=self.reward_bound, batch=batch)
+            reward_bound=self.reward_bound, batch=batch, vector_sum_scale=vector_sum_scale)
         self.lambda_ = self.calibration.lambda_ if lambda_ is None else check_real(
             "lambda_", lambda_, low=0.0, low_open=True, high=math.inf, high_open=True)
         self.beta = None if beta is None else check_real("beta", beta, low=0.0, high=math.inf,
@@ -352,6 +354,10 @@ class FedLinUCB(_FederatedLinUCB):
         theta_bound: S ≥ ‖θ*‖ (env: 1).
         lambda_: override λ.
         beta: override β_t by a constant.
+        vector_sum_scale: s, the scale of P_Vec's binomial trials b (``"sdp-vector-sum"`` only;
+            default :data:`~privenv.privacy.vector_sum.VECTOR_SUM_S` = 1, the SPEC's formula).
+            The calibration refuses an s too small for the declared (ε, δ) and says so: raise it
+            then (more noise, never less privacy).
         n_runs: number of runs.
     """
 
@@ -373,12 +379,16 @@ class FedLinUCB(_FederatedLinUCB):
         theta_bound: float = 1.0,
         lambda_: float | None = None,
         beta: float | None = None,
+        vector_sum_scale: float = VECTOR_SUM_S,
         n_runs: int = 1,
     ) -> None:
         horizon = check_int("horizon", horizon, low=1)
         self.batch = check_int("batch", batch, low=1, high=horizon)
+        self.vector_sum_scale = check_real("vector_sum_scale", vector_sum_scale, low=0.0,
+                                           low_open=True, high=math.inf, high_open=True)
         super().__init__(M, K, d, horizon, protocol, epsilon, delta, alpha, reward_bound, sigma,
-                         theta_bound, lambda_, beta, horizon // self.batch, n_runs, self.batch)
+                         theta_bound, lambda_, beta, horizon // self.batch, n_runs, self.batch,
+                         self.vector_sum_scale)
 
     @property
     def privacy(self) -> PrivacyGuarantee:

@@ -90,6 +90,7 @@ from .guarantee import PrivacyGuarantee
 from .mechanisms import check_positive, gaussian_sigma_analytic
 from .tree import NoiseSource, TreeMechanism, lowest_set_bit, run_uniforms
 from .vector_sum import (
+    VECTOR_SUM_S,
     VectorSumParameters,
     analyze,
     binomial_noise_sum,
@@ -303,17 +304,18 @@ def vector_sum_point_bound(reward_bound: float, feature_bound: float = 1.0) -> f
 
 
 def vector_sum_levels(
-    epsilon: float, delta: float, kappa: int, M: int, d: int, batch: int
+    epsilon: float, delta: float, kappa: int, M: int, d: int, batch: int,
+    s: float = VECTOR_SUM_S,
 ) -> tuple[VectorSumParameters, ...]:
     """P_Vec's parameters of each tree level j = 0, …, κ − 1: n_j = M·B·2^j points, at the
-    per-node budget (ε₀, δ₀) = :func:`~privenv.privacy.vector_sum.node_budget` (ε, δ, κ) (the
-    default scale s of b, :data:`~privenv.privacy.vector_sum.VECTOR_SUM_S`)."""
+    per-node budget (ε₀, δ₀) = :func:`~privenv.privacy.vector_sum.node_budget` (ε, δ, κ), with
+    scale ``s`` of b (default :data:`~privenv.privacy.vector_sum.VECTOR_SUM_S`)."""
     kappa = check_int("kappa", kappa, low=1)
     M = check_int("M", M, low=1)
     batch = check_int("batch", batch, low=1)
     eps0, delta0 = node_budget(epsilon, delta, kappa)
     return tuple(vector_sum_parameters(M * batch * (1 << j), check_int("d", d, low=1), eps0,
-                                       delta0) for j in range(kappa))
+                                       delta0, s) for j in range(kappa))
 
 
 def message_floats(d: int) -> int:
@@ -384,6 +386,7 @@ def calibrate(
     alpha: float,
     reward_bound: float | None,
     batch: int | None = None,
+    vector_sum_scale: float = VECTOR_SUM_S,
 ) -> Calibration:
     """σ₀, κ, λ and the guarantee of a protocol variant (see the module docstring).
 
@@ -398,6 +401,7 @@ def calibrate(
         reward_bound: b, the declared bound the rewards are clipped to (required with noise).
         batch: B, rounds per batch (fixed batches); required by ``"sdp-vector-sum"``, whose
             node sizes n_j = M·B·2^j must be known in advance.
+        vector_sum_scale: s of P_Vec's b (``"sdp-vector-sum"`` only).
     """
     check_choice("protocol", protocol, PROTOCOLS)
     epsilon = check_epsilon(epsilon)
@@ -416,7 +420,8 @@ def calibrate(
             "so pass reward_bound explicitly"
         )
     if protocol == "sdp-vector-sum":
-        return _calibrate_vector_sum(epsilon, delta, M, d, kappa, alpha, reward_bound, batch)
+        return _calibrate_vector_sum(epsilon, delta, M, d, kappa, alpha, reward_bound, batch,
+                                     vector_sum_scale)
     gram_sens, moment_sens = replace_one_sensitivities(d, reward_bound)
     node = _node_sensitivity(gram_sens, moment_sens)
     if protocol == "ldp":
@@ -441,7 +446,7 @@ def calibrate(
 
 def _calibrate_vector_sum(
     epsilon: float, delta: float, M: int, d: int, kappa: int, alpha: float,
-    reward_bound: float, batch: int | None,
+    reward_bound: float, batch: int | None, vector_sum_scale: float = VECTOR_SUM_S,
 ) -> Calibration:
     """``"sdp-vector-sum"``: per-level P_Vec parameters, each node's checked (ε₀, δ₀) guarantee
     (:func:`~privenv.privacy.vector_sum.node_guarantee` raises if the scale s is too small) and
@@ -454,7 +459,7 @@ def _calibrate_vector_sum(
         )
     batch = check_int("batch", batch, low=1)
     L = vector_sum_point_bound(reward_bound)
-    levels = vector_sum_levels(epsilon, delta, kappa, M, d, batch)
+    levels = vector_sum_levels(epsilon, delta, kappa, M, d, batch, vector_sum_scale)
     nodes = [node_guarantee(p, unit=UNIT) for p in levels]  # each level checked, all (ε₀, δ₀)
     guarantee = compose_nodes(nodes[0], kappa)
     sigma0 = max(max_error_std(L, p) for p in levels) / math.sqrt(M)

@@ -468,3 +468,17 @@ def test_bad_step_inputs() -> None:
     agent.act_batch(np.full((1, 3, 5, 3), 1.0))  # ‖φ‖ = √3 > 1
     with pytest.raises(ValueError, match="norm"):
         agent.observe_batch(a, np.zeros((1, 3)), obs)
+
+
+def test_vector_sum_scale_is_the_users_lever_when_the_check_refuses_s() -> None:
+    """At (ε, δ) = (1, 1e-4), M = 4, T = 100 the default s = 1 is refused (the Gaussian-limit
+    check fails) with a message naming s; a larger s calibrates, with more binomial trials."""
+    env = _env(1, 100)
+    kw = dict(protocol="sdp-vector-sum", epsilon=1.0, delta=1e-4, batch=5, reward_bound=1.0)
+    with pytest.raises(ValueError, match="increase s"):
+        make("fed-linucb", env, 1, **kw)
+    agent = make("fed-linucb", env, 1, vector_sum_scale=8.0, **kw)
+    assert agent.vector_sum_scale == 8.0
+    assert all(p.s == 8.0 for p in agent.calibration.vector_sum)
+    with pytest.raises(ValueError, match="vector_sum_scale"):
+        make("fed-linucb", env, 1, vector_sum_scale=0.0, **kw)
