@@ -2,6 +2,7 @@
 
 * :class:`UCB1`, :class:`RobustUCB` (truncated-mean UCB for heavy tails), :class:`EpsilonGreedy`:
   index policies, non-private.
+* :class:`Uniform`: uniformly random actions, the reference every regret is compared with.
 * :class:`BatchedElimination`: the per-run schedule of *batched successive elimination*, shared by
   Algorithm 1 of paper 1 (PRAE-R, PRAE-C, DPRSE in :mod:`privenv.agents.huber`) and DP-SE
   (:mod:`privenv.agents.dp_se`). Subclasses add only their estimator and elimination rule.
@@ -16,6 +17,40 @@ import numpy as np
 
 from privenv._validation import check_choice, check_int, check_probability, check_real
 from privenv.agents.base import Agent
+
+
+class Uniform(Agent):
+    """Uniformly random actions, from the agent's per-run uniforms (run *i*'s actions do not
+    depend on the batch): ⌊u·n⌋ with u ~ U[0, 1) — the reference every regret is compared with.
+
+    Args:
+        n_actions: actions per round (K or A).
+        silos: ``None`` (one action per run) or M (one action per silo, shape ``(n_runs, M)``,
+            drawn silo by silo from the run's stream).
+        n_runs: number of runs.
+    """
+
+    name = "uniform"
+
+    def __init__(self, n_actions: int, silos: int | None = None, n_runs: int = 1) -> None:
+        super().__init__(n_runs)
+        self.n_actions = check_int("n_actions", n_actions, low=1)
+        self.silos = None if silos is None else check_int("silos", silos, low=1)
+
+    def reset_state(self) -> None:
+        pass
+
+    def act_batch(self, observations: np.ndarray) -> np.ndarray:
+        if self.silos is None:
+            u = self.noise.uniform()
+        else:
+            u = np.stack([self.noise.uniform() for _ in range(self.silos)], axis=1)
+        return np.minimum((u * self.n_actions).astype(np.int64), self.n_actions - 1)
+
+    def observe_batch(self, actions: np.ndarray, rewards: np.ndarray,
+                      observations: np.ndarray) -> None:
+        self.t += 1
+
 
 #: segment end of a segment that never ends (the survivor of an elimination, played to the end)
 NEVER = np.iinfo(np.int64).max // 4

@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 import privenv  # noqa: F401
-from privenv.agents import Agent, make
+from privenv.agents import make
 from privenv.agents.linear import CentralDPLinUCB, tree_noise_bounds
+from privenv.agents.mab import Uniform
 from privenv.privacy.accounting import gaussian_epsilon
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.simulation import play, simulate
@@ -140,26 +141,12 @@ def test_ledger_charges_every_user_rho_exactly_once():
 # -- regret ---------------------------------------------------------------------------------------
 
 
-class Uniform(Agent):
-    """Uniformly random actions (the reference for "below uniform")."""
-
-    def reset_state(self) -> None:
-        pass
-
-    def act_batch(self, observations):
-        A = np.asarray(observations).shape[1]
-        return np.minimum((self.noise.uniform() * A).astype(np.int64), A - 1)
-
-    def observe_batch(self, actions, rewards, observations) -> None:
-        self.t += 1
-
-
 def test_regret_below_uniform_and_decreasing_with_epsilon():
     """Default sphere instance (d = 5, A = 10), T = 2000, 6 runs, seed 0 (the same users in every
     cell). Measured (10 runs): uniform 1332, ε = 1: 608, ε = 10: 139, ε = 100: 57, LinUCB 36.
     Checks: ε = 1 below 70 % of uniform; strictly decreasing in ε; ε = 100 within 3× LinUCB."""
     T, n = 2000, 6
-    uni = simulate(Uniform(n_runs=n), ENV, n_runs=n, horizon=T, seed=0).regret.mean()
+    uni = simulate(Uniform(10, n_runs=n), ENV, n_runs=n, horizon=T, seed=0).regret.mean()
     lin = simulate("linucb", ENV, n_runs=n, horizon=T, seed=0).regret.mean()
     regrets = [simulate(NAME, ENV, n_runs=n, horizon=T, seed=0,
                         agent_kwargs={"epsilon": eps}).regret.mean() for eps in (1.0, 10.0, 100.0)]

@@ -16,6 +16,7 @@ from privenv.agents import make
 from privenv.agents.base import Agent
 from privenv.agents.federated import FedLinUCB, FedUCBAdaptive, fed_confidence_radius
 from privenv.agents.linear import LinUCB
+from privenv.agents.mab import Uniform
 from privenv.privacy import vector_sum as vs
 from privenv.privacy.federated import (
     UNIT,
@@ -258,24 +259,6 @@ def test_one_silo_batch_one_equals_linucb() -> None:
 # -- regret ---------------------------------------------------------------------------------------
 
 
-class Uniform(Agent):
-    """Uniformly random actions for every silo (from the agent's per-run uniforms)."""
-
-    def __init__(self, M: int, K: int, n_runs: int = 1) -> None:
-        super().__init__(n_runs)
-        self.M, self.K = M, K
-
-    def reset_state(self) -> None:
-        pass
-
-    def act_batch(self, observations):
-        u = np.stack([self.noise.uniform() for _ in range(self.M)], axis=1)
-        return (u * self.K).astype(np.int64)
-
-    def observe_batch(self, actions, rewards, observations) -> None:
-        self.t += 1
-
-
 def test_regret_well_below_uniform() -> None:
     """M = 4, K = 10, d = 5, T = 400, 4 runs: non-private FedLinUCB's group regret is below a
     quarter of the uniform policy's (measured 0.10×); LDP at ε = 10 (δ = 10⁻³) below it too
@@ -283,7 +266,7 @@ def test_regret_well_below_uniform() -> None:
     kw = dict(n_runs=4, horizon=400, seed=1, env_kwargs=dict(M=4, K=10, d=5, reward="silo"))
     fed = simulate("fed-linucb", ENV, agent_kwargs=dict(batch=5), **kw).regret.mean()
     env = make_vector_env(ENV, 4, 400, M=4, K=10, d=5, reward="silo")
-    uni = simulate(Uniform(4, 10, 4), env, n_runs=4, seed=1).regret.mean()
+    uni = simulate(Uniform(10, silos=4, n_runs=4), env, n_runs=4, seed=1).regret.mean()
     ldp = simulate("fed-linucb", ENV, agent_kwargs=dict(batch=5, protocol="ldp", epsilon=10.0,
                                                         delta=1e-3, reward_bound=2.0),
                    **kw).regret.mean()

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import privenv  # noqa: F401
-from privenv.agents import Agent, make
+from privenv.agents import make
 from privenv.agents.linear import (
     InputPerturbationOLS,
     LDPLinUCB,
@@ -27,6 +27,7 @@ from privenv.agents.linear import (
     ldp_linucb_upsilon,
     oful_radius,
 )
+from privenv.agents.mab import Uniform
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.simulation import play, simulate
 from privenv.wrappers import GaussianStatistics, LaplaceInput
@@ -119,27 +120,13 @@ def test_input_perturbation_ols_one_step_by_hand():
 # -- regret ---------------------------------------------------------------------------------
 
 
-class Uniform(Agent):
-    """Uniformly random actions (the reference for "far below uniform")."""
-
-    def reset_state(self) -> None:
-        pass
-
-    def act_batch(self, observations):
-        A = np.asarray(observations).shape[1]
-        return np.minimum((self.noise.uniform() * A).astype(np.int64), A - 1)
-
-    def observe_batch(self, actions, rewards, observations) -> None:
-        self.t += 1
-
-
 def test_linucb_regret_is_sublinear_and_far_below_uniform():
     """Default sphere instance (d = 5, A = 10), T = 2000, 20 runs, seed 0. Checks: (i) mean
     regret < 10 % of the uniform policy's; (ii) sublinear growth: the regret per round after
     t₁ ≈ T/2 is < 1/3 of the regret per round before t₁ (linear growth gives ratio 1)."""
     T, n = 2000, 20
     lin = simulate("linucb", ENV, n_runs=n, horizon=T, seed=0)
-    uni = simulate(Uniform(n_runs=n), ENV, n_runs=n, horizon=T, seed=0)
+    uni = simulate(Uniform(10, n_runs=n), ENV, n_runs=n, horizon=T, seed=0)
     k = int(np.searchsorted(lin.checkpoint_times, T // 2))  # first checkpoint t₁ ≥ T/2
     t1, r_t1, r_T = lin.checkpoint_times[k], lin.regret_curve[:, k].mean(), lin.regret.mean()
     assert r_T < 0.1 * uni.regret.mean()

@@ -13,7 +13,6 @@ import pytest
 
 import privenv  # noqa: F401
 from privenv.agents import make
-from privenv.agents.base import Agent
 from privenv.agents.lplr import (
     LPLR,
     LPLRRegCB,
@@ -24,27 +23,11 @@ from privenv.agents.lplr import (
     lplr_n0,
     partition_parameters,
 )
+from privenv.agents.mab import Uniform
 from privenv.privacy.wishart import gram_gaussian_sigma
 from privenv.simulation import simulate
 
 ENV = "LinearContextualBandit-v0"
-
-
-class Uniform(Agent):
-    """Uniform play, the reference an eliminating agent must beat."""
-
-    def __init__(self, A: int, n_runs: int = 1) -> None:
-        super().__init__(n_runs)
-        self.A = A
-
-    def reset_state(self) -> None:
-        pass
-
-    def act_batch(self, observations: np.ndarray) -> np.ndarray:
-        return np.minimum((self.noise.uniform() * self.A).astype(int), self.A - 1)
-
-    def observe_batch(self, actions, rewards, observations) -> None:
-        self.t += 1
 
 
 def unit_rows(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -208,13 +191,13 @@ def test_default_constants_play_uniformly():
     and, drawing the same uniforms, its regret equals uniform play's exactly."""
     T, R = 1500, 2
     lplr = LPLRRegCB(d=2, A=10, horizon=T, epsilon=1.0, n_runs=R)
-    assert np.array_equal(_regret(lplr, T, R), _regret(Uniform(10, R), T, R))
+    assert np.array_equal(_regret(lplr, T, R), _regret(Uniform(10, n_runs=R), T, R))
 
 
 def test_regret_below_uniform_large_epsilon():
     T, R = 5000, 2
     lplr = LPLRRegCB(d=2, A=10, horizon=T, epsilon=1e6, n_runs=R)
-    ours, uniform = _regret(lplr, T, R), _regret(Uniform(10, R), T, R)
+    ours, uniform = _regret(lplr, T, R), _regret(Uniform(10, n_runs=R), T, R)
     assert np.all(ours < 0.8 * uniform), (ours, uniform)
 
 
@@ -222,7 +205,7 @@ def test_regret_below_uniform_large_epsilon():
 def test_regret_below_uniform_large_epsilon_T20000():
     T, R = 20_000, 2
     lplr = LPLRRegCB(d=2, A=10, horizon=T, epsilon=1e6, n_runs=R)
-    ours, uniform = _regret(lplr, T, R), _regret(Uniform(10, R), T, R)
+    ours, uniform = _regret(lplr, T, R), _regret(Uniform(10, n_runs=R), T, R)
     assert np.all(ours < 0.8 * uniform), (ours, uniform)
 
 
