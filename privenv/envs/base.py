@@ -95,9 +95,7 @@ class ProblemEnv(gym.Env, Generic[P]):
         if not self.action_space.contains(action):
             raise ValueError(f"action {action!r} is not in the action space {self.action_space}")
         obs, reward, terminated, info = self.problem.step(np.asarray([action]))
-        if self._board is not None:
-            self._board.record(*self.render_pulls(self.problem, np.asarray([action]), obs,
-                                                  reward, info), info)
+        self.record_render(np.asarray([action]), obs, reward, info)
         reward = self.problem.gym_reward(reward)
         self._t += 1
         term = bool(terminated[0])
@@ -106,6 +104,13 @@ class ProblemEnv(gym.Env, Generic[P]):
         r = reward[0]  # a scalar, or a problem's opt-in detailed reward (e.g. one per silo)
         r = float(r) if np.ndim(r) == 0 else r
         return obs[0], r, term, bool(trunc), _unbatch(info)
+
+    def record_render(self, actions: np.ndarray, obs: Any, reward: np.ndarray,
+                      info: dict[str, Any]) -> None:
+        """Record one problem step (batched, one run) on the render board; a no-op without a
+        ``render_mode``. Views that step :attr:`problem` themselves (PettingZoo) call it too."""
+        if self._board is not None:
+            self._board.record(*self.render_pulls(self.problem, actions, obs, reward, info), info)
 
     @property
     def run_seeds(self) -> list[np.random.SeedSequence]:

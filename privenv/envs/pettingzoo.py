@@ -114,9 +114,7 @@ class FederatedParallelEnv(ParallelEnv):
                 )
         joint = np.array([[int(actions[a]) for a in self.possible_agents]], dtype=np.int64)
         obs, rewards, _, info = self.problem.step(joint)
-        board = self._env._board  # the Gymnasium view's render board (None without render_mode)
-        if board is not None:
-            board.record(*self._env.render_pulls(self.problem, joint, obs, rewards, info), info)
+        self._env.record_render(joint, obs, rewards, info)  # the Gymnasium view's board
         self._t += 1
         done = self.horizon is not None and self._t >= self.horizon
         agents = self.agents
