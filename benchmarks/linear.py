@@ -9,7 +9,12 @@ For LinUCB/OFUL on ``LinearContextualBandit-v0`` with d = 10, A = 100 (unit-sphe
   time) on the first ``--slow-runs`` runs (default 3), its cost per run-step;
 * their ratio (target ≥ 20×), and whether both paths gave identical regrets on the runs they share;
 * the same for a null agent (action 0 every round): the environment's own cost per run-step in
-  each path, which every agent pays; and the agents' own cost (total − env only) in each path.
+  each path, which every agent pays; and the agents' own cost (total − env only) in each path;
+* the floor under the batched path: what drawing one round's A·d feature values costs on one
+  stream (float32 uniforms alone, numpy's ziggurat normals, the env's sampler, and the fastest
+  numpy variant we found, which the env does not use because it would change every linear
+  result), and the ratio each floor would allow if the rest of the batched path (env and agent)
+  cost nothing.
 
 The horizon (``--horizon``, default 2000) only keeps the slow loop short: the ratio is per
 run-step. ``--d`` and ``--A`` change the instance (the env draws A·d Gaussians per run-step).
@@ -21,7 +26,9 @@ compare the ratios, read absolute times as context.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+import timeit
 from typing import Any
 
 import gymnasium as gym
@@ -29,6 +36,7 @@ import numpy as np
 from common import machine_line, timed_play, with_epsilon
 
 from privenv import agents
+from privenv.problems.linear import _unit_sphere
 from privenv.simulation import simulate
 
 ENV_ID = "LinearContextualBandit-v0"
@@ -81,6 +89,42 @@ def fast_vs_slow(name: str, runs: int, slow_runs: int, horizon: int,
     }
 
 
+def _unit_sphere_paired(gen: np.random.Generator, rows: int, d: int) -> np.ndarray:
+    """Floor probe only (not the env's sampler): Box–Muller pairs laid out inside a row, so that
+    ‖g‖² is the sum of the pairs' r² and the normalization needs no pass over the coordinates."""
+    h = (d + 1) // 2
+    m = rows * h
+    u = gen.random(2 * m, dtype=np.float32)
+    u += np.float32(2.0**-25)
+    r2 = np.log(u[:m]).reshape(rows, h)
+    r2 *= np.float32(-2.0)
+    angle = u[m:] * np.float32(2.0 * math.pi)
+    cos, sin = np.cos(angle).reshape(rows, h), np.sin(angle).reshape(rows, h)
+    norm2 = r2[:, : d // 2] @ np.ones(d // 2, dtype=np.float32)
+    if d % 2:
+        norm2 += r2[:, -1] * cos[:, -1] ** 2
+    r2 /= norm2[:, None]
+    np.sqrt(r2, out=r2)
+    out = np.empty((rows, 2 * h), dtype=np.float32)
+    np.multiply(r2, cos, out=out[:, 0::2])
+    np.multiply(r2, sin, out=out[:, 1::2])
+    return out[:, :d]
+
+
+def sampler_floor(A: int, d: int, rounds: int = 32) -> dict[str, float]:
+    """ns per run-step of drawing ``rounds`` rounds of A·d feature values at once on one stream
+    (the env refills each run's buffer in blocks of about that many rounds); best of 5."""
+    gen = np.random.default_rng(0)
+    probes = {
+        "float32 uniforms alone": lambda: gen.random(rounds * A * d, dtype=np.float32),
+        "numpy ziggurat normals": lambda: gen.standard_normal((rounds, A, d), dtype=np.float32),
+        "env sampler (Box–Muller + g/‖g‖)": lambda: _unit_sphere(gen, (rounds, A), d),
+        "paired Box–Muller (probe)": lambda: _unit_sphere_paired(gen, rounds * A, d),
+    }
+    return {name: 1e9 * min(timeit.repeat(f, number=50, repeat=5)) / (50 * rounds)
+            for name, f in probes.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -121,6 +165,14 @@ def main(argv: list[str] | None = None) -> int:
             fast, slow = r["fast_ns"] - env["fast_ns"], r["slow_ns"] - env["slow_ns"]
             print(f"  {name:<23} simulate {fast:>8.0f} ns, gym.make {slow:>8.0f} ns, ratio "
                   f"{slow / fast if fast > 0 else float('nan'):.1f}×")
+    slowest = max(r["slow_ns"] for name, r in rows.items() if name != NullAgent.name)
+    print(f"\nfloor: drawing one round's A·d = {INSTANCE['A'] * INSTANCE['d']} feature values "
+          f"(ns per run-step), and the ratio the gym.make loop's {slowest:.0f} ns would allow if "
+          "nothing else cost anything:")
+    print(f"  {'batched env, action 0 (measured above)':<40} {env['fast_ns']:>8.0f}   "
+          f"{slowest / env['fast_ns']:>5.1f}×")
+    for name, ns in sampler_floor(INSTANCE["A"], INSTANCE["d"]).items():
+        print(f"  {name:<40} {ns:>8.0f}   {slowest / ns:>5.1f}×")
     return 0
 
 
