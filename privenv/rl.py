@@ -59,7 +59,7 @@ everything after is determined. Best-arm identification refuses ``"one-step"``: 
 then be worth −pull_cost on its own and only the stopping decision would be learned. Beware that
 an instance is fixed at construction, so a learner trained on one BAI instance can memorise its
 best arm and stop at once (observed with PPO); learning a BAI strategy needs a distribution of
-instances.
+instances: ``permute_arms=True`` shows the arms of every episode in a fresh random order.
 
 ## Seeding and determinism
 

@@ -6,8 +6,10 @@ in a batch of 1000, in another process or on a cluster worker. The rule, used ev
 * run *i* of a batch seeded with the integer ``seed`` owns ``SeedSequence(seed, spawn_key=(i,))``;
 * inside a run, each consumer owns a child keyed by a fixed *purpose*: the environment's reward
   stream of arm *a* is ``(i, ENV, a)``, the agent's noise ``(i, AGENT)``, a local-DP wrapper's
-  noise ``(i, WRAPPER)``. Changing the agent's seed therefore never changes the rewards (common
-  random numbers), and the k-th pull of arm *a* returns the same reward whichever agent plays.
+  noise ``(i, WRAPPER)``, a run's random instance (best-arm identification's arm permutation,
+  ``permute_arms=True``) ``(i, INSTANCE)``. Changing the agent's seed therefore never changes the
+  rewards (common random numbers), and the k-th pull of arm *a* returns the same reward whichever
+  agent plays.
 
 :class:`RunStreams` hands out values row by row from per-row buffers, so a batched agent or
 problem draws for many runs with a few numpy calls while each row's values still come from that
@@ -24,6 +26,7 @@ import numpy as np
 ENV = 0
 AGENT = 1
 WRAPPER = 2
+INSTANCE = 3
 
 SeedLike = int | np.random.SeedSequence | None
 

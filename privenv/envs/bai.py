@@ -60,7 +60,9 @@ class BestArmIdentificationEnv(ProblemEnv[BAIProblem]):
     ## Arguments
     ``instance`` (``"mu1"`` … ``"mu6"``) or ``means``; ``law`` (``"bernoulli"``, ``"gaussian"``,
     ``"beta"``); ``sigma`` (Gaussian standard deviation, 1); ``concentration`` (c of the law
-    Beta(cμ, c(1 − μ)), 2); ``pull_cost``; ``wrong_penalty``; ``reward_mode``; ``horizon``;
+    Beta(cμ, c(1 − μ)), 2); ``pull_cost``; ``wrong_penalty``; ``reward_mode``; ``permute_arms``
+    (False; True shows the arms of every episode in a fresh random order, a distribution of
+    instances for RL learners, see :mod:`privenv.problems.bai`); ``horizon``;
     ``render_mode`` (``"ansi"`` or ``"rgb_array"``: pulls and mean observed sample per arm, the
     stopping time and the recommendation once stopped). See
     :class:`~privenv.problems.bai.BAIProblem`.
@@ -97,6 +99,7 @@ class BestArmIdentificationEnv(ProblemEnv[BAIProblem]):
         pull_cost: float = 1.0,
         wrong_penalty: float = 1000.0,
         reward_mode: str = "cost",
+        permute_arms: bool = False,
         horizon: int | None = DEFAULT_HORIZON,
         render_mode: str | None = None,
     ) -> None:
@@ -109,6 +112,7 @@ class BestArmIdentificationEnv(ProblemEnv[BAIProblem]):
             pull_cost=pull_cost,
             wrong_penalty=wrong_penalty,
             reward_mode=reward_mode,
+            permute_arms=permute_arms,
         )
         super().__init__(problem, horizon=horizon, render_mode=render_mode)
 

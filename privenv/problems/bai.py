@@ -18,6 +18,12 @@ Reward laws (each pull of arm *a* has mean exactly μ_a):
 
 The named instances μ1 … μ6 of Appendix I (from Sajed and Sheffet 2019) are in :data:`INSTANCES`.
 
+A distribution of instances (``permute_arms=True``): each run (and each new episode of a run)
+shows the arms in a fresh uniformly random order, drawn from the run's own stream ``(run,
+INSTANCE)`` (:mod:`privenv.seeding`): arm *a* of the episode has mean μ_{π(a)}. The algorithms of
+the paper are invariant to the order of the arms; an RL learner is not, and without it learns the
+instance (its best arm) rather than a strategy.
+
 Feedback channel: by default (``reward_mode="cost"``) a pull's reward is ``−pull_cost`` (an RL
 signal) and the **observation** carries the sample; with ``reward_mode="sample"`` the reward is the
 sample (as in every other privenv family, so reward-perturbing local-DP wrappers apply unchanged)
@@ -37,7 +43,7 @@ from gymnasium import spaces
 
 from privenv._validation import check_choice, check_real, check_vector
 from privenv.problems.base import Problem
-from privenv.seeding import RunStreams
+from privenv.seeding import INSTANCE, RunStreams, child
 
 #: Bernoulli instances of paper 3, Appendix I (Sajed and Sheffet 2019).
 INSTANCES: dict[str, tuple[float, ...]] = {
@@ -91,6 +97,9 @@ class BAIProblem(Problem):
         wrong_penalty: reward −wrong_penalty of a wrong recommendation in ``"cost"`` mode (≥ 0).
         reward_mode: ``"cost"`` (reward −pull_cost, sample in the observation) or ``"sample"``
             (reward = sample, observation 0).
+        permute_arms: show the arms of every run and episode in a fresh uniformly random order
+            (default False: arm a has mean μ_a). ``means`` and ``best`` stay those of the
+            unpermuted instance; :attr:`run_means` holds each run's current order.
         n_runs: number of runs.
     """
 
@@ -106,6 +115,7 @@ class BAIProblem(Problem):
         pull_cost: float = 1.0,
         wrong_penalty: float = 1000.0,
         reward_mode: str = "cost",
+        permute_arms: bool = False,
         n_runs: int = 1,
     ) -> None:
         super().__init__(n_runs)
@@ -144,6 +154,12 @@ class BAIProblem(Problem):
         self.wrong_penalty = check_real("wrong_penalty", wrong_penalty, low=0.0)
         self.reward_mode = check_choice("reward_mode", reward_mode, REWARD_MODES)
         self.best = int(np.argmax(self.means))
+        if not isinstance(permute_arms, (bool, np.bool_)):
+            raise ValueError(f"permute_arms must be True or False, got {permute_arms!r}")
+        self.permute_arms = bool(permute_arms)
+        #: each run's arm means in the order it shows them (= ``means`` unless permute_arms)
+        self.run_means = np.tile(self.means, (self.n_runs, 1))
+        self._best = np.full(self.n_runs, self.best)
         if self.law == "gaussian":
             low, high = -np.inf, np.inf
         else:
@@ -156,8 +172,8 @@ class BAIProblem(Problem):
 
     # -- sampling -------------------------------------------------------------------------------
     def _fill(self, gen: np.random.Generator, n: int, row: int) -> np.ndarray:
-        """n pulls of arm ``row % K``."""
-        mu = float(self.means[row % self.K])
+        """n pulls of arm ``row % K`` of run ``row // K``."""
+        mu = float(self.run_means[row // self.K, row % self.K])
         if self.law == "bernoulli":
             return (gen.random(n) < mu).astype(np.float64)
         if self.law == "gaussian":
@@ -171,6 +187,11 @@ class BAIProblem(Problem):
     def _reset(
         self, run_seeds: list[np.random.SeedSequence], runs: np.ndarray
     ) -> tuple[np.ndarray, dict]:
+        if self.permute_arms:  # before the arm streams, whose first block is drawn at once
+            for run, seed in zip(runs, run_seeds, strict=True):
+                order = np.random.default_rng(child(seed, INSTANCE)).permutation(self.K)
+                self.run_means[run] = self.means[order]
+            self._best[runs] = self.run_means[runs].argmax(axis=1)
         if self.reset_arm_streams(run_seeds, runs, self.K, self._fill):
             self._pulls = np.zeros(self.n_runs, dtype=np.int64)
             self._obs = np.zeros((self.n_runs, 1))
@@ -190,7 +211,7 @@ class BAIProblem(Problem):
         if pulls.any():
             sample[pulls] = self._streams.take(self._rows[pulls] + arms[pulls])
         self._pulls += pulls
-        correct = stopping & (arms == self.best)
+        correct = stopping & (arms == self._best)
         if self.reward_mode == "cost":
             reward = np.where(pulls, -self.pull_cost, 0.0)
             if live is not None:  # runs sitting out keep their observation

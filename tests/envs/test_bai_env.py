@@ -43,6 +43,7 @@ def test_named_instances_of_appendix_i():
         {},
         {"instance": "mu3", "law": "beta"},
         {"law": "gaussian", "sigma": 2.0, "reward_mode": "sample"},
+        {"permute_arms": True},
     ],
 )
 def test_checkers_pass(kwargs):
@@ -246,6 +247,65 @@ def test_simulate_records_stopping_time_and_correctness():
     assert (res.regret == 0).all()
 
 
+# -- a distribution of instances: permute_arms ------------------------------------------------
+
+
+def test_without_permute_arms_every_run_shows_the_instance():
+    p = BAIProblem(instance="mu4", n_runs=3)
+    p.reset(run_seed_sequences(0, 3))
+    np.testing.assert_array_equal(p.run_means, np.tile(INSTANCES["mu4"], (3, 1)))
+
+
+def test_permute_arms_orders_are_uniform():
+    """All K! = 6 orders of K = 3 arms equally likely over 6000 runs: χ² test, 5 degrees of
+    freedom, false-alarm probability 10⁻⁶, fixed seed."""
+    from scipy import stats
+
+    means = np.array([0.2, 0.8, 0.5])
+    p = BAIProblem(means=means, permute_arms=True, n_runs=6000)
+    p.reset(run_seed_sequences(3, 6000))
+    assert (np.sort(p.run_means, axis=1) == np.sort(means)).all()  # each row a permutation
+    codes = (p.run_means == means[0]).argmax(1) * 3 + (p.run_means == means[1]).argmax(1)
+    counts = np.bincount(codes, minlength=9)[[1, 2, 3, 5, 6, 7]]  # the 6 valid (pos 0, pos 1)
+    assert counts.sum() == 6000
+    assert stats.chisquare(counts).pvalue > 1e-6
+
+
+def test_permute_arms_samples_and_correctness_follow_the_shown_order():
+    """Arm a of a run samples from that run's μ_{π(a)}; only the shown best arm is correct."""
+    n, means = 300, [0.0, 3.0, 1.0, 2.0]
+    p = BAIProblem(means=means, law="gaussian", sigma=1e-6, permute_arms=True, n_runs=n)
+    p.reset(run_seed_sequences(1, n))
+    for a in range(4):
+        obs = p.step(np.full(n, a))[0][:, 0]
+        np.testing.assert_allclose(obs, p.run_means[:, a], atol=1e-4)
+    shown_best = p.run_means.argmax(axis=1)
+    assert (p.run_means[np.arange(n), shown_best] == 3.0).all()
+    correct = p.step(stop(shown_best, 4))[3]["correct"]
+    assert correct.all()
+    p.reset(run_seed_sequences(1, n))  # same seeds: same orders
+    np.testing.assert_array_equal(p.run_means.argmax(axis=1), shown_best)
+    memorised = p.step(stop(np.full(n, 1), 4))[3]["correct"]  # the unpermuted best arm
+    assert memorised.mean() == (shown_best == 1).mean() and 0.15 < memorised.mean() < 0.35
+
+
+def test_permute_arms_new_order_each_episode_reproducible_and_batch_independent():
+    env = BestArmIdentificationEnv(means=[0.1, 0.9, 0.5, 0.3], permute_arms=True)
+    orders = []
+    env.reset(seed=5, options={"first_run": 2})
+    for _ in range(12):
+        orders.append(env.unwrapped.problem.run_means[0].copy())
+        env.reset()  # the next episode of the same run
+    assert len({tuple(o) for o in orders}) > 3  # fresh orders (24 possible)
+    again = BestArmIdentificationEnv(means=[0.1, 0.9, 0.5, 0.3], permute_arms=True)
+    again.reset(seed=5, options={"first_run": 2})
+    np.testing.assert_array_equal(again.unwrapped.problem.run_means[0], orders[0])
+    venv = BestArmIdentificationVectorEnv(num_envs=4, means=[0.1, 0.9, 0.5, 0.3],
+                                          permute_arms=True)
+    venv.reset(seed=5)
+    np.testing.assert_array_equal(venv.unwrapped.problem.run_means[2], orders[0])
+
+
 def test_public_info_has_no_means():
     info = BestArmIdentificationEnv(horizon=10).public_info()
     assert info == {"task": "bai", "K": 5, "law": "bernoulli", "sigma": 0.5, "reward_mode": "cost",
@@ -270,6 +330,7 @@ BAD = [
     (dict(wrong_penalty=float("nan")), "wrong_penalty"),
     (dict(reward_mode="regret"), "reward_mode"),
     (dict(horizon=0), "horizon"),
+    (dict(permute_arms="yes"), "permute_arms"),
 ]
 
 
