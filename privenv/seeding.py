@@ -23,10 +23,18 @@ from typing import Any
 
 import numpy as np
 
+# The purpose keys of a run's seed (``child(run_seed, PURPOSE, ...)``): distinct, so that no two
+# consumers ever share a stream (tests/test_seeding.py checks they stay distinct).
 ENV = 0
 AGENT = 1
 WRAPPER = 2
 INSTANCE = 3
+#: the seed of the run's next episode (a vector env's autoreset, a single env's ``reset()``)
+NEXT_EPISODE = 7
+#: a membership-inference trial's coin (:mod:`privenv.privacy.membership`)
+COIN = 8
+PURPOSES = {"ENV": ENV, "AGENT": AGENT, "WRAPPER": WRAPPER, "INSTANCE": INSTANCE,
+            "NEXT_EPISODE": NEXT_EPISODE, "COIN": COIN}
 
 SeedLike = int | np.random.SeedSequence | None
 

@@ -63,3 +63,13 @@ def test_agent_noise_is_batch_size_independent():
         [big.uniform()[17] for _ in range(300)], [alone.uniform()[0] for _ in range(300)]
     )
     np.testing.assert_array_equal(big.normals(17, 40), alone.normals(0, 40))
+
+
+def test_purpose_keys_are_distinct():
+    """Every consumer of a run's seed has its own purpose key (a shared key would share a
+    stream: membership coins once had the next-episode key)."""
+    from privenv import seeding
+
+    assert len(set(seeding.PURPOSES.values())) == len(seeding.PURPOSES)
+    for name, key in seeding.PURPOSES.items():
+        assert getattr(seeding, name) == key

@@ -31,11 +31,10 @@ from gymnasium.vector.utils import batch_space
 from privenv._validation import check_choice, check_int
 from privenv.envs.render import Board, PullsFn, arm_pulls, n_arms
 from privenv.problems.base import Problem
-from privenv.seeding import child, run_seed_sequences
+from privenv.seeding import NEXT_EPISODE, child, run_seed_sequences
 
 P = TypeVar("P", bound=Problem)
 
-_NEXT_EPISODE = 7  # child key of a run's seed that seeds its next episode (autoreset / reset())
 
 
 def _check_horizon(horizon: Any) -> int | None:
@@ -81,7 +80,7 @@ class ProblemEnv(gym.Env, Generic[P]):
             entropy = int(self.np_random.integers(2**62))
             (self._run_seed,) = run_seed_sequences(entropy, 1, _first_run(options))
         else:  # the next episode of the same run, deterministic given the first seed
-            self._run_seed = child(self._run_seed, _NEXT_EPISODE)
+            self._run_seed = child(self._run_seed, NEXT_EPISODE)
         obs, info = self.problem.reset([self._run_seed])
         self._t = 0
         self._done = False
@@ -201,7 +200,7 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
             entropy = int(self.np_random.integers(2**62))
             self._run_seeds = run_seed_sequences(entropy, self.num_envs, _first_run(options))
         elif mask is None:
-            self._run_seeds = [child(s, _NEXT_EPISODE) for s in self._run_seeds]
+            self._run_seeds = [child(s, NEXT_EPISODE) for s in self._run_seeds]
         if mask is not None and seed is None and self._t.any():
             runs = np.flatnonzero(np.asarray(mask, dtype=bool))
             return self._reset_runs(runs)
@@ -215,7 +214,7 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
 
     def _reset_runs(self, runs: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
         assert self._run_seeds is not None
-        seeds = [child(self._run_seeds[i], _NEXT_EPISODE) for i in runs]
+        seeds = [child(self._run_seeds[i], NEXT_EPISODE) for i in runs]
         for i, s in zip(runs, seeds, strict=True):
             self._run_seeds[i] = s
         obs, info = self.problem.reset(seeds, runs)

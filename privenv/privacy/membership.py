@@ -48,7 +48,7 @@ from privenv.privacy.audit import (
     clopper_pearson_lower,
     epsilon_lower_bound,
 )
-from privenv.seeding import child, run_seed_sequences
+from privenv.seeding import COIN, child, run_seed_sequences
 
 __all__ = [
     "COIN",
@@ -60,10 +60,6 @@ __all__ = [
     "epsilon_from_success",
     "membership_test",
 ]
-
-#: the purpose key of a run's membership coin (beside privenv.seeding's ENV, AGENT, WRAPPER), so
-#: run i's coin depends only on run i's seed and never on the mechanism's own streams
-COIN = 7
 
 #: ``release(member, seed, first_run)`` → the public outputs of runs ``first_run …
 #: first_run + len(member) − 1`` of ``seed``, run i on D if ``member[i]`` else on D′
