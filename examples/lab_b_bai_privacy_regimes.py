@@ -10,9 +10,9 @@ T*_KL), for small ε it grows like T*_TV/ε. The switch is at ε ≈ T*_TV/T*_KL
 ``ttucb`` (non-private TTUCB) as the ε-free reference. References: the exact lower bound
 T*_g(ν; ε)·log(1/(2.4δ)) (:func:`privenv.theory.bai.global_dp_lower_bound`) and its two
 relaxed terms, the switch :func:`~privenv.theory.bai.global_regime_switch_epsilon`. Default: ε
-from 0.03 to 10, 10 runs per ε (about 1 minute on 2 cores); ``--quick``: three ε, 3 runs.
+from 0.03 to 10, 10 runs per ε (about 10 s); ``--quick``: three ε, 3 runs.
 
-**What to notice** (measured at the default size, seed 0; wall time ≈ 50 s):
+**What to notice** (measured at the default size, seed 0; wall time ≈ 10 s):
 
 * The switch of this instance is at ε ≈ 0.49 (shaded line); the lower bound is 70 for ε ≥ 1 and
   1140 at ε = 0.03.

@@ -12,15 +12,15 @@ sees only the run's public sync times and scores the length of the sync interval
 threshold is fitted on separate calibration trials, then the success rate is measured on fresh
 trials. Agents: ``feducb-adaptive`` (adaptive sync) and ``fed-linucb`` (fixed batches B = 25),
 both with messages at (ε, δ) = (1, 10⁻⁴). Default: T = 300, t₀ = 240, 600 evaluation + 300
-calibration trials (about 20 s); ``--quick``: 100 + 60 trials.
+calibration trials (a few seconds); ``--quick``: 100 + 60 trials.
 
-**What to notice** (measured at the default size, seed 0; wall time ≈ 20 s):
+**What to notice** (measured at the default size, seed 0; wall time ≈ 3 s):
 
-* Adaptive sync: the attack succeeds with probability 0.792 (95 % Clopper–Pearson interval
-  [0.757, 0.823]), above the (e^ε + δ)/(1 + e^ε) = 0.731 that any (1, 10⁻⁴)-DP view allows: the
-  whole view provably needs ε ≥ 1.17 at 95 % confidence, although each message is (1, 10⁻⁴)-DP.
+* Adaptive sync: the attack succeeds with probability 0.798 (95 % Clopper–Pearson interval
+  [0.764, 0.830]), above the (e^ε + δ)/(1 + e^ε) = 0.731 that any (1, 10⁻⁴)-DP view allows: the
+  whole view provably needs ε ≥ 1.21 at 95 % confidence, although each message is (1, 10⁻⁴)-DP.
 * Fixed batches: every run has the same sync record, so every score is equal and the attack is a
-  coin flip: 0.512, interval [0.471, 0.552] covering ½.
+  coin flip: 0.480, interval [0.439, 0.521] covering ½.
 * The left panel shows why: the interval length around t₀ separates D from D′ for the adaptive
   schedule, while the fixed schedule gives one value to everyone.
 

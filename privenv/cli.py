@@ -80,8 +80,16 @@ def _summary_line(doc: str | None) -> str:
             break
         para.append(line.strip())
     text = " ".join(para).replace("**", "")
-    end = text.find(". ")
-    return text if end < 0 else text[: end + 1]
+    # a sentence ends at ". " outside parentheses, before neither a digit nor a lower-case letter
+    # (not "(eq. 2)", "et al. 2020", "of eq. 12")
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        after = text[i + 2 : i + 3]
+        if (ch == "." and depth <= 0 and text[i + 1 : i + 2] == " "
+                and not (after.isdigit() or after.islower())):
+            return text[: i + 1]
+    return text
 
 
 def _import(entry_point: str) -> Any:
@@ -467,7 +475,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=_cmd_run)
 
-    from privenv.backends import BACKENDS
+    from privenv.backends import BACKEND_METAVAR, BACKENDS
 
     p = sub.add_parser(
         "sweep", help="run a sweep config into a results store",
@@ -479,7 +487,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("config", metavar="CONFIG", help="sweep config file (.toml, .json, .yaml)")
     p.add_argument("--store", required=True, metavar="PATH", help="results store (SQLite file)")
-    p.add_argument("--backend", choices=BACKENDS, default="local",
+    p.add_argument("--backend", choices=BACKENDS, default="local", metavar=BACKEND_METAVAR,
                    help="local worker processes (default) or a Dask cluster (with --address)")
     p.add_argument("--address", default=None, metavar="ADDR",
                    help="scheduler address of the distributed backend, e.g. tcp://host:8786")

@@ -636,12 +636,20 @@ def describe_result(cell: Cell, value: Any) -> str:
     """One line about a finished cell (the progress lines)."""
     if isinstance(value, BaseException):
         return f"{cell.describe()}: FAILED {type(value).__name__}: {value}"
-    r = value.regret
-    sd = r.std(ddof=1) if len(r) > 1 else 0.0
-    text = f"{cell.describe()}: final regret {r.mean():.6g} ± {sd:.3g}"
-    if "stopping_time" in value.episode:
-        text += f", stopping time {np.mean(value.episode['stopping_time']):.6g}"
+    episode = value.episode
+    if "stopping_time" in episode:  # best-arm identification: no regret, a stopping time
+        tau = np.asarray(episode["stopping_time"], dtype=float)
+        text = f"{cell.describe()}: stopping time {tau.mean():.6g} ± {_sd(tau):.3g}"
+        if "correct" in episode:
+            text += f", error rate {1.0 - np.mean(episode['correct']):.3g}"
+    else:
+        r = value.regret
+        text = f"{cell.describe()}: final regret {r.mean():.6g} ± {_sd(r):.3g}"
     return text + f" [{value.wall_s:.1f} s, {value.ns_per_run_step:.0f} ns/run-step]"
+
+
+def _sd(x: np.ndarray) -> float:
+    return float(x.std(ddof=1)) if len(x) > 1 else 0.0
 
 
 class _Progress:

@@ -172,3 +172,17 @@ def test_reproduce_list(capsys):
     assert main(["reproduce"]) == 2  # no figure named
     capsys.readouterr()
     assert main(["reproduce", "no-such-figure"]) == 2
+
+
+def test_agent_descriptions_are_whole_sentences():
+    """``privenv agents`` shows a docstring's first sentence, not a cut at "eq." or "et al."."""
+    from privenv.cli import _summary_line
+
+    doc = """X (paper 3, eq. 3, after Zheng et al. 2020): the bonus of eq. 12 and
+    the threshold. Second sentence.
+
+    Body."""
+    assert _summary_line(doc) == (
+        "X (paper 3, eq. 3, after Zheng et al. 2020): the bonus of eq. 12 and the threshold."
+    )
+    assert _summary_line("One line without a full stop") == "One line without a full stop"

@@ -31,8 +31,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-#: backend names accepted by :func:`get_backend` (and ``privenv sweep --backend``)
+#: backend names accepted by :func:`get_backend` (and ``privenv sweep --backend``); ``"ray"`` is
+#: accepted only to be refused with a pointer to Dask
 BACKENDS = ("local", "ray", "dask")
+#: the backends that run work, as the command-line help shows them
+BACKEND_METAVAR = "{local,dask}"
 
 
 class Backend(ABC):
@@ -106,4 +109,4 @@ def get_backend(name: str, workers: int | None = None, address: str | None = Non
     raise ValueError(f"backend must be one of {list(BACKENDS)}, got {name!r}")
 
 
-__all__ = ["BACKENDS", "Backend", "get_backend"]
+__all__ = ["BACKENDS", "BACKEND_METAVAR", "Backend", "get_backend"]

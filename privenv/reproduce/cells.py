@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from privenv.backends import BACKENDS
+from privenv.backends import BACKEND_METAVAR, BACKENDS
 from privenv.backends.local import default_workers
 from privenv.store import utc_now
 
@@ -46,7 +46,7 @@ def add_common_arguments(parser: argparse.ArgumentParser, default_output: str) -
     parser.add_argument("--resume", action="store_true",
                         help="continue an interrupted reproduction in the same output directory "
                              "(finished cells are kept; by default the store is started afresh)")
-    parser.add_argument("--backend", choices=BACKENDS, default="local",
+    parser.add_argument("--backend", choices=BACKENDS, default="local", metavar=BACKEND_METAVAR,
                         help="where cells run: local worker processes (default) or a Dask "
                              "cluster (with --address)")
     parser.add_argument("--address", default=None, metavar="ADDR",

@@ -237,3 +237,18 @@ def test_a_cell_equals_its_privenv_run_command(capsys):
     assert (s["first_run"], s["runs"], s["seed"]) == (5, 2, 3)
     assert s["env_kwargs"] == {"alpha": 0.1, "inlier": "pareto"}
     assert s["regret_mean"] == pytest.approx(float(result.regret.mean()), rel=1e-12)
+
+
+def test_progress_line_of_a_best_arm_identification_cell():
+    """No regret in best-arm identification: the line gives the stopping time and error rate."""
+    from privenv.sweep import describe_result
+
+    cell = Cell("BestArmIdentification-v0", {"instance": "mu3"}, "ttucb", {}, 10_000, 0, 0, 4)
+    result = run_cell(cell)
+    line = describe_result(cell, result)
+    tau = result.episode["stopping_time"]
+    assert "regret" not in line
+    assert f"stopping time {np.mean(tau):.6g} ± {np.std(tau, ddof=1):.3g}" in line
+    assert f"error rate {1 - np.mean(result.episode['correct']):.3g}" in line
+    huber = Cell("HuberBandit-v0", {}, "ucb1", {}, 200, 0, 0, 2)
+    assert "final regret" in describe_result(huber, run_cell(huber))
