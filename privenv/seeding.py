@@ -29,7 +29,8 @@ ENV = 0
 AGENT = 1
 WRAPPER = 2
 INSTANCE = 3
-#: the seed of the run's next episode (a vector env's autoreset, a single env's ``reset()``)
+#: episode e ≥ 1 of a run (a vector env's autoreset, a single env's ``reset()``) is seeded by
+#: ``(i, NEXT_EPISODE, e)`` (:func:`episode_seed`)
 NEXT_EPISODE = 7
 #: a membership-inference trial's coin (:mod:`privenv.privacy.membership`)
 COIN = 8
@@ -73,6 +74,12 @@ def run_seed_sequences(
 def child(ss: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
     """The child of ``ss`` at ``key`` (deterministic; independent of spawn order)."""
     return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + tuple(key))
+
+
+def episode_seed(root: np.random.SeedSequence, episode: int) -> np.random.SeedSequence:
+    """The seed of a run's episode ``episode`` (0, 1, …): its root for the first episode, then
+    ``child(root, NEXT_EPISODE, episode)`` — the key never grows with the number of episodes."""
+    return root if episode == 0 else child(root, NEXT_EPISODE, episode)
 
 
 def generators(seqs: Sequence[np.random.SeedSequence]) -> list[np.random.Generator]:

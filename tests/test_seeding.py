@@ -73,3 +73,36 @@ def test_purpose_keys_are_distinct():
     assert len(set(seeding.PURPOSES.values())) == len(seeding.PURPOSES)
     for name, key in seeding.PURPOSES.items():
         assert getattr(seeding, name) == key
+
+
+def test_episode_seeds_do_not_grow_with_the_number_of_episodes():
+    """Episode e of a run is child(root, NEXT_EPISODE, e): a constant-length key, so a reset costs
+    the same after 10⁴ one-step episodes (an ever-longer chain of children once made resets
+    O(episodes), RL training quadratic). Single env and vector env agree episode by episode."""
+    import gymnasium as gym
+
+    import privenv  # noqa: F401
+    from privenv.seeding import NEXT_EPISODE, episode_seed
+
+    env = gym.make("HuberBandit-v0", K=3, horizon=1)
+    env.reset(seed=3, options={"first_run": 1})
+    root = env.unwrapped.run_seeds[0]
+    keys, rewards = set(), []
+    for e in range(1, 2001):
+        env.reset()
+        seed = env.unwrapped.run_seeds[0]
+        assert seed.spawn_key == (*root.spawn_key, NEXT_EPISODE, e)
+        keys.add(seed.spawn_key)
+        if e <= 5:
+            rewards.append(env.step(0)[1])
+    assert len(keys) == 2000
+    assert episode_seed(root, 0) is root
+    venv = gym.make_vec("HuberBandit-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                        K=3, horizon=1)
+    venv.reset(seed=3)
+    got = []
+    for _ in range(12):  # next-step autoreset: every other step resets the runs that ended
+        _, r, term, trunc, _ = venv.step(np.zeros(2, dtype=np.int64))
+        if (term | trunc).all():
+            got.append(r[1])
+    assert got[1:] == rewards  # episodes 1 … 5 of run 1

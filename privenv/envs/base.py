@@ -31,7 +31,7 @@ from gymnasium.vector.utils import batch_space
 from privenv._validation import check_choice, check_int
 from privenv.envs.render import Board, PullsFn, arm_pulls, n_arms
 from privenv.problems.base import Problem
-from privenv.seeding import NEXT_EPISODE, child, run_seed_sequences
+from privenv.seeding import episode_seed, run_seed_sequences
 
 P = TypeVar("P", bound=Problem)
 
@@ -65,7 +65,9 @@ class ProblemEnv(gym.Env, Generic[P]):
         self._board = _board(self, problem, render_mode)
         self.observation_space = problem.single_observation_space
         self.action_space = problem.single_action_space
-        self._run_seed: np.random.SeedSequence | None = None
+        self._run_root: np.random.SeedSequence | None = None  # the run's first-episode seed
+        self._episode = 0
+        self._run_seed: np.random.SeedSequence | None = None  # the current episode's seed
         self._t = 0
         self._done = True
         self._counts = np.zeros(0, dtype=np.int64)
@@ -74,13 +76,14 @@ class ProblemEnv(gym.Env, Generic[P]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
-        if seed is not None:
-            (self._run_seed,) = run_seed_sequences(seed, 1, _first_run(options))
-        elif self._run_seed is None:
-            entropy = int(self.np_random.integers(2**62))
-            (self._run_seed,) = run_seed_sequences(entropy, 1, _first_run(options))
+        if seed is not None or self._run_root is None:
+            if seed is None:
+                seed = int(self.np_random.integers(2**62))
+            (self._run_root,) = run_seed_sequences(seed, 1, _first_run(options))
+            self._episode = 0
         else:  # the next episode of the same run, deterministic given the first seed
-            self._run_seed = child(self._run_seed, NEXT_EPISODE)
+            self._episode += 1
+        self._run_seed = episode_seed(self._run_root, self._episode)
         obs, info = self.problem.reset([self._run_seed])
         self._t = 0
         self._done = False
@@ -168,7 +171,9 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
         self.single_action_space = problem.single_action_space
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._run_seeds: list[np.random.SeedSequence] | None = None
+        self._run_roots: list[np.random.SeedSequence] | None = None  # first-episode seeds
+        self._episodes = np.zeros(self.num_envs, dtype=np.int64)
+        self._run_seeds: list[np.random.SeedSequence] | None = None  # current episodes' seeds
         self._t = np.zeros(self.num_envs, dtype=np.int64)
         self._done = np.ones(self.num_envs, dtype=bool)
         self._n_done = self.num_envs
@@ -194,13 +199,16 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
         else:
             super().reset(seed=seed)
         mask = None if not options else options.get("reset_mask")
-        if seed is not None:
-            self._run_seeds = run_seed_sequences(seed, self.num_envs, _first_run(options))
-        elif self._run_seeds is None:
-            entropy = int(self.np_random.integers(2**62))
-            self._run_seeds = run_seed_sequences(entropy, self.num_envs, _first_run(options))
-        elif mask is None:
-            self._run_seeds = [child(s, NEXT_EPISODE) for s in self._run_seeds]
+        if seed is not None or self._run_roots is None:
+            if seed is None:
+                seed = int(self.np_random.integers(2**62))
+            self._run_roots = run_seed_sequences(seed, self.num_envs, _first_run(options))
+            self._episodes[:] = 0
+            self._run_seeds = list(self._run_roots)
+        elif mask is None:  # the next episode of every run
+            self._episodes += 1
+            self._run_seeds = [episode_seed(r, int(e))
+                               for r, e in zip(self._run_roots, self._episodes, strict=True)]
         if mask is not None and seed is None and self._t.any():
             runs = np.flatnonzero(np.asarray(mask, dtype=bool))
             return self._reset_runs(runs)
@@ -213,8 +221,9 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
         return obs, info
 
     def _reset_runs(self, runs: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
-        assert self._run_seeds is not None
-        seeds = [child(self._run_seeds[i], NEXT_EPISODE) for i in runs]
+        assert self._run_roots is not None and self._run_seeds is not None
+        self._episodes[runs] += 1
+        seeds = [episode_seed(self._run_roots[i], int(self._episodes[i])) for i in runs]
         for i, s in zip(runs, seeds, strict=True):
             self._run_seeds[i] = s
         obs, info = self.problem.reset(seeds, runs)
