@@ -34,8 +34,6 @@ INSTANCE = 3
 NEXT_EPISODE = 7
 #: a membership-inference trial's coin (:mod:`privenv.privacy.membership`)
 COIN = 8
-PURPOSES = {"ENV": ENV, "AGENT": AGENT, "WRAPPER": WRAPPER, "INSTANCE": INSTANCE,
-            "NEXT_EPISODE": NEXT_EPISODE, "COIN": COIN}
 
 SeedLike = int | np.random.SeedSequence | None
 

@@ -35,7 +35,7 @@ from typing import Any
 #: accepted only to be refused with a pointer to Dask
 BACKENDS = ("local", "ray", "dask")
 #: the backends that run work, as the command-line help shows them
-BACKEND_METAVAR = "{local,dask}"
+BACKEND_METAVAR = "{" + ",".join(name for name in BACKENDS if name != "ray") + "}"
 
 
 class Backend(ABC):
