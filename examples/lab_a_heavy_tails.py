@@ -31,14 +31,12 @@ The numbers above are printed by the run (``summary``); rerun to check them.
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
-from pathlib import Path
 
 import numpy as np
 
-from privenv.plotting import RegretPanel, regret_grid, save_figure
+from privenv.labs import finish_lab, lab_arguments
+from privenv.plotting import RegretPanel, regret_grid
 from privenv.simulation import simulate
 
 NAME = "lab_a_heavy_tails"
@@ -52,10 +50,7 @@ AGENTS = {"ucb1 (naive mean)": ("ucb1", {}),
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="reduced size (tests)")
-    parser.add_argument("--output", default=f"results/labs/{NAME}")
-    args = parser.parse_args(argv)
+    args = lab_arguments(__doc__, NAME, argv)
     horizon, runs = (2_000, 4) if args.quick else (100_000, 20)
     start = time.perf_counter()
     panels, summary = [], {}
@@ -70,12 +65,9 @@ def main(argv: list[str] | None = None) -> dict:
         panels.append(RegretPanel(title, res.checkpoint_times, curves))
     fig = regret_grid(panels, suptitle=f"Lab (a): Student-t rewards, K = 5, gap ½, {runs} runs "
                       "(mean ± 1 sd)")
-    (png,) = save_figure(fig, Path(args.output) / NAME, formats=("png",))
     for key, (mean, sd) in summary.items():
         print(f"{key:<70} final regret {mean:10.1f} ± {sd:.1f}")
-    out = {"figure": str(png), "wall_s": time.perf_counter() - start, "summary": summary}
-    print(json.dumps({"figure": out["figure"], "wall_s": round(out["wall_s"], 1)}))
-    return out
+    return finish_lab(fig, args, NAME, start, summary)
 
 
 if __name__ == "__main__":

@@ -29,19 +29,16 @@ The numbers above are printed by the run; rerun to check them.
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
-from pathlib import Path
 
 import numpy as np
 
+from privenv.labs import finish_lab, lab_arguments
 from privenv.plotting import (
     Baseline,
     Reference,
     StoppingSeries,
     StoppingTimePanel,
-    save_figure,
     stopping_time_grid,
 )
 from privenv.simulation import simulate
@@ -54,10 +51,7 @@ BUDGET = 10_000_000
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="reduced size (tests)")
-    parser.add_argument("--output", default=f"results/labs/{NAME}")
-    args = parser.parse_args(argv)
+    args = lab_arguments(__doc__, NAME, argv)
     epsilons = [0.3, 1.0, 10.0] if args.quick else [0.03, 0.1, 0.3, 1.0, 3.0, 10.0]
     runs = 3 if args.quick else 10
     start = time.perf_counter()
@@ -92,16 +86,13 @@ def main(argv: list[str] | None = None) -> dict:
         switches=[(f"regime switch ε = {switch:.2f}", switch)])
     fig = stopping_time_grid([panel], ncols=1, panel_size=(6.0, 4.2),
                              suptitle=f"Lab (b): global-DP BAI, {runs} runs per ε (mean ± 1 sd)")
-    (png,) = save_figure(fig, Path(args.output) / NAME, formats=("png",))
     summary = {"switch_epsilon": switch, "epsilons": epsilons, "adap_tt_mean": mean,
                "error_rate": errors, "ttucb_mean": float(ref.mean()),
                "lower_bound_at_eps": [theory.global_dp_lower_bound(MEANS, e) * log_factor
                                       for e in epsilons]}
     print(f"regime switch ε = {switch:.3f}; lower bound at each ε: "
           + ", ".join(f"{b:.0f}" for b in summary["lower_bound_at_eps"]))
-    out = {"figure": str(png), "wall_s": time.perf_counter() - start, "summary": summary}
-    print(json.dumps({"figure": out["figure"], "wall_s": round(out["wall_s"], 1)}))
-    return out
+    return finish_lab(fig, args, NAME, start, summary)
 
 
 if __name__ == "__main__":

@@ -41,14 +41,11 @@ The numbers above are printed by the run; rerun to check them.
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
-from pathlib import Path
 
 import numpy as np
 
-from privenv.plotting import save_figure
+from privenv.labs import finish_lab, lab_arguments
 from privenv.simulation import simulate
 
 NAME = "lab_c_trust_models"
@@ -74,10 +71,7 @@ SYSTEMS = {
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="reduced size (tests)")
-    parser.add_argument("--output", default=f"results/labs/{NAME}")
-    args = parser.parse_args(argv)
+    args = lab_arguments(__doc__, NAME, argv)
     users, runs = (600, 2) if args.quick else (10_000, 5)
     start = time.perf_counter()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -102,10 +96,7 @@ def main(argv: list[str] | None = None) -> dict:
            title=f"Lab (c): same users, three trust models, {runs} runs (mean)")
     ax.legend(fontsize=6.5, loc="lower left")
     fig.tight_layout()
-    (png,) = save_figure(fig, Path(args.output) / NAME, formats=("png",))
-    out = {"figure": str(png), "wall_s": time.perf_counter() - start, "summary": summary}
-    print(json.dumps({"figure": out["figure"], "wall_s": round(out["wall_s"], 1)}))
-    return out
+    return finish_lab(fig, args, NAME, start, summary)
 
 
 if __name__ == "__main__":

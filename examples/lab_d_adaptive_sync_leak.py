@@ -29,15 +29,12 @@ The numbers above are printed by the run; rerun to check them.
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 
-from privenv.plotting import save_figure
+from privenv.labs import finish_lab, lab_arguments
 from privenv.privacy.membership import dp_success_bound
 from privenv.reproduce import fed_leak
 
@@ -45,10 +42,7 @@ NAME = "lab_d_adaptive_sync_leak"
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="reduced size (tests)")
-    parser.add_argument("--output", default=f"results/labs/{NAME}")
-    args = parser.parse_args(argv)
+    args = lab_arguments(__doc__, NAME, argv)
     trials, calibration = (100, 60) if args.quick else (600, 300)
     setting = replace(fed_leak.QUICK, trials=trials, calibration_trials=calibration)
     start = time.perf_counter()
@@ -91,10 +85,7 @@ def main(argv: list[str] | None = None) -> dict:
     fig.suptitle("Lab (d): the public sync times of adaptive communication leak membership",
                  fontsize=10)
     fig.tight_layout()
-    (png,) = save_figure(fig, Path(args.output) / NAME, formats=("png",))
-    out = {"figure": str(png), "wall_s": time.perf_counter() - start, "summary": summary}
-    print(json.dumps({"figure": out["figure"], "wall_s": round(out["wall_s"], 1)}))
-    return out
+    return finish_lab(fig, args, NAME, start, summary)
 
 
 if __name__ == "__main__":

@@ -34,15 +34,13 @@ The numbers above are printed by the run; rerun to check them.
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
-from pathlib import Path
 
 import numpy as np
 
 from privenv.agents import Agent
-from privenv.plotting import RegretPanel, regret_grid, save_figure
+from privenv.labs import finish_lab, lab_arguments
+from privenv.plotting import RegretPanel, regret_grid
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.mechanisms import laplace_from_uniform
 from privenv.simulation import simulate
@@ -84,10 +82,7 @@ class LaplaceEpsGreedy(Agent):
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="reduced size (tests)")
-    parser.add_argument("--output", default=f"results/labs/{NAME}")
-    args = parser.parse_args(argv)
+    args = lab_arguments(__doc__, NAME, argv)
     horizon, runs = (1_000, 3) if args.quick else (20_000, 20)
     start = time.perf_counter()
     candidates = {"laplace-eps-greedy (yours)": LaplaceEpsGreedy(K=5, epsilon=1.0, n_runs=runs),
@@ -104,10 +99,7 @@ def main(argv: list[str] | None = None) -> dict:
     fig = regret_grid([RegretPanel("HuberBandit-v0, K = 5, gap ½, α = 5 %",
                                    res.checkpoint_times, curves)], ncols=1, panel_size=(6.5, 4.2),
                       suptitle=f"Lab (e): your own private agent, {runs} runs (mean ± 1 sd)")
-    (png,) = save_figure(fig, Path(args.output) / NAME, formats=("png",))
-    out = {"figure": str(png), "wall_s": time.perf_counter() - start, "summary": summary}
-    print(json.dumps({"figure": out["figure"], "wall_s": round(out["wall_s"], 1)}))
-    return out
+    return finish_lab(fig, args, NAME, start, summary)
 
 
 if __name__ == "__main__":
