@@ -20,6 +20,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 import privenv
+from privenv._stats import sample_sd
 from privenv._validation import check_int
 from privenv.agents import Agent, as_batched, env_kwargs_for, make
 from privenv.privacy.guarantee import PrivacyGuarantee, system_guarantee
@@ -80,7 +81,7 @@ class SimulationResult(RunTotals):
             if x is None or len(x) == 0:
                 return None, None
             x = np.asarray(x, dtype=float)
-            return float(x.mean()), float(x.std(ddof=1)) if len(x) > 1 else 0.0
+            return float(x.mean()), sample_sd(x)
 
         stopping = self.episode.get("stopping_time")
         correct = self.episode.get("correct")

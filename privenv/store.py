@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from privenv._stats import sample_sd
 from privenv.simulation import RunTotals
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -572,7 +573,7 @@ class Store:
                 "env": r.env, "env_kwargs": r.env_kwargs, "agent": r.agent,
                 "agent_kwargs": r.agent_kwargs, "horizon": r.horizon, "seed": r.seed,
                 "runs": len(x), "regret_mean": float(x.mean()),
-                "regret_sd": float(x.std(ddof=1)) if len(x) > 1 else 0.0,
+                "regret_sd": sample_sd(x),
                 "privacy": r.privacy["privacy"], "failed_cells": failed.pop(r.config_id, 0),
             })
         return out

@@ -63,6 +63,7 @@ from typing import Any
 
 import numpy as np
 
+from privenv._stats import sample_sd
 from privenv._validation import check_int
 from privenv.backends import Backend, get_backend
 from privenv.privacy.guarantee import PrivacyGuarantee
@@ -639,17 +640,14 @@ def describe_result(cell: Cell, value: Any) -> str:
     episode = value.episode
     if "stopping_time" in episode:  # best-arm identification: no regret, a stopping time
         tau = np.asarray(episode["stopping_time"], dtype=float)
-        text = f"{cell.describe()}: stopping time {tau.mean():.6g} ± {_sd(tau):.3g}"
+        text = f"{cell.describe()}: stopping time {tau.mean():.6g} ± {sample_sd(tau):.3g}"
         if "correct" in episode:
             text += f", error rate {1.0 - np.mean(episode['correct']):.3g}"
     else:
         r = value.regret
-        text = f"{cell.describe()}: final regret {r.mean():.6g} ± {_sd(r):.3g}"
+        text = f"{cell.describe()}: final regret {r.mean():.6g} ± {sample_sd(r):.3g}"
     return text + f" [{value.wall_s:.1f} s, {value.ns_per_run_step:.0f} ns/run-step]"
 
-
-def _sd(x: np.ndarray) -> float:
-    return float(x.std(ddof=1)) if len(x) > 1 else 0.0
 
 
 class _Progress:

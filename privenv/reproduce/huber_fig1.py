@@ -55,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from privenv._stats import sample_sd
 from privenv._validation import check_int
 from privenv.reproduce.cells import (
     CellResult,
@@ -251,8 +252,7 @@ class Reproduction:
         by = {(r.cell.panel, r.cell.agent): r.regret for r in self.results}
 
         def cell(x: np.ndarray) -> str:
-            sd = x.std(ddof=1) if len(x) > 1 else 0.0
-            return f"{x.mean():.0f} ± {sd:.0f}"
+            return f"{x.mean():.0f} ± {sample_sd(x):.0f}"
 
         texts = {key: cell(x) for key, x in by.items()}
         width = max(len(a) for a in agents) + 3
@@ -382,7 +382,7 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
             "first_run": 0, "horizon": c.horizon, "env_kwargs": c.panel.env_kwargs,
             "agent_kwargs": c.agent_kwargs, "agent_params": r.agent_params, **r.privacy,
             "regret_mean": float(x.mean()),
-            "regret_sd": float(x.std(ddof=1)) if len(x) > 1 else 0.0,
+            "regret_sd": sample_sd(x),
             "wall_s": r.wall_s, "ns_per_run_step": r.ns_per_run_step, "command": c.command(),
         })
     theory = {}
