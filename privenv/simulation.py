@@ -1,10 +1,13 @@
-"""The runner (SPEC §6): drive an agent on a batched problem, and the documented Gymnasium loop.
+"""The runner: drive an agent on a batched problem, and the documented Gymnasium loop.
 
-:func:`simulate` steps a native vector env (no per-step Gymnasium wrappers) for ``n_runs`` runs at
-once, records the cumulative clean pseudo-regret at log-spaced checkpoints (never O(T) arrays),
-stopping times, recommendations and correctness, the privacy guarantee of the whole system, seeds,
-versions and wall time. :func:`play` is the plain step-by-step loop on a ``gym.make`` env; both
-give identical numbers for the same seed (tested).
+:func:`simulate` runs ``n_runs`` runs of an agent on a native vector env and records the
+cumulative clean pseudo-regret at log-spaced checkpoints (never O(T) arrays), stopping times,
+recommendations and correctness, the privacy guarantee of the whole system, seeds, versions and
+wall time. A compiled agent on a K-armed problem (:func:`fast_path`) plays each run to its own end
+inside compiled code (:mod:`privenv.agents.kernel`), so a run that has stopped costs nothing;
+anything else steps every run together through the vector env. :func:`play` is the plain
+step-by-step loop on a ``gym.make`` env; all three give identical numbers for the same seed
+(tested).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from privenv._stats import sample_sd
 from privenv._validation import check_int
 from privenv.agents import Agent, as_batched, env_kwargs_for, make
 from privenv.privacy.guarantee import PrivacyGuarantee, system_guarantee
+from privenv.problems.base import Problem
 
 #: keys an env may put in ``info`` at the end of an episode that the runner records per run
 EPISODE_KEYS = ("stopping_time", "recommendation", "correct")
@@ -265,15 +269,91 @@ def simulate(
         agent.ledger = Ledger(n_runs, getattr(agent, "ledger_users", horizon))
 
     times = checkpoints(horizon, n_checkpoints)
+    start = time.perf_counter()
+    obs, _ = venv.reset(seed=seed, options={"first_run": first_run})
+    agent.reset(seed=seed, first_run=first_run)
+    fast = None if ledger else fast_path(agent, venv)
+    if fast is not None:
+        curve, regret, steps, episode = _run_fast(agent, fast, times, horizon)
+    else:
+        curve, regret, steps, episode = _run_stepwise(agent, venv, obs, times, horizon)
+    wall = time.perf_counter() - start
+    episode.update(agent.episode_info())
+
+    return SimulationResult(
+        env=env_id,
+        agent=name,
+        privacy=system_guarantee(agent.privacy, wrapper_guarantees(venv)),
+        n_runs=n_runs,
+        horizon=horizon,
+        seed=seed,
+        first_run=first_run,
+        env_kwargs=env_kwargs,
+        agent_kwargs=agent_kwargs,
+        checkpoint_times=times,
+        regret_curve=curve,
+        steps=steps,
+        episode=episode,
+        wall_s=wall,
+        versions=versions(),
+    )
+
+
+def fast_path(agent: Any, venv: Any) -> tuple[Any, Any, Any] | None:
+    """``(problem, randomizer, randomizer_noise)`` if ``simulate`` may run ``agent`` on ``venv``
+    (both reset) inside compiled code (:func:`privenv.agents.kernel.run_fast`), else ``None``.
+
+    It may when the agent is a compiled agent whose act/observe are its kernels, the env is a
+    privenv K-armed problem with compiled reward streams, and between them there is nothing, or
+    one privenv local-DP reward wrapper with a compiled randomizer (e.g. CTB-TT's). Anything else
+    (a Python agent, another wrapper, a randomizer that overrides its release) runs step by step,
+    to the same numbers.
+    """
+    from privenv.agents.kernel import KernelAgent
+    from privenv.wrappers.ldp import LocalDPVectorRewardWrapper, LocalRandomizer
+
+    if not (isinstance(agent, KernelAgent) and type(agent).runs_fast()):
+        return None
+    problem = getattr(venv.unwrapped, "problem", None)
+    if problem is None or type(problem).arm_view is Problem.arm_view:
+        return None
+    randomizer = noise = None
+    env = venv
+    while env is not venv.unwrapped:
+        if not isinstance(env, LocalDPVectorRewardWrapper) or randomizer is not None:
+            return None
+        randomizer, noise = env.randomizer, env.noise
+        cls = type(randomizer)
+        if (cls.perturb is not LocalRandomizer.perturb
+                or cls.validate is not LocalRandomizer.validate):
+            return None
+        env = env.env
+    return problem, randomizer, noise
+
+
+def _run_fast(agent: Any, fast: tuple[Any, Any, Any], times: np.ndarray,
+              horizon: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    from privenv.agents.kernel import run_fast
+
+    problem, randomizer, noise = fast
+    out = run_fast(agent, problem, randomizer, noise, times, horizon)
+    episode: dict[str, np.ndarray] = {}
+    if problem.terminates:  # best-arm identification: what the env's last info would say
+        episode = {"stopping_time": out.pulls, "recommendation": out.recommendation,
+                   "correct": out.correct}
+    return out.curve, out.regret, out.steps, episode
+
+
+def _run_stepwise(agent: Agent, venv: VectorEnv, obs: Any, times: np.ndarray,
+                  horizon: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                         dict[str, np.ndarray]]:
+    """The runner's loop: every run steps together until the last one ends."""
+    n_runs = venv.num_envs
     curve = np.zeros((n_runs, len(times)))
     regret = np.zeros(n_runs)
     steps = np.zeros(n_runs, dtype=np.int64)
     episode: dict[str, np.ndarray] = {}
     done = np.zeros(n_runs, dtype=bool)
-
-    start = time.perf_counter()
-    obs, _ = venv.reset(seed=seed, options={"first_run": first_run})
-    agent.reset(seed=seed, first_run=first_run)
     k = 0
     any_done = False
     for t in range(1, horizon + 1):
@@ -303,26 +383,7 @@ def simulate(
             if done.all():
                 break
     curve[:, k:] = regret[:, None]
-    wall = time.perf_counter() - start
-    episode.update(agent.episode_info())
-
-    return SimulationResult(
-        env=env_id,
-        agent=name,
-        privacy=system_guarantee(agent.privacy, wrapper_guarantees(venv)),
-        n_runs=n_runs,
-        horizon=horizon,
-        seed=seed,
-        first_run=first_run,
-        env_kwargs=env_kwargs,
-        agent_kwargs=agent_kwargs,
-        checkpoint_times=times,
-        regret_curve=curve,
-        steps=steps,
-        episode=episode,
-        wall_s=wall,
-        versions=versions(),
-    )
+    return curve, regret, steps, episode
 
 
 def play(

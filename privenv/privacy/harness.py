@@ -806,22 +806,17 @@ _DPSE_EPS, _DPSE_BETA = 1.0, 0.9
 
 def _dp_se(mutation: str | None, n: int, seed: int) -> Measurement:
     from privenv.agents.dp_se import DPSE
-    from privenv.privacy.mechanisms import laplace_from_uniform
 
     class HalfNoise(DPSE):
         """Mutant: Laplace scale 1/(2εR_e) (the sensitivity 1/R_e halved)."""
 
-        def _end_segment(self, runs: np.ndarray) -> None:
-            R = self.seg_len[runs]
-            noise = laplace_from_uniform(self.noise.uniform(runs), 1.0) / (2 * self.epsilon * R)
-            self.estimates[runs, self.arm[runs]] = self.seg_sum[runs] / R + noise
+        noise_multiplier = 0.5
 
     class Reused(DPSE):
         """Mutant: the epoch sum is not reset between arms (arm 0's rewards enter arm 1's
         release too)."""
 
-        def _begin_segment(self, runs: np.ndarray) -> None:
-            pass
+        forget = False
 
     cls = {"noise x 0.5": HalfNoise, "reward reused": Reused}.get(mutation, DPSE)
     probe = DPSE(K=2, horizon=10**6, epsilon=_DPSE_EPS, beta=_DPSE_BETA)
@@ -851,24 +846,14 @@ def _prae_r_family(name: str) -> Sampler:
     sensitivity."""
 
     def sample(mutation: str | None, n: int, seed: int) -> Measurement:
-        from privenv.agents.huber import (
-            DPRSE,
-            PRAER,
-            batch_delta,
-            prm_raw_moment,
-            raw_moment_parameters,
-        )
+        from privenv.agents.huber import DPRSE, PRAER, batch_delta, raw_moment_parameters
 
         base = PRAER if name == "prae-r" else DPRSE
 
         class HalfSensitivity(base):  # type: ignore[valid-type, misc]
             """Mutant: Laplace scale M/(Bε) (the sensitivity 2M/B halved)."""
 
-            def prm(self, runs: np.ndarray, x: np.ndarray, delta: np.ndarray) -> np.ndarray:
-                M, _ = raw_moment_parameters(x.shape[1], self.epsilon, delta, self.alpha,
-                                             self.moment_order)
-                return prm_raw_moment(x, self.scale * M, 2 * self.epsilon,
-                                      self.noise.uniform(runs))
+            noise_multiplier = 0.5
 
         cls = HalfSensitivity if mutation == "sensitivity halved" else base
         kw = {"alpha": 0.25, "delta": 0.5} if name == "prae-r" else {"delta": 0.5}
@@ -898,23 +883,12 @@ _register(AuditCase(
 
 
 def _prae_c(mutation: str | None, n: int, seed: int) -> Measurement:
-    from privenv.agents.huber import (
-        PRAEC,
-        batch_delta,
-        central_moment_parameters,
-        prm_central_moment,
-    )
+    from privenv.agents.huber import PRAEC, batch_delta, central_moment_parameters
 
     class HalfSensitivity(PRAEC):
         """Mutant: both Laplace scales of Algorithm 3 halved (ε doubled in the noise only)."""
 
-        def prm(self, runs: np.ndarray, x: np.ndarray, delta: np.ndarray) -> np.ndarray:
-            n_fold = x.shape[1] // 2
-            _, M, _ = central_moment_parameters(n_fold, self.epsilon, delta, self.alpha,
-                                                self.moment_order)
-            u_hist = np.stack([self.noise.uniforms(int(i), self.n_bins) for i in runs])
-            return prm_central_moment(x, self.scale * M, 2 * self.epsilon, self.D, self.r,
-                                      u_hist, self.noise.uniform(runs))
+        noise_multiplier = 0.5
 
     cls = HalfSensitivity if mutation == "sensitivity halved" else PRAEC
     # Remark 5.1's greedy first phase releases every batch through Algorithm 3 (the default
@@ -961,8 +935,7 @@ def _adap(star: bool) -> Sampler:
         class HalfNoise(base):  # type: ignore[valid-type, misc]
             """Mutant: Laplace scale 1/(2εÑ) — a 2ε-DP release declared as ε."""
 
-            def noise_scale(self, n_tilde: np.ndarray) -> np.ndarray:
-                return 0.5 * super().noise_scale(n_tilde)
+            noise_multiplier = 0.5
 
         cls = HalfNoise if mutation == "noise x 0.5" else base
         agent = cls(K=2, epsilon=_ADAP_EPS, n_runs=2 * n)

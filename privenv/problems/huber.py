@@ -29,7 +29,7 @@ import numpy as np
 from gymnasium import spaces
 
 from privenv._validation import check_choice, check_int, check_probability, check_real, check_vector
-from privenv.problems.base import Problem
+from privenv.problems.base import ArmView, Problem
 from privenv.seeding import RunStreams
 
 INLIER_LAWS = ("student-t", "pareto", "gaussian")
@@ -204,6 +204,12 @@ class HuberProblem(Problem):
             "contaminated": contaminated,
         }
         return self._obs, reward, self._never, info
+
+    def arm_view(self) -> ArmView:
+        """Reward streams (column 0 the observed reward, column 1 the contamination flag),
+        the clean pseudo-regret of each arm, and the best arm of every run."""
+        values, pos = self._streams.view()
+        return ArmView(values, pos, self.K, self.gaps, self._optimal)
 
     def public_info(self) -> dict[str, Any]:
         """K, α and the moment bounds of Definitions 3.1/3.2 with k = 2 (what PRAE assumes known):
