@@ -10,6 +10,7 @@ give identical numbers for the same seed (tested).
 from __future__ import annotations
 
 import platform
+import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 import privenv
+from privenv._memory import check_simulation_fits
 from privenv._stats import sample_sd
 from privenv._validation import check_int
 from privenv.agents import Agent, as_batched, env_kwargs_for, make
@@ -204,7 +206,7 @@ def simulate(
     *,
     n_runs: int = 1,
     horizon: int | None = None,
-    seed: int = 0,
+    seed: int | None = 0,
     first_run: int = 0,
     env_kwargs: dict[str, Any] | None = None,
     agent_kwargs: dict[str, Any] | None = None,
@@ -221,10 +223,11 @@ def simulate(
         env: a registered id (built natively vectorized with ``env_kwargs`` and ``wrappers``) or a
             ``VectorEnv`` with ``autoreset_mode=DISABLED``.
         n_runs: number of runs (the vector env's ``num_envs``).
-        horizon: rounds per run (regret) or sample budget (best-arm identification); defaults to
-            the env's.
+        horizon: rounds per run (regret) or sample budget (best-arm identification), ≥ 1;
+            defaults to the env's.
         seed: run *i* uses run ``first_run + i`` of this seed, for the env and the agent alike
-            (separate streams, see :mod:`privenv.seeding`).
+            (separate streams, see :mod:`privenv.seeding`); ``None``: a fresh seed drawn from OS
+            entropy, recorded in the result (so the runs can be repeated).
         first_run: index of the first run, so that any slice of runs can be reproduced alone.
         n_checkpoints: number of log-spaced regret checkpoints.
         ledger: checking mode: attach a per-user privacy ledger to the agent (tests).
@@ -232,9 +235,18 @@ def simulate(
     Returns:
         A :class:`SimulationResult`.
     """
+    # -- arguments (checked before anything is built) --
     n_runs = check_int("n_runs", n_runs, low=1)
+    horizon = None if horizon is None else check_int("horizon", horizon, low=1)
+    seed = secrets.randbits(63) if seed is None else check_int("seed", seed, low=0)
+    first_run = check_int("first_run", first_run, low=0)
+    n_checkpoints = check_int("n_checkpoints", n_checkpoints, low=1)
     env_kwargs = dict(env_kwargs or {})
     agent_kwargs = dict(agent_kwargs or {})
+    if isinstance(env, str):
+        check_simulation_fits(agent, env, n_runs, horizon, wrappers, env_kwargs, agent_kwargs,
+                              n_checkpoints)
+    # -- building --
     if isinstance(env, str):
         env_id = env
         venv = make_vector_env(env, n_runs, horizon, wrappers,
