@@ -63,6 +63,7 @@ from typing import Any
 
 import numpy as np
 
+from privenv._memory import check_fits, check_runs_fit
 from privenv._stats import sample_sd
 from privenv._validation import check_int
 from privenv.backends import Backend, get_backend
@@ -70,6 +71,9 @@ from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.store import Store, canonical_json
 
 DEFAULT_CHECKPOINTS = 40
+#: memory of one cell in the sweep's process (its Cell, id and entries in the sweep's lists and
+#: sets: about 320 B measured with tracemalloc; × 3 for the copies a run holds)
+CELL_BYTES = 1000
 
 #: the fields of a config file: top level, ``[[instances]]`` and ``[[agents]]``
 TOP_FIELDS = ("name", "seed", "runs", "chunk", "horizon", "n_checkpoints", "instances", "agents")
@@ -385,8 +389,16 @@ class SweepConfig:
         chunk = runs if self.chunk is None else _checked("chunk", self.chunk, low=1)
         seed = _checked("seed", self.seed, low=0)
         n_checkpoints = _checked("n_checkpoints", self.n_checkpoints, low=1)
+        chunks = -(-runs // chunk)
+        n_cells = len(self.configurations) * chunks
+        try:  # the cell list is built in this process: refuse one that memory cannot hold
+            check_fits(f"{n_cells} cells ({len(self.configurations)} configurations × {chunks} "
+                       f"chunks of {min(chunk, runs)} runs)", n_cells * CELL_BYTES,
+                       "use a larger chunk (runs per cell) or fewer runs")
+        except ValueError as e:
+            raise SweepConfigError(str(e)) from e
 
-        from privenv.agents import make
+        from privenv.agents import env_kwargs_for, make
         from privenv.simulation import make_vector_env
 
         envs: dict[str, Any] = {}
@@ -410,17 +422,23 @@ class SweepConfig:
                 _check_env_params(c.env, env_kw, where)
                 horizon = None if c.horizon is None else _checked(f"{where}: horizon",
                                                                  c.horizon, low=1)
-                key = canonical_json([c.env, env_kw, horizon])
+                try:  # the env as the agent runs on it (its env requirements, as run_cell)
+                    built_kw = env_kwargs_for(c.agent, env_kw)
+                except ValueError as e:
+                    raise SweepConfigError(f"{where}: {e}") from e
+                key = canonical_json([c.env, built_kw, horizon])
                 if key not in envs:
                     try:
-                        envs[key] = make_vector_env(c.env, 1, horizon, **env_kw)
+                        envs[key] = make_vector_env(c.env, 1, horizon, **built_kw)
                     except (ValueError, TypeError) as e:
                         raise SweepConfigError(f"{env_where}: env {c.env}"
-                                               f"({_kwargs_text(env_kw)}): {e}") from e
+                                               f"({_kwargs_text(built_kw)}): {e}") from e
                 venv = envs[key]
                 horizon = int(venv.unwrapped.horizon)
                 try:
                     make(c.agent, venv, 1, **agent_kw)
+                    _check_cell_memory(c.env, built_kw, c.agent, agent_kw, horizon,
+                                       min(chunk, runs), n_checkpoints)
                 except (ValueError, TypeError) as e:
                     raise SweepConfigError(
                         f"{where}: agent {c.agent}({_kwargs_text(agent_kw)}) on "
@@ -479,6 +497,25 @@ class SweepConfig:
         d.pop("name")
         d["configurations"] = sorted(d["configurations"], key=canonical_json)
         return _hash(d)
+
+
+def _check_cell_memory(env: str, env_kwargs: Mapping[str, Any], agent: str,
+                       agent_kwargs: Mapping[str, Any], horizon: int, n_runs: int,
+                       n_checkpoints: int) -> None:
+    """Refuse a cell of ``n_runs`` runs that a worker's memory cannot hold (measured for large
+    cells, :func:`privenv._memory.check_runs_fit`)."""
+    from privenv.agents import make
+    from privenv.simulation import make_vector_env
+
+    def build(k: int) -> Any:
+        venv = make_vector_env(env, k, horizon, **env_kwargs)
+        venv.reset(seed=0)
+        built = make(agent, venv, k, **agent_kwargs)
+        built.reset(seed=0)
+        return venv, built
+
+    check_runs_fit(n_runs, n_checkpoints, build, what=f"a cell of {n_runs} runs",
+                   advice="use a smaller chunk (runs per cell)")
 
 
 def _checked(name: str, value: Any, low: int) -> int:
@@ -767,16 +804,29 @@ def run_sweep(
     cells = cfg.cells()
     config_hash = cfg.config_hash
 
-    own_store = not isinstance(store, Store)
-    st = Store(store) if own_store else store
     own_backend = isinstance(backend, str)
     be = get_backend(backend, workers, address) if own_backend else backend
+    own_store = not isinstance(store, Store)
+    created = own_store and not Path(store).exists()
+    try:
+        st = Store(store) if own_store else store
+    except BaseException:
+        if own_backend:
+            be.close()
+        raise
     start = time.perf_counter()
     failed: list[tuple[Cell, str]] = []
     try:
-        sweep_id = st.begin_sweep(config_hash=config_hash, config=cfg.to_dict(),
-                                  cell_ids=[c.cell_id for c in cells], name=cfg.name,
-                                  source=cfg.source, backend=be.describe(), resume=resume)
+        try:
+            sweep_id = st.begin_sweep(config_hash=config_hash, config=cfg.to_dict(),
+                                      cell_ids=[c.cell_id for c in cells], name=cfg.name,
+                                      source=cfg.source, backend=be.describe(), resume=resume)
+        except BaseException:
+            if created:  # refused before anything was recorded: leave no empty store behind
+                st.close()
+                for suffix in ("", "-journal"):
+                    Path(f"{st.path}{suffix}").unlink(missing_ok=True)
+            raise
         done_ids = st.done_cell_ids()
         todo = [c for c in cells if c.cell_id not in done_ids]
         bar = _Progress(progress, len(todo), len(cells) - len(todo))

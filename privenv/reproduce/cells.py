@@ -68,11 +68,14 @@ def run_figure_sweep(
     Returns the sweep report, the store's path and the stored results by configuration id.
     Raises ``RuntimeError`` if a cell failed (its error is in the store; ``resume`` retries it).
     """
-    from privenv.store import Store
+    from privenv.store import Store, StoreError
     from privenv.sweep import run_sweep
 
     out.mkdir(parents=True, exist_ok=True)
     store_path = out / STORE_NAME
+    if Store.is_being_written(store_path):  # never delete a store another run is writing
+        raise StoreError(f"results store {str(store_path)!r} is being written by another "
+                         "reproduction; wait until it ends, or choose another --output")
     if not resume:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{store_path}{suffix}").unlink(missing_ok=True)

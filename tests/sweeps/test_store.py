@@ -115,7 +115,7 @@ def test_a_done_cell_is_never_stored_twice(tmp_path):
             store.record_failure(result.cell, "RuntimeError: x", "tb", "hash")
         # the primary key (configuration, run) refuses a run twice even from another chunking
         overlapping = run_cell(Cell("HuberBandit-v0", {}, "ucb1", {}, 50, 0, 2, 2))
-        with pytest.raises(sqlite3.IntegrityError):
+        with pytest.raises(StoreError, match="UNIQUE constraint failed: runs.config_id"):
             store.record_result(overlapping, "hash")
         assert store.counts() == {"done": 1, "failed": 0, "runs": 3}
 
