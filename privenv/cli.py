@@ -417,7 +417,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from privenv.store import plot_regret
+    from privenv.plotting import plot_regret
 
     with _open_store(args.store) as store:
         paths = plot_regret(store, args.output)

@@ -45,10 +45,8 @@ import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -58,10 +56,8 @@ except ImportError:  # pragma: no cover - not POSIX: no writer lock
     fcntl = None  # type: ignore[assignment]
 
 from privenv._stats import sample_sd
-from privenv.simulation import RunTotals
-
-if TYPE_CHECKING:  # pragma: no cover
-    from privenv.sweep import Cell, CellResult
+from privenv.privacy.guarantee import PrivacyGuarantee
+from privenv.results import Cell, RunResults, canonical_json, utc_now, versions
 
 SCHEMA_VERSION = 1
 
@@ -165,48 +161,6 @@ def _store_error(path: Path, e: BaseException, doing: str = "use") -> StoreError
     if "readonly" in low or "read-only" in low:
         return StoreError(f"cannot write to results store {name}: it is read-only ({text})")
     return StoreError(f"cannot {doing} results store {name}: {text}")
-
-
-def canonical_json(value: Any) -> str:
-    """Canonical JSON text: sorted keys, no spaces, numpy values as Python ones."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_json_default)
-
-
-def _json_default(obj: Any) -> Any:
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    raise TypeError(f"{type(obj).__name__} value {obj!r} is not JSON serializable")
-
-
-def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-@dataclass
-class ConfigResult(RunTotals):
-    """The stored runs of one configuration (all its done cells), read back from a store."""
-
-    config_id: str
-    env: str
-    env_kwargs: dict[str, Any]
-    agent: str
-    agent_kwargs: dict[str, Any]
-    horizon: int
-    seed: int
-    n_checkpoints: int
-    runs: np.ndarray  # run indices, ascending
-    checkpoint_times: np.ndarray
-    regret_curve: np.ndarray  # (len(runs), len(checkpoint_times))
-    steps: np.ndarray
-    episode: dict[str, np.ndarray] = field(default_factory=dict)
-    privacy: dict[str, Any] = field(default_factory=dict)  # PrivacyGuarantee.as_dict()
-    agent_params: dict[str, Any] = field(default_factory=dict)
-    versions: dict[str, str] = field(default_factory=dict)
-    wall_s: float = 0.0  # the sum over its cells
-    n_cells: int = 0
-
 
 
 class Store:
@@ -410,8 +364,6 @@ class Store:
         or one that extends it (more agents, instances, parameter values, or more chunks of the
         same size). Anything else is refused: its runs could not be told apart from this sweep's.
         """
-        from privenv.simulation import versions
-
         self._lock_for_writing()
         # the check and the record in one write transaction: nothing can come in between
         with self._transaction() as conn:
@@ -473,9 +425,10 @@ class Store:
             raise StoreError(f"cell {cell_id} is already stored as done (two sweeps writing "
                              "the same store?)")
 
-    def record_result(self, result: CellResult, config_hash: str,
+    def record_result(self, result: RunResults, config_hash: str,
                       sweep_id: int | None = None) -> None:
-        """Store a finished cell and all its runs in one transaction."""
+        """Store a finished cell (``result.cell``: consecutive runs) and all its runs in one
+        transaction."""
         cell = result.cell
         curve = np.asarray(result.regret_curve, dtype=float)
         n = cell.n_runs
@@ -564,7 +517,7 @@ class Store:
     def failures(self) -> list[dict[str, Any]]:
         return self.cells("failed")
 
-    def results(self) -> list[ConfigResult]:
+    def results(self) -> list[RunResults]:
         """Every configuration with at least one done cell, its runs in ascending order."""
         cells = self.cells("done")
         by_config: dict[str, list[dict[str, Any]]] = {}
@@ -582,8 +535,7 @@ class Store:
             extras = [json.loads(r["extra"]) for r in rows if r["extra"] is not None]
             for key in sorted({k for e in extras for k in e}):
                 episode[key] = [e.get(key) for e in extras]
-            out.append(ConfigResult(
-                config_id=config_id,
+            out.append(RunResults(
                 **{k: first[k] for k in CONFIG_COLUMNS},
                 runs=np.array([r["run"] for r in rows], dtype=np.int64),
                 checkpoint_times=np.asarray(first["checkpoint_times"], dtype=np.int64),
@@ -591,11 +543,13 @@ class Store:
                 steps=np.array([r["steps"] for r in rows], dtype=np.int64),
                 episode={k: np.asarray(v, dtype=bool) if k == "correct" else np.asarray(v)
                          for k, v in episode.items()},
-                privacy={k: first[k] for k in PRIVACY_COLUMNS},
+                privacy=PrivacyGuarantee(
+                    model=first["privacy_model"], epsilon=first["privacy_epsilon"],
+                    delta=first["privacy_delta"], unit=first["privacy_unit"],
+                    neighbouring=first["privacy_neighbouring"]),
                 agent_params=first["agent_params"],
                 versions=first["versions"],
                 wall_s=float(sum(c["wall_s"] for c in group)),
-                n_cells=len(group),
             ))
         return out
 
@@ -724,7 +678,7 @@ class Store:
                 "agent_kwargs": r.agent_kwargs, "horizon": r.horizon, "seed": r.seed,
                 "runs": len(x), "regret_mean": float(x.mean()),
                 "regret_sd": sample_sd(x),
-                "privacy": r.privacy["privacy"], "failed_cells": failed.pop(r.config_id, 0),
+                "privacy": str(r.privacy), "failed_cells": failed.pop(r.config_id, 0),
             })
         return out
 
@@ -758,42 +712,4 @@ def _write_csv(f: Any, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) 
 
 
 
-def plot_regret(store: Store, output: str | os.PathLike[str], stem: str = "regret",
-                ncols: int = 3) -> list[Path]:
-    """Regret against t, mean ± 1 sd over runs: one panel per (env, env parameters, horizon),
-    one line per (agent, agent parameters); writes ``output/stem.png`` and ``.pdf``."""
-    from privenv.plotting import RegretPanel, regret_grid, save_figure
-
-    results = store.results()
-    if not results:
-        raise StoreError(f"results store {str(store.path)!r} has no finished cells to plot")
-    panels: dict[tuple[Any, ...], dict[str, np.ndarray]] = {}
-    times: dict[tuple[Any, ...], np.ndarray] = {}
-    seeds = {r.seed for r in results}
-    for r in results:
-        key = (r.env, canonical_json(r.env_kwargs), r.horizon, r.n_checkpoints)
-        label = r.agent + (f"({_kwargs_label(r.agent_kwargs)})" if r.agent_kwargs else "")
-        if len(seeds) > 1:
-            label += f" seed {r.seed}"
-        panels.setdefault(key, {})[label] = r.regret_curve
-        times[key] = r.checkpoint_times
-    grid = []
-    for key, curves in panels.items():
-        env, env_kwargs, horizon, _ = key
-        kw = _kwargs_label(json.loads(env_kwargs))
-        title = f"{env}" + (f"\n{kw}" if kw else "") + f", T = {horizon:,}"
-        grid.append(RegretPanel(title, times[key], curves))
-    runs = sorted({len(r.runs) for r in results})
-    fig = regret_grid(grid, ncols=ncols,
-                      suptitle=f"{store.path.name}: cumulative regret, mean ± 1 sd over "
-                               f"{'/'.join(map(str, runs))} runs")
-    return save_figure(fig, Path(output) / stem)
-
-
-def _kwargs_label(kwargs: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={canonical_json(v) if isinstance(v, (list, dict)) else v}"
-                     for k, v in kwargs.items())
-
-
-__all__ = ["ConfigResult", "SCHEMA_VERSION", "Store", "StoreError", "canonical_json",
-           "plot_regret", "utc_now"]
+__all__ = ["SCHEMA_VERSION", "Store", "StoreError", "canonical_json", "utc_now"]
