@@ -21,6 +21,8 @@ Regret against the horizon T on log–log axes (paper 4's rates) uses :class:`Lo
 :func:`loglog_grid`: per agent the mean final regret of each horizon with its ± 1 sd, the
 least-squares line of log mean regret on log T (:func:`loglog_slope`, with a bootstrap confidence
 interval over runs) and its slope in the legend, references as grey lines.
+
+A results store's regret curves (``privenv plot``): :func:`plot_regret`.
 """
 
 from __future__ import annotations

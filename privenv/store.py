@@ -5,7 +5,13 @@ each finished cell is **one transaction**: its metadata row and all its run rows
 or not at all. A sweep killed at any moment (Ctrl-C, SIGKILL, a dead machine) therefore leaves
 every cell either complete or absent — never half a cell — and ``--resume`` runs exactly the
 absent (and the failed) ones. The primary key of a run is (configuration, run index), so a run can
-never be stored twice.
+never be stored twice. A sweep holds the store's writer lock while it runs
+(:meth:`Store.begin_sweep`), so a second sweep on the same store is refused at once.
+
+Every SQLite or file-system fault — a damaged (page-corrupted) file, a full disk, a read-only file
+system, a directory where the file should be — is a :class:`StoreError` of one line naming the
+store and what to do; a transaction it interrupts is rolled back, so what was stored stays intact.
+Records are :class:`privenv.results.RunResults` (a cell's result in, a configuration's runs out).
 
 Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`)::
 

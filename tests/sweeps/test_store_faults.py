@@ -53,6 +53,12 @@ def _one_line_error(code: int, err: str, command: str, *words: str) -> None:
         assert word in err, err
 
 
+def _refused(capsys, *args: str, words: tuple[str, ...] = ()) -> None:
+    """``privenv *args`` ends in one line naming ``words`` and exit code 2."""
+    code, out, err = _cli(capsys, *args)
+    _one_line_error(code, err, args[0], *words)
+
+
 def _sweep_cmd(config: Path, store: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "privenv.cli", "sweep", str(config), "--store", str(store),
             "--workers", "1", "--progress", "none", *extra]
@@ -82,9 +88,8 @@ def test_two_different_sweeps_started_together_one_runs_the_other_exits_2(tmp_pa
                           "--resume", "--workers", "1", "--progress", "none")
     assert code == 0 and "0 finished now" in out and "4 already done" in out
     # and the other config is refused with one line, as for any store of another sweep
-    code, out, err = _cli(capsys, "sweep", str((b, a)[winner]), "--store", str(store),
-                          "--resume", "--workers", "1", "--progress", "none")
-    _one_line_error(code, err, "sweep", "not cells of this config")
+    _refused(capsys, "sweep", str((b, a)[winner]), "--store", str(store), "--resume",
+             "--workers", "1", "--progress", "none", words=("not cells of this config",))
 
 
 def test_a_store_being_written_refuses_a_second_writer_at_once(tmp_path):
@@ -122,11 +127,14 @@ def test_sweep_applies_the_agents_env_requirements(tmp_path, capsys):
         assert stored[name].steps.tolist() == alone.steps.tolist()
 
 
-def test_a_seed_beyond_int64_is_refused_before_any_cell_runs(tmp_path, capsys):
+@pytest.mark.parametrize("field, value, message", [
+    ("seed", 2**64, "seed must be an integer in [0, 2**63 - 1]"),  # not at the first insert
+    ("runs", 10**12, "memory"),  # 5·10¹¹ cells: refused before the cell list is built
+])
+def test_a_config_is_refused_before_any_cell_runs(tmp_path, capsys, field, value, message):
     store = tmp_path / "s.sqlite"
-    cfg = _write(tmp_path, "big", {**SMALL, "seed": 2**64})
-    code, out, err = _cli(capsys, "sweep", str(cfg), "--store", str(store))
-    _one_line_error(code, err, "sweep", "seed must be an integer in [0, 2**63 - 1]")
+    cfg = _write(tmp_path, "bad", {**SMALL, field: value})
+    _refused(capsys, "sweep", str(cfg), "--store", str(store), words=(message,))
     assert not store.exists()
 
 
@@ -134,17 +142,7 @@ def test_a_seed_beyond_int64_is_refused_before_any_cell_runs(tmp_path, capsys):
                                   ["--backend", "ray"]])
 def test_a_usage_error_leaves_no_store_behind(tmp_path, capsys, args):
     store = tmp_path / "new.sqlite"
-    code, out, err = _cli(capsys, "sweep", str(_write(tmp_path, "s", SMALL)), "--store",
-                          str(store), *args)
-    _one_line_error(code, err, "sweep")
-    assert not store.exists()
-
-
-def test_runs_beyond_memory_are_refused_before_any_cell_runs(tmp_path, capsys):
-    store = tmp_path / "s.sqlite"
-    cfg = _write(tmp_path, "huge", {**SMALL, "runs": 10**12})
-    code, out, err = _cli(capsys, "sweep", str(cfg), "--store", str(store))
-    _one_line_error(code, err, "sweep", "memory")
+    _refused(capsys, "sweep", str(_write(tmp_path, "s", SMALL)), "--store", str(store), *args)
     assert not store.exists()
 
 
@@ -154,13 +152,11 @@ def test_runs_beyond_memory_are_refused_before_any_cell_runs(tmp_path, capsys):
 def test_a_directory_as_the_store_or_a_file_as_its_parent(tmp_path, capsys):
     cfg = str(_write(tmp_path, "s", SMALL))
     (tmp_path / "adir").mkdir()
-    code, out, err = _cli(capsys, "sweep", cfg, "--store", str(tmp_path / "adir"))
-    _one_line_error(code, err, "sweep", "is a directory")
+    _refused(capsys, "sweep", cfg, "--store", str(tmp_path / "adir"), words=("is a directory",))
     (tmp_path / "afile").write_text("x")
-    code, out, err = _cli(capsys, "sweep", cfg, "--store", str(tmp_path / "afile" / "s.sqlite"))
-    _one_line_error(code, err, "sweep", "not a directory")
-    code, out, err = _cli(capsys, "export", str(tmp_path / "adir"), "--output", "-")
-    _one_line_error(code, err, "export")
+    _refused(capsys, "sweep", cfg, "--store", str(tmp_path / "afile" / "s.sqlite"),
+             words=("not a directory",))
+    _refused(capsys, "export", str(tmp_path / "adir"), "--output", "-")
 
 
 @contextmanager
@@ -193,13 +189,12 @@ def test_a_read_only_filesystem(tmp_path, capsys):
         assert _cli(capsys, "export", str(store), "--output", str(before))[0] == 0
         _remount(ro, "ro")
         # a new store there, resuming the existing one, an export into it: one line each
-        code, out, err = _cli(capsys, "sweep", cfg, "--store", str(ro / "new.sqlite"))
-        _one_line_error(code, err, "sweep", "Read-only file system")
-        code, out, err = _cli(capsys, "sweep", cfg, "--store", str(store), "--resume",
-                              "--workers", "1", "--progress", "none")
-        _one_line_error(code, err, "sweep", "read-only")
-        code, out, err = _cli(capsys, "export", str(store), "--output", str(ro / "out.csv"))
-        _one_line_error(code, err, "export", "Read-only file system")
+        _refused(capsys, "sweep", cfg, "--store", str(ro / "new.sqlite"),
+                 words=("Read-only file system",))
+        _refused(capsys, "sweep", cfg, "--store", str(store), "--resume", "--workers", "1",
+                 "--progress", "none", words=("read-only",))
+        _refused(capsys, "export", str(store), "--output", str(ro / "out.csv"),
+                 words=("Read-only file system",))
         # reading still works and nothing was lost
         after = tmp_path / "after.csv"
         assert _cli(capsys, "export", str(store), "--output", str(after))[0] == 0
@@ -207,16 +202,15 @@ def test_a_read_only_filesystem(tmp_path, capsys):
 
 
 def test_a_full_disk_stops_the_sweep_with_one_line_and_loses_nothing(tmp_path, capsys):
-    """A 64 kB tmpfs holds the store's first cells, not all 20 (the whole store takes about 110 kB):
-    the sweep stops at the first cell that does not fit; the cells stored before stay intact,
-    and the store, moved to a roomier disk, resumes to exactly an uninterrupted sweep."""
+    """A 64 kB tmpfs holds the store's first cells, not all 20 (the whole store takes about
+    110 kB): the sweep stops at the first cell that does not fit; the cells stored before stay
+    intact, and the store, moved to a roomier disk, resumes to exactly an uninterrupted sweep."""
     config = {**SMALL, "runs": 40, "chunk": 2, "horizon": 2000, "n_checkpoints": 200}
     cfg = str(_write(tmp_path, "full", config))
     with _tmpfs(tmp_path / "small", "64k") as small:
         store = small / "s.sqlite"
-        code, out, err = _cli(capsys, "sweep", cfg, "--store", str(store), "--workers", "1",
-                              "--progress", "none")
-        _one_line_error(code, err, "sweep", "full", "--resume")
+        _refused(capsys, "sweep", cfg, "--store", str(store), "--workers", "1", "--progress",
+                 "none", words=("full", "--resume"))
         with sqlite3.connect(store) as conn:
             assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         with Store(store, create=False) as st:
@@ -249,13 +243,10 @@ def test_a_page_corrupted_store_is_one_line(tmp_path, capsys):
     for start in range(page, len(data), page):  # every page but the header page
         data[start:start + page] = b"\xa5" * page
     store.write_bytes(bytes(data))
-    code, out, err = _cli(capsys, "export", str(store), "--output", "-")
-    _one_line_error(code, err, "export", "damaged")
-    code, out, err = _cli(capsys, "sweep", cfg, "--store", str(store), "--resume",
-                          "--workers", "1", "--progress", "none")
-    _one_line_error(code, err, "sweep", "damaged")
-    code, out, err = _cli(capsys, "plot", str(store), "--output", str(tmp_path / "fig"))
-    _one_line_error(code, err, "plot", "damaged")
+    _refused(capsys, "export", str(store), "--output", "-", words=("damaged",))
+    _refused(capsys, "sweep", cfg, "--store", str(store), "--resume", "--workers", "1",
+             "--progress", "none", words=("damaged",))
+    _refused(capsys, "plot", str(store), "--output", str(tmp_path / "fig"), words=("damaged",))
 
 
 # -- a killed parent ------------------------------------------------------------------------------
