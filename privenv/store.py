@@ -200,16 +200,16 @@ class Store:
             raise
 
     def _discard(self) -> None:
-        """Close after a failed open, removing the file if this object created it empty."""
+        """Close after a failed open, removing the file if this object created it and it is
+        still empty (never a file another process has begun to use meanwhile)."""
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-        if self._created:
-            for suffix in ("", "-journal"):
-                try:
-                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-                except OSError:  # e.g. a read-only file system: there is nothing to remove
-                    pass
+        try:
+            if self._created and self.path.stat().st_size == 0:
+                self.path.unlink()
+        except OSError:  # gone already, or a read-only file system: nothing to remove
+            pass
 
     def _open(self, create: bool) -> None:
         if create:
@@ -221,9 +221,11 @@ class Store:
                                          f"{str(p)!r} is not a directory")
                     break
             parent.mkdir(parents=True, exist_ok=True)
-            if not self.path.exists():
-                self.path.touch()  # (an OSError here names the cause, unlike SQLite's)
+            try:  # (an OSError here names the cause, unlike SQLite's "unable to open")
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
                 self._created = True
+            except FileExistsError:
+                pass
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         else:
             if not self.path.is_file():

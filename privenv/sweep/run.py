@@ -207,8 +207,7 @@ def run_sweep(
     own_backend = isinstance(backend, str)
     be = get_backend(backend, workers, address) if own_backend else backend
     own_store = not isinstance(store, Store)
-    created = own_store and not Path(store).exists()
-    try:
+    try:  # (the backend first: a usage error leaves no store behind)
         st = Store(store) if own_store else store
     except BaseException:
         if own_backend:
@@ -217,16 +216,9 @@ def run_sweep(
     start = time.perf_counter()
     failed: list[tuple[Cell, str]] = []
     try:
-        try:
-            sweep_id = st.begin_sweep(config_hash=config_hash, config=cfg.to_dict(),
-                                      cell_ids=[c.cell_id for c in cells], name=cfg.name,
-                                      source=cfg.source, backend=be.describe(), resume=resume)
-        except BaseException:
-            if created:  # refused before anything was recorded: leave no empty store behind
-                st.close()
-                for suffix in ("", "-journal"):
-                    Path(f"{st.path}{suffix}").unlink(missing_ok=True)
-            raise
+        sweep_id = st.begin_sweep(config_hash=config_hash, config=cfg.to_dict(),
+                                  cell_ids=[c.cell_id for c in cells], name=cfg.name,
+                                  source=cfg.source, backend=be.describe(), resume=resume)
         done_ids = st.done_cell_ids()
         todo = [c for c in cells if c.cell_id not in done_ids]
         bar = _Progress(progress, len(todo), len(cells) - len(todo))
