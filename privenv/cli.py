@@ -343,7 +343,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_audit(args: argparse.Namespace) -> int:
     from privenv.privacy import harness
 
-    targets = None if args.targets is None else [t for t in args.targets.split(",") if t]
+    targets = None if args.targets is None else [t.strip() for t in args.targets.split(",")
+                                                  if t.strip()]
+    if targets == []:
+        raise UsageError(f"--targets names no target (got {args.targets!r}); known targets: "
+                         f"{', '.join(harness.CASES)}")
     records = harness.run(targets, size=args.size, seed=args.seed)
     if args.format == "json":
         print(_dumps([r.as_dict() for r in records], allow_nan=False))
@@ -413,7 +417,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from privenv.store import plot_regret
+    from privenv.plotting import plot_regret
 
     with _open_store(args.store) as store:
         paths = plot_regret(store, args.output)
@@ -569,6 +573,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("PRIVENV_DEBUG"):
             raise
         return _error(args.command, str(e))
+    except (ArithmeticError, MemoryError) as e:  # a value beyond what floats or memory hold
+        if os.environ.get("PRIVENV_DEBUG"):
+            raise
+        what = "out of memory" if isinstance(e, MemoryError) else "numeric overflow"
+        return _error(args.command, f"{what} ({type(e).__name__}: {e}); a parameter is too "
+                                    "large for this machine (PRIVENV_DEBUG=1 shows where)")
     except (ConnectionError, TimeoutError) as e:  # e.g. no scheduler at --address
         if os.environ.get("PRIVENV_DEBUG"):
             raise

@@ -66,6 +66,9 @@ def run_seed_sequences(
         return [
             np.random.SeedSequence(int(seed), spawn_key=(first_run + i,)) for i in range(n_runs)
         ]
+    if isinstance(seed, (bool, np.bool_, str, bytes)) or not hasattr(seed, "__iter__"):
+        raise ValueError(f"seed must be a non-negative integer, a sequence of them (one per run) "
+                         f"or None, got {seed!r}")
     seeds = list(seed)
     if len(seeds) != n_runs:
         raise ValueError(f"seed must have one entry per run ({n_runs}), got {len(seeds)}")

@@ -93,6 +93,28 @@ BAD_INPUT: list[tuple[str, Callable[[], object], str]] = [
     # unknown names
     ("unknown agent", lambda: agents.make("no-such-agent", "HuberBandit-v0"), "agent"),
     ("unknown agent parameter", _agent("ucb1", epsilon=1.0), "parameter"),
+    # conflicting or malformed env arguments
+    ("Huber K ≠ len(means)",
+     lambda: gym.make("HuberBandit-v0", K=3, means=[1, 2, 3, 4, 5]), "K"),
+    ("means not numbers", lambda: gym.make("HuberBandit-v0", means="abc"), "means"),
+    ("means whose square overflows",
+     lambda: gym.make("HuberBandit-v0", means=[1e308, 0, 0, 0, 0]), "means"),
+    # a horizon of 0 is refused everywhere, never replaced by the default
+    ("simulate horizon 0", lambda: simulate("ucb1", horizon=0), "horizon"),
+    ("vector env horizon 0",
+     lambda: gym.make_vec("HuberBandit-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                          horizon=0), "horizon"),
+    # seeds and reset options
+    ("reset seed True", lambda: gym.make("HuberBandit-v0").reset(seed=True), "seed"),
+    ("simulate seed True", lambda: simulate("ucb1", horizon=5, seed=True), "seed"),
+    ("simulate seed -1", lambda: simulate("ucb1", horizon=5, seed=-1), "seed"),
+    ("reset with an unknown option",
+     lambda: gym.make("HuberBandit-v0").reset(seed=0, options={"frist_run": 1}), "frist_run"),
+    ("vector reset with an unknown option",
+     lambda: gym.make_vec("HuberBandit-v0", num_envs=2, vectorization_mode="vector_entry_point")
+     .reset(seed=0, options={"mask": [True, False]}), "mask"),
+    # more runs than memory can hold: refused before anything is allocated
+    ("runs beyond memory", lambda: simulate("ucb1", n_runs=10**12, horizon=5), "memory"),
 ]
 
 
@@ -277,3 +299,21 @@ def test_the_wrapper_table_covers_the_exported_wrappers():
             "GaussianStatistics", "LaplaceInput", "VectorGaussianStatistics",
             "VectorLaplaceInput", "GaussianStatisticsRandomizer",
             "LaplaceInputRandomizer"} <= names
+
+
+# -- integers: exact, whatever their size, within int64 -----------------------------------------
+
+
+@pytest.mark.parametrize("value", [2**53 + 1, 2**63 - 1, np.int64(2**63 - 1), np.uint64(2**62)])
+def test_check_int_accepts_exact_large_integers(value):
+    from privenv._validation import check_int
+
+    assert check_int("n", value) == int(value)
+
+
+@pytest.mark.parametrize("value", [2**63, 2**64, np.uint64(2**64 - 1)])
+def test_check_int_refuses_integers_beyond_int64_naming_the_range(value):
+    from privenv._validation import check_int
+
+    with pytest.raises(ValueError, match=r"^n must be an integer in \[1, 2\*\*63 - 1\], got"):
+        check_int("n", value)

@@ -5,6 +5,7 @@ PettingZoo is an optional extra (``pip install 'privenv[pettingzoo]'``); this mo
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -92,7 +93,15 @@ class FederatedParallelEnv(ParallelEnv):
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
         """Start a run: ``seed=s`` (and ``options={"first_run": i}``) is run *i* of seed *s*,
-        exactly as in the Gymnasium views."""
+        exactly as in the Gymnasium views. Other keys are not used: each one is named in a
+        warning (PettingZoo's own API test resets with an arbitrary key, so they cannot be
+        refused here as the Gymnasium views refuse them)."""
+        if options:
+            for key in options:
+                if key != "first_run":
+                    warnings.warn(f"options: unknown key {key!r} ignored (only 'first_run' is "
+                                  "used)", stacklevel=2)
+            options = {k: v for k, v in options.items() if k == "first_run"}
         obs, _ = self._env.reset(seed=seed, options=options)
         self.agents = list(self.possible_agents)
         self._t = 0

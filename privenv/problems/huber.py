@@ -92,7 +92,7 @@ class HuberProblem(Problem):
     """K-armed heavy-tailed bandit with Huber α-contamination, for ``n_runs`` runs at once.
 
     Args:
-        K: number of arms (≥ 2); ignored when ``means`` is given.
+        K: number of arms (≥ 2; default 5, or the length of ``means``, which must then agree).
         means: inlier means μ_a (default: paper 1's 100 … 0).
         alpha: contamination level α ∈ [0, 1).
         inlier: ``"student-t"``, ``"pareto"``, ``"gaussian"`` or a frozen ``scipy.stats`` law.
@@ -105,7 +105,7 @@ class HuberProblem(Problem):
 
     def __init__(
         self,
-        K: int = 5,
+        K: int | None = None,
         means: Sequence[float] | None = None,
         alpha: float = 0.05,
         inlier: Any = "student-t",
@@ -116,8 +116,15 @@ class HuberProblem(Problem):
     ) -> None:
         super().__init__(n_runs)
         if means is None:
-            means = paper1_means(K)
+            means = paper1_means(5 if K is None else K)
         self.means = check_vector("means", means, min_length=2)
+        if K is not None and check_int("K", K, low=2) != self.means.shape[0]:
+            raise ValueError(f"K={K} disagrees with the {self.means.shape[0]} means given; give "
+                             "one of them (K defaults to the length of means)")
+        root_max = float(np.sqrt(np.finfo(float).max))  # the moment bound max μ_a² is finite
+        if np.max(np.abs(self.means)) >= root_max:
+            raise ValueError(f"means must be below {root_max:.3g} in absolute value (so that "
+                             f"max μ_a² is finite), got {means!r}")
         self.K = self.means.shape[0]
         self.alpha = check_probability(alpha, "alpha", high_open=True)
         self.noise = _Noise(inlier, dict(inlier_params or {}))
