@@ -36,16 +36,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecCheckNan, VecMonito
 
 from privenv.rl import SB3VecEnv  # noqa: E402
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    """Small MLPs train fastest on one thread (and do not oversubscribe a shared machine)."""
-    import torch
-
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 HUBER = {"K": 3, "horizon": 10}
 BAI = {"horizon": 10}
@@ -421,7 +412,8 @@ def test_bad_input(a2c_model):
 
 @pytest.mark.slow
 def test_examples_readme_rl_snippets_run():
-    """The code blocks of examples/README-rl.md run as written (one A2C training: ~10 s)."""
+    """The ``python`` code blocks of examples/README-rl.md run as written, in order (one PPO
+    training of 3000 steps; the ``py`` blocks are illustrations of longer runs)."""
     import pathlib
     import re
 
@@ -431,6 +423,7 @@ def test_examples_readme_rl_snippets_run():
     namespace: dict = {}
     for block in blocks:
         exec(compile(block, "README-rl.md", "exec"), namespace)
-    assert namespace["rl"].regret.mean() < namespace["ucb"].regret.mean()
+    assert namespace["mean"] / 100 > 90.0
+    assert namespace["rl"].regret.mean() < 0.2 * namespace["uniform"].regret.mean()
     assert [p.suffix for p in namespace["files"]] == [".png", ".pdf"]
     assert all(p.stat().st_size > 0 for p in namespace["files"])

@@ -43,14 +43,7 @@ from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
 from stable_baselines3.common.evaluation import evaluate_policy  # noqa: E402
 from stable_baselines3.common.vec_env import SubprocVecEnv, VecNormalize  # noqa: E402
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    """Small MLPs train fastest on one thread (and do not oversubscribe a shared machine)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 HUBER_ID = "privenv:HuberBandit-RL-v0"
@@ -273,7 +266,7 @@ def test_uniform_play_is_the_reference():
 def test_sb3_ppo_from_the_id_reaches_the_best_arm_and_saves_and_loads(tmp_path):
     """PPO (γ = 0.99, whole-run episodes) on ``make_vec_env("privenv:HuberBandit-RL-v0",
     vec_env_cls=SubprocVecEnv)``, 3000 steps, seed 0. Measured (seeds 0–4): best-arm share 1.0
-    after training for every seed. The saved model loads without an env and runs in the zoo's
+    after training for every seed, and every control fails. The saved model loads without an env and runs in the zoo's
     runner on the research id with no statistics passed (SB3Agent learns them from the env),
     greedy as before: the same best-arm share."""
     venv = make_vec_env(HUBER_ID, n_envs=4, seed=0, vec_env_cls=SubprocVecEnv, env_kwargs=LEARN)
@@ -310,7 +303,10 @@ ALGOS = {
 @pytest.mark.parametrize("algo", sorted(ALGOS))
 def test_sb3_a2c_and_dqn_from_the_id_reach_the_best_arm(algo):
     """A2C (γ = 0.99) and DQN (γ = 0.99) on ``make_vec_env(HuberBandit-RL-v0)``, 3000 steps,
-    seed 0. Measured (seeds 0–4): best-arm share 1.0 for both after training."""
+    seed 0. Measured (seeds 0–4): DQN reaches share 1.0 for every seed (seed 4's untrained greedy
+    policy already plays the best arm, so its control would not fail); A2C for 4 of 5 (seed 4
+    still plays arm 0 after 3000 steps) — so the margin is wide at seed 0 (share 1.0 against 0.9)
+    but A2C's budget is not generous."""
     cls, kwargs = ALGOS[algo]
     model = cls("MlpPolicy", make_vec_env(HUBER_ID, n_envs=4, seed=0, env_kwargs=LEARN), seed=0,
                 device="cpu", **kwargs)
@@ -348,115 +344,20 @@ def test_bai_rl_id_trains_without_dtype_errors():
     assert all(np.isfinite(p.detach().numpy()).all() for p in agent.parameters())
 
 
-# -- the single-file PPO loop, as such scripts are written --------------------------------------
-def make_env(env_id, **kwargs):
-    def thunk():
-        env = gym.make(env_id, **kwargs)
-        return gym.wrappers.RecordEpisodeStatistics(env)
+# -- the single-file PPO loop, as such scripts are written (examples/ppo_single_file.py) ---------
+def _load_script():
+    import importlib.util
+    import pathlib
 
-    return thunk
-
-
-def layer_init(layer, std=2**0.5, bias_const=0.0):
-    torch.nn.init.orthogonal_(layer.weight, std)
-    torch.nn.init.constant_(layer.bias, bias_const)
-    return layer
+    path = pathlib.Path(__file__).parents[1] / "examples" / "ppo_single_file.py"
+    spec = importlib.util.spec_from_file_location("ppo_single_file", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-class MLPAgent(torch.nn.Module):
-    def __init__(self, envs):
-        super().__init__()
-        n_obs = np.array(envs.single_observation_space.shape).prod()
-        nn = torch.nn
-        self.critic = nn.Sequential(layer_init(nn.Linear(n_obs, 64)), nn.Tanh(),
-                                    layer_init(nn.Linear(64, 64)), nn.Tanh(),
-                                    layer_init(nn.Linear(64, 1), std=1.0))
-        self.actor = nn.Sequential(layer_init(nn.Linear(n_obs, 64)), nn.Tanh(),
-                                   layer_init(nn.Linear(64, 64)), nn.Tanh(),
-                                   layer_init(nn.Linear(64, envs.single_action_space.n), std=0.01))
-
-    def get_value(self, x):
-        return self.critic(x)
-
-    def get_action_and_value(self, x, action=None):
-        probs = torch.distributions.Categorical(logits=self.actor(x))
-        if action is None:
-            action = probs.sample()
-        return action, probs.log_prob(action), probs.entropy(), self.critic(x)
-
-
-def ppo_single_file(env_id, env_kwargs, total_timesteps, seed=0, num_envs=4, num_steps=128,
-                    learning_rate=3e-3, gamma=0.99, gae_lambda=0.95, num_minibatches=4,
-                    update_epochs=4, clip_coef=0.2, ent_coef=0.01, vf_coef=0.5,
-                    max_grad_norm=0.5):
-    """PPO in one function: a ``SyncVectorEnv`` of ``make_env`` thunks (Gymnasium's default
-    next-step autoreset), GAE, clipped surrogate. Returns the agent, the episodes logged by
-    ``RecordEpisodeStatistics`` ((sub-env, return, length) per episode) and every transition's
-    (rewards, whether it was a reset step)."""
-    rng = np.random.default_rng(seed)
-    torch.manual_seed(seed)
-    envs = gym.vector.SyncVectorEnv([make_env(env_id, **env_kwargs) for _ in range(num_envs)])
-    agent = MLPAgent(envs)
-    optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=1e-5)
-    batch_size = num_envs * num_steps
-    minibatch_size = batch_size // num_minibatches
-    obs = torch.zeros((num_steps, num_envs) + envs.single_observation_space.shape)
-    actions = torch.zeros((num_steps, num_envs) + envs.single_action_space.shape)
-    logprobs, rewards, dones, values = (torch.zeros((num_steps, num_envs)) for _ in range(4))
-    episodes, transitions = [], []
-    next_obs, _ = envs.reset(seed=seed)
-    next_obs, next_done = torch.Tensor(next_obs), torch.zeros(num_envs)
-    for _iteration in range(total_timesteps // batch_size):
-        for step in range(num_steps):
-            obs[step], dones[step] = next_obs, next_done
-            with torch.no_grad():
-                action, logprob, _, value = agent.get_action_and_value(next_obs)
-                values[step] = value.flatten()
-            actions[step], logprobs[step] = action, logprob
-            next_obs, reward, terminations, truncations, infos = envs.step(action.numpy())
-            transitions.append((reward, next_done.numpy().astype(bool)))  # a reset step?
-            rewards[step] = torch.tensor(reward).view(-1)
-            next_obs = torch.Tensor(next_obs)
-            next_done = torch.Tensor(np.logical_or(terminations, truncations))
-            if "episode" in infos:
-                for i in np.flatnonzero(infos["_episode"]):
-                    episodes.append((i, infos["episode"]["r"][i], infos["episode"]["l"][i]))
-        with torch.no_grad():
-            next_value = agent.get_value(next_obs).reshape(1, -1)
-            advantages = torch.zeros_like(rewards)
-            lastgaelam = 0
-            for t in reversed(range(num_steps)):
-                if t == num_steps - 1:
-                    nextnonterminal, nextvalues = 1.0 - next_done, next_value
-                else:
-                    nextnonterminal, nextvalues = 1.0 - dones[t + 1], values[t + 1]
-                delta = rewards[t] + gamma * nextvalues * nextnonterminal - values[t]
-                lastgaelam = delta + gamma * gae_lambda * nextnonterminal * lastgaelam
-                advantages[t] = lastgaelam
-            returns = advantages + values
-        b_obs = obs.reshape((-1,) + envs.single_observation_space.shape)
-        b_logprobs, b_actions = logprobs.reshape(-1), actions.reshape(-1)
-        b_advantages, b_returns = advantages.reshape(-1), returns.reshape(-1)
-        b_inds = np.arange(batch_size)
-        for _epoch in range(update_epochs):
-            rng.shuffle(b_inds)
-            for start in range(0, batch_size, minibatch_size):
-                mb = b_inds[start:start + minibatch_size]
-                _, newlogprob, entropy, newvalue = agent.get_action_and_value(
-                    b_obs[mb], b_actions.long()[mb])
-                ratio = (newlogprob - b_logprobs[mb]).exp()
-                adv = (b_advantages[mb] - b_advantages[mb].mean()) / (b_advantages[mb].std()
-                                                                      + 1e-8)
-                pg_loss = torch.max(-adv * ratio,
-                                    -adv * torch.clamp(ratio, 1 - clip_coef, 1 + clip_coef)).mean()
-                v_loss = 0.5 * ((newvalue.view(-1) - b_returns[mb]) ** 2).mean()
-                loss = pg_loss - ent_coef * entropy.mean() + vf_coef * v_loss
-                optimizer.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
-                optimizer.step()
-    envs.close()
-    return agent, episodes, transitions
+script = _load_script()
+make_env, MLPAgent, ppo_single_file = script.make_env, script.MLPAgent, script.ppo_single_file
 
 
 class _Greedy:
@@ -471,13 +372,15 @@ class _Greedy:
 
 
 def test_single_file_ppo_from_the_id_reaches_the_best_arm_without_diluted_rewards():
-    """The loop above on ``"privenv:HuberBandit-RL-v0"``, 4096 steps, seed 0. Measured (seeds
-    0–4): best-arm share 1.0 after training. Under Gymnasium's default next-step autoreset each
+    """The loop of examples/ppo_single_file.py on ``"privenv:HuberBandit-RL-v0"``, 4096 steps,
+    seed 0. Measured (seeds 0–4): best-arm share 1.0 after training for every seed; the controls
+    fail for seeds 0, 3, 4 (for seeds 1 and 2 the untrained greedy policy already plays the best
+    arm 94 % of the time). Under Gymnasium's default next-step autoreset each
     episode costs exactly one reset step (reward 0, action ignored), so the rewards such a script
     averages are the per-pull rewards up to a factor T/(T + 1); ``RecordEpisodeStatistics``'
     return/length is exactly the per-pull reward."""
+    torch.manual_seed(0)  # the initialisation the loop starts from (it seeds torch first)
     untrained = MLPAgent(gym.vector.SyncVectorEnv([make_env(HUBER_ID, **LEARN)]))
-    torch.manual_seed(0)
     assert not _learns(*_evaluate(_Greedy(untrained))[:2])
     agent, episodes, transitions = ppo_single_file(HUBER_ID, LEARN, 4096, seed=0)
     share, regret, _ = _evaluate(_Greedy(agent))

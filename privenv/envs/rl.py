@@ -96,16 +96,13 @@ class Family:
     """How the RL id of a family is built from its research id.
 
     Attributes:
-        research_id: the research id.
-        single, vector: the research env classes (single and native vector).
+        research_id: the research id (its env classes are those of :data:`privenv.envs.ENV_IDS`).
         defaults: the RL id's registered keyword arguments (overridable).
         fixed: research-env arguments the RL view sets (not overridable) and why.
         ldp: the ``ldp=`` names that apply, or the reason there is none.
     """
 
     research_id: str
-    single: str
-    vector: str
     defaults: Mapping[str, Any]
     fixed: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
     ldp: tuple[str, ...] | str = ()
@@ -115,6 +112,12 @@ class Family:
         name, version = self.research_id.rsplit("-v", 1)
         return f"{name}-RL-v{version}"
 
+    def research_class(self, vector: bool) -> type:
+        """The research id's single (or native vector) env class."""
+        from privenv.envs import ENV_IDS
+
+        return _load(ENV_IDS[self.research_id][1 if vector else 0])
+
 
 _BAI_FIXED = {
     "reward_mode": ("sample", "the samples reach the statistics (and the ldp wrappers) through "
@@ -122,25 +125,19 @@ _BAI_FIXED = {
 }
 FAMILIES: dict[str, Family] = {
     "HuberBandit": Family(
-        "HuberBandit-v0", "privenv.envs.huber:HuberBanditEnv",
-        "privenv.envs.huber:HuberBanditVectorEnv", {"horizon": RL_HORIZON},
+        "HuberBandit-v0", {"horizon": RL_HORIZON},
         ldp=("laplace", "gaussian", "randomized-response"),
     ),
     "BestArmIdentification": Family(
-        "BestArmIdentification-v0", "privenv.envs.bai:BestArmIdentificationEnv",
-        "privenv.envs.bai:BestArmIdentificationVectorEnv",
-        {"horizon": RL_HORIZON, "permute_arms": True}, _BAI_FIXED,
+        "BestArmIdentification-v0", {"horizon": RL_HORIZON, "permute_arms": True}, _BAI_FIXED,
         ldp=("randomized-response", "laplace", "gaussian"),
     ),
     "LinearContextualBandit": Family(
-        "LinearContextualBandit-v0", "privenv.envs.linear:LinearContextualBanditEnv",
-        "privenv.envs.linear:LinearContextualBanditVectorEnv", {"horizon": RL_HORIZON},
+        "LinearContextualBandit-v0", {"horizon": RL_HORIZON},
         ldp=("laplace-label", "laplace", "gaussian"),
     ),
     "FederatedLinearBandit": Family(
-        "FederatedLinearBandit-v0", "privenv.envs.federated:FederatedLinearBanditEnv",
-        "privenv.envs.federated:FederatedLinearBanditVectorEnv",
-        {"horizon": RL_HORIZON, "M": 4, "K": 10, "d": 5},
+        "FederatedLinearBandit-v0", {"horizon": RL_HORIZON, "M": 4, "K": 10, "d": 5},
         {"reward": ("silo", "the statistics regress each silo's reward; the learner's reward is "
                             "their sum")},
         ldp=("its reward sums the silos' rewards: privacy in the federated family is the silos' "
@@ -176,9 +173,8 @@ class _Build:
     def wrap(self, env: Any, vector: bool) -> Any:
         if self.ldp is None:
             return env
-        name = LDP_WRAPPERS[self.ldp][1 if vector else 0]
-        return getattr(__import__("privenv.wrappers", fromlist=[name]), name)(env,
-                                                                                **self.ldp_kwargs)
+        return _load(f"privenv.wrappers:{LDP_WRAPPERS[self.ldp][1 if vector else 0]}")(
+            env, **self.ldp_kwargs)
 
 
 def _configure(family: Family, ldp: str | None, kwargs: dict[str, Any]) -> _Build:
@@ -286,7 +282,8 @@ class RLBanditEnv(_RLView, gym.Env):
                  **kwargs: Any) -> None:
         family = self.family
         build = _configure(family, ldp, dict(family.defaults) | kwargs)
-        inner: ProblemEnv = _load(family.single)(render_mode=render_mode, **build.env_kwargs)
+        inner: ProblemEnv = family.research_class(vector=False)(render_mode=render_mode,
+                                                                  **build.env_kwargs)
         self._build(build, inner, vector=False)
         self.observation_space = self.view.observation_space
         self.action_space = inner.action_space
@@ -348,7 +345,7 @@ class RLBanditVectorEnv(_RLView, VectorEnv):
             defaults["horizon"] = max_episode_steps
         build = _configure(family, ldp, defaults | kwargs)
         mode = AutoresetMode(autoreset_mode)
-        inner: FamilyVectorEnv = _load(family.vector)(
+        inner: FamilyVectorEnv = family.research_class(vector=True)(
             num_envs=num_envs, autoreset_mode=mode, render_mode=render_mode, **build.env_kwargs
         )
         self._build(build, inner, vector=True)
