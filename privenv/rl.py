@@ -963,9 +963,9 @@ class SB3Agent(Agent):
             features = self.statistics.features()
         actions, _ = self.model.predict(features, deterministic=True)
         actions = np.asarray(actions, dtype=np.int64).reshape(self.n_runs, -1)
-        if actions.shape[1] == 1:
-            actions = actions[:, 0]
-        return np.where(self.stopped, self.stop_action, actions)
+        if actions.shape[1] > 1:  # one action per silo
+            return actions
+        return np.where(self.stopped, self.stop_action, actions[:, 0])
 
     def observe_batch(
         self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray

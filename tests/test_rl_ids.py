@@ -33,7 +33,7 @@ import privenv  # noqa: F401  (registers the ids; the tests also use the "priven
 from privenv.envs import ENV_IDS, RL_IDS
 from privenv.envs.rl import FAMILIES, LDP_WRAPPERS, RL_HORIZON
 from privenv.rl import SB3Agent, SufficientStatistics
-from privenv.simulation import simulate
+from privenv.simulation import play, simulate
 
 torch = pytest.importorskip("torch")
 sb3 = pytest.importorskip("stable_baselines3")
@@ -266,10 +266,11 @@ def test_uniform_play_is_the_reference():
 def test_sb3_ppo_from_the_id_reaches_the_best_arm_and_saves_and_loads(tmp_path):
     """PPO (γ = 0.99, whole-run episodes) on ``make_vec_env("privenv:HuberBandit-RL-v0",
     vec_env_cls=SubprocVecEnv)``, 3000 steps, seed 0. Measured (seeds 0–4): best-arm share 1.0
-    after training for every seed, and every control fails. The saved model loads without an env and runs in the zoo's
-    runner on the research id with no statistics passed (SB3Agent learns them from the env),
-    greedy as before: the same best-arm share."""
-    venv = make_vec_env(HUBER_ID, n_envs=4, seed=0, vec_env_cls=SubprocVecEnv, env_kwargs=LEARN)
+    after training for every seed, and every control fails. The saved model loads without an
+    env and runs in the zoo's runner on the research id with no statistics passed (SB3Agent
+    learns them from the env), greedy as before: the same best-arm share."""
+    venv = make_vec_env(HUBER_ID, n_envs=4, seed=0, vec_env_cls=SubprocVecEnv, env_kwargs=LEARN,
+                        vec_env_kwargs={"start_method": "fork"})  # no torch import per worker
     model = PPO("MlpPolicy", venv, n_steps=64, batch_size=64, n_epochs=4, learning_rate=3e-3,
                 seed=0, device="cpu")
     assert not _learns(*_evaluate(model)[:2])  # control: the untrained policy fails
@@ -442,3 +443,24 @@ def test_sb3_agent_says_what_differs_between_model_and_env():
     model.env = None  # as loaded without an env: the statistics come from the env run on
     with pytest.raises(ValueError, match=r"the model observes Box\(shape=\(7,\)"):
         simulate(SB3Agent(model), "HuberBandit-v0", horizon=T)
+
+
+@pytest.mark.parametrize("rl_id", ["LinearContextualBandit-RL-v0", "FederatedLinearBandit-RL-v0"])
+def test_sb3_agent_on_the_linear_families(rl_id):
+    """A (untrained) model of a linear RL id as a zoo agent: on the research id it computes the
+    features itself, on the RL id it reads them; the same run gives the same play."""
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    small = SMALL[rl_id]
+    model = PPO("MlpPolicy", DummyVecEnv([lambda: gym.make(f"privenv:{rl_id}", **small)]),
+                n_steps=16, batch_size=16, seed=0, device="cpu")
+    research_id = rl_id.replace("-RL", "")
+    kwargs = {k: v for k, v in small.items() if k != "horizon"}
+    res = simulate(SB3Agent(model, n_runs=3), research_id, n_runs=3, seed=0,
+                   horizon=small["horizon"], env_kwargs=kwargs)
+    assert res.steps.tolist() == [small["horizon"]] * 3
+    # the federated model reads each silo's reward (not a scalar: Gymnasium's checker is off)
+    extra = {"reward": "silo", "disable_env_checker": True} if "Federated" in rl_id else {}
+    on_research = play(SB3Agent(model), gym.make(research_id, **small, **extra), seed=4, run=1)
+    on_rl_id = play(SB3Agent(model), gym.make(rl_id, **small), seed=4, run=1)
+    assert on_research["regret"] == pytest.approx(on_rl_id["regret"], abs=1e-12)
