@@ -81,6 +81,28 @@ def wrapper_guarantees(env: Any) -> tuple[PrivacyGuarantee, ...]:
     return tuple(out)
 
 
+def check_wrappers(wrappers: Any) -> tuple[Wrapper, ...]:
+    """``wrappers`` as a tuple of functions ``VectorEnv -> VectorEnv``, else ``ValueError`` saying
+    what is expected (a single-env wrapper class or a ``(class, kwargs)`` pair is named)."""
+    example = "e.g. wrappers=[lambda e: VectorLaplaceReward(e, 1.0, (0.0, 1.0))]"
+    if callable(wrappers) or isinstance(wrappers, (str, bytes)) or not isinstance(
+        wrappers, Sequence
+    ):
+        raise ValueError(f"wrappers must be a sequence of functions VectorEnv -> VectorEnv "
+                         f"({example}), got {wrappers!r}")
+    for i, w in enumerate(wrappers):
+        if isinstance(w, type) and issubclass(w, gym.Wrapper):
+            raise ValueError(
+                f"wrappers[{i}] must be a function VectorEnv -> VectorEnv, got the single-env "
+                f"wrapper class {w.__name__}: simulate runs a native vector env; use its vector "
+                f"twin with its arguments ({example})"
+            )
+        if not callable(w):
+            raise ValueError(f"wrappers[{i}] must be a function VectorEnv -> VectorEnv "
+                             f"({example}), got {w!r}")
+    return tuple(wrappers)
+
+
 def simulate(
     agent: Agent | str | Any,
     env: str | VectorEnv = "HuberBandit-v0",
@@ -122,6 +144,7 @@ def simulate(
     seed = secrets.randbits(63) if seed is None else check_int("seed", seed, low=0)
     first_run = check_int("first_run", first_run, low=0)
     n_checkpoints = check_int("n_checkpoints", n_checkpoints, low=1)
+    wrappers = check_wrappers(wrappers)
     env_kwargs = dict(env_kwargs or {})
     agent_kwargs = dict(agent_kwargs or {})
     if isinstance(env, str):

@@ -203,13 +203,17 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
         """Reset all runs (or those in ``options["reset_mask"]``).
 
         ``seed`` an int ``s``: run *i* is run ``first_run + i`` of ``s`` (``options["first_run"]``,
-        default 0); a list: run *i* is what a single env reset with ``seed[i]`` gives.
+        default 0); a list of ints: run *i* is what a single env reset with ``seed[i]`` gives; a
+        list of ``SeedSequence``: run *i*'s root seed is ``seed[i]``.
         """
         first_run = _first_run(options, ("first_run", "reset_mask"))
         # checks the seed before Gymnasium's own seeding sees it
         roots = None if seed is None else run_seed_sequences(seed, self.num_envs, first_run)
         if isinstance(seed, (list, tuple)) or seed is None:
-            super().reset(seed=None if seed is None else int(seed[0]))
+            first = None if seed is None else seed[0]
+            if isinstance(first, np.random.SeedSequence):
+                first = first.entropy  # np_random only seeds fresh runs of a later seed=None
+            super().reset(seed=None if first is None else int(first))
         else:
             super().reset(seed=seed)
         mask = None if not options else options.get("reset_mask")
