@@ -421,21 +421,6 @@ def _uniform_double(words: np.ndarray, pos: int) -> tuple[float, int, int]:
 
 
 @numba.njit(cache=True)
-def _fill_uniform_doubles(words: np.ndarray, pos: int, u: np.ndarray, s: np.ndarray,
-                          i: int) -> tuple[int, int, int]:
-    """Fill u[i:], s[i:] with (U*, sign bit) pairs (see :func:`_fill_laplace`)."""
-    while i < u.shape[0]:
-        v, b, p = _uniform_double(words, pos)
-        if p < 0:
-            return i, pos, p
-        u[i] = v
-        s[i] = b
-        pos = p
-        i += 1
-    return i, pos, 0
-
-
-@numba.njit(cache=True)
 def snap_from_log(x: float, log_u: float, sign: int, lam: float, bound: float,
                   lam_pow2: float) -> float:
     """clamp_B(⌊clamp_B(x) ⊕ S ⊗ λ ⊗ L⌉_Λ) for a given L = LN(U*) and sign bit S.
@@ -511,43 +496,33 @@ def snap_uncertain(words: np.ndarray, pos: int, x: float, params: SnappingParame
                          params.lam_pow2), p
 
 
-@numba.njit(cache=True, error_model="numpy")
-def _fill_laplace(words: np.ndarray, pos: int, out: np.ndarray, i: int, scale_num: int,
-                  scale_den: int) -> tuple[int, int, int]:
-    """Fill out[i:] with Lap_ℤ draws → (next index, cursor, status 0 | EXHAUSTED | OVERFLOW)."""
-    while i < out.shape[0]:
-        v, p = discrete_laplace_kernel(words, pos, scale_num, scale_den)
-        if p < 0:
-            return i, pos, p
-        out[i] = v
-        pos = p
-        i += 1
-    return i, pos, 0
+_LAPLACE, _GAUSSIAN, _SNAPPING, _UNIFORM_DOUBLE = 0, 1, 2, 3
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _fill_gaussian(words: np.ndarray, pos: int, out: np.ndarray, i: int, var_num: int,
-                   var_den: int, t: int) -> tuple[int, int, int]:
-    """Fill out[i:] with N_ℤ draws (see :func:`_fill_laplace`)."""
-    while i < out.shape[0]:
-        v, p = discrete_gaussian_kernel(words, pos, var_num, var_den, t)
+def _fill(words: np.ndarray, pos: int, i: int, kind: int, ints: np.ndarray, floats: np.ndarray,
+          x: np.ndarray, out_int: np.ndarray, out_float: np.ndarray) -> tuple[int, int, int]:
+    """Draws i, i + 1, … of one sampler into ``out_int`` / ``out_float`` → (next index, cursor,
+    status 0 | EXHAUSTED | OVERFLOW | UNCERTAIN). ``kind``: discrete Laplace (ints = scale num,
+    den), discrete Gaussian (ints = var_num, var_den, t), snapping of x[i] (floats = λ, B, Λ), or
+    (U*, sign bit)."""
+    n = max(out_int.shape[0], out_float.shape[0])
+    while i < n:
+        v, f = 0, 0.0
+        if kind == _LAPLACE:
+            v, p = discrete_laplace_kernel(words, pos, ints[0], ints[1])
+        elif kind == _GAUSSIAN:
+            v, p = discrete_gaussian_kernel(words, pos, ints[0], ints[1], ints[2])
+        elif kind == _SNAPPING:
+            f, p = snapping_kernel(words, pos, x[i], floats[0], floats[1], floats[2])
+        else:
+            f, v, p = _uniform_double(words, pos)
         if p < 0:
             return i, pos, p
-        out[i] = v
-        pos = p
-        i += 1
-    return i, pos, 0
-
-
-@numba.njit(cache=True, error_model="numpy")
-def _fill_snapping(words: np.ndarray, pos: int, out: np.ndarray, i: int, x: np.ndarray,
-                   lam: float, bound: float, lam_pow2: float) -> tuple[int, int, int]:
-    """Fill out[i:] with snapping releases of x[i:] (see :func:`_fill_laplace`)."""
-    while i < out.shape[0]:
-        v, p = snapping_kernel(words, pos, x[i], lam, bound, lam_pow2)
-        if p < 0:
-            return i, pos, p
-        out[i] = v
+        if kind != _SNAPPING:
+            out_int[i] = v
+        if kind >= _SNAPPING:
+            out_float[i] = f
         pos = p
         i += 1
     return i, pos, 0
@@ -563,25 +538,32 @@ def random_words(rng: np.random.Generator, n: int) -> np.ndarray:
     return rng.integers(0, 2**64, size=n, dtype=np.uint64)
 
 
-def _run_fill(fill: Callable[..., tuple[int, int, int]], rng: np.random.Generator,
-              out: np.ndarray, words_per_draw: float, *args: Any,
+def _run_fill(rng: np.random.Generator, n: int, words_per_draw: float, kind: int,
+              ints: tuple[int, ...] = (), floats: tuple[float, ...] = (),
+              x: np.ndarray | None = None,
               resolve: Callable[[np.ndarray, int, int], tuple[Any, int]] | None = None
-              ) -> np.ndarray:
-    """Run a fill kernel on ``rng``'s word stream until ``out`` is full: on EXHAUSTED the unused
-    words are kept and fresh ones appended, so the values do not depend on the buffer size; on
-    UNCERTAIN, ``resolve(words, cursor, index)`` decides that draw."""
-    n = out.shape[0]
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """n draws of sampler ``kind`` on ``rng``'s word stream → (int64 values, float64 values).
+    On EXHAUSTED the unused words are kept and fresh ones appended, so the values do not depend
+    on the buffer size; on UNCERTAIN, ``resolve(words, cursor, index)`` decides that draw."""
+    out_int = np.empty(n if kind != _SNAPPING else 0, np.int64)
+    out_float = np.empty(n if kind >= _SNAPPING else 0)
+    ip = np.zeros(3, np.int64)
+    ip[:len(ints)] = ints
+    fp = np.zeros(3)
+    fp[:len(floats)] = floats
+    xs = np.zeros(0) if x is None else x
     chunk = int(words_per_draw * n * 1.05) + 64
     words = random_words(rng, chunk)
     pos, i = 0, 0
     while True:
-        i, pos, status = fill(words, pos, out, i, *args)
+        i, pos, status = _fill(words, pos, i, kind, ip, fp, xs, out_int, out_float)
         if status == 0:
-            return out
+            return out_int, out_float
         if status == UNCERTAIN and resolve is not None:
             value, p = resolve(words, pos, i)
             if p >= 0:
-                out[i], pos, i = value, p, i + 1
+                out_float[i], pos, i = value, p, i + 1
                 continue
             status = p
         if status == OVERFLOW:
@@ -627,8 +609,7 @@ def discrete_laplace(scale: int | Fraction | float, rng: np.random.Generator,
     """
     t = _rational("scale", scale, _MAX_SCALE)
     shape, n = _size(size)
-    out = _run_fill(_fill_laplace, rng, np.empty(n, np.int64), 9.0, t.numerator, t.denominator)
-    return out.reshape(shape)
+    return _run_fill(rng, n, 9.0, _LAPLACE, (t.numerator, t.denominator))[0].reshape(shape)
 
 
 def discrete_gaussian(sigma2: int | Fraction | float, rng: np.random.Generator,
@@ -642,18 +623,15 @@ def discrete_gaussian(sigma2: int | Fraction | float, rng: np.random.Generator,
     """
     p = DiscreteGaussianParameters.from_variance(sigma2)
     shape, n = _size(size)
-    out = _run_fill(_fill_gaussian, rng, np.empty(n, np.int64), 16.0, p.var_num, p.var_den,
-                    p.t)
-    return out.reshape(shape)
+    return _run_fill(rng, n, 16.0, _GAUSSIAN, (p.var_num, p.var_den, p.t))[0].reshape(shape)
 
 
 def uniform_doubles(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
     """n draws of Mironov's U* (uniform over the doubles of (0, 1)) and of an independent sign
     bit, from ``rng``'s words as :func:`snapping_kernel` draws them."""
     n = check_int("n", n, low=0)
-    u, s = np.empty(n), np.empty(n, np.int64)
-    return _run_fill(lambda w, p, out, i: _fill_uniform_doubles(w, p, out, s, i), rng, u,
-                     2.0), s
+    sign, u = _run_fill(rng, n, 2.0, _UNIFORM_DOUBLE)
+    return u, sign
 
 
 def snap(values: np.ndarray | float, params: SnappingParameters,
@@ -663,9 +641,9 @@ def snap(values: np.ndarray | float, params: SnappingParameters,
     if np.isnan(x).any():
         raise ValueError(f"values must not be NaN ({int(np.isnan(x).sum())} entries are)")
     flat = x.ravel()
-    out = _run_fill(_fill_snapping, rng, np.empty(x.size), 2.0, flat, params.lam,
-                    params.bound, params.lam_pow2,
-                    resolve=lambda w, p, i: snap_uncertain(w, p, float(flat[i]), params))
+    _, out = _run_fill(rng, x.size, 2.0, _SNAPPING, (), (params.lam, params.bound,
+                                                          params.lam_pow2), flat,
+                       resolve=lambda w, p, i: snap_uncertain(w, p, float(flat[i]), params))
     return out.reshape(x.shape)
 
 
@@ -986,6 +964,10 @@ class LaplaceMechanism:
         self.sampler = check_choice("sampler", sampler, SAMPLERS)
         self.scale = self.sensitivity / self.epsilon
         self.params: DiscreteLaplaceParameters | SnappingParameters | None = None
+        if granularity is not None and sampler != "exact":
+            raise ValueError("granularity applies only to sampler='exact'")
+        if bound is not None and sampler != "snapping":
+            raise ValueError("bound applies only to sampler='snapping'")
         if sampler == "exact":
             grid = Grid.for_scale(self.scale) if granularity is None else \
                 Grid.from_granularity(granularity)
@@ -1001,10 +983,6 @@ class LaplaceMechanism:
             self.params = SnappingParameters.calibrate(self.epsilon, self.sensitivity,
                                                        check_real("bound", bound))
             self.scale = self.params.lam
-        if granularity is not None and sampler != "exact":
-            raise ValueError("granularity applies only to sampler='exact'")
-        if bound is not None and sampler != "snapping" and self.params is None:
-            raise ValueError("bound applies only to sampler='snapping'")
 
     @property
     def guarantee(self) -> NoiseGuarantee:

@@ -183,13 +183,12 @@ def test_kernels_are_transactional(name: str) -> None:
 def test_batches_do_not_depend_on_the_buffer_size(words_per_draw: float) -> None:
     """Tiny buffers (topped up hundreds of times) give the same draws as one big buffer."""
     want = ex.discrete_laplace(Fraction(7, 3), np.random.default_rng(5), 3000)
-    got = ex._run_fill(ex._fill_laplace, np.random.default_rng(5), np.empty(3000, np.int64),
-                       words_per_draw, 7, 3)
+    got, _ = ex._run_fill(np.random.default_rng(5), 3000, words_per_draw, ex._LAPLACE, (7, 3))
     np.testing.assert_array_equal(got, want)
     p = ex.DiscreteGaussianParameters(15, 2)
     want = ex.discrete_gaussian(Fraction(15, 2), np.random.default_rng(6), 3000)
-    got = ex._run_fill(ex._fill_gaussian, np.random.default_rng(6), np.empty(3000, np.int64),
-                       words_per_draw, p.var_num, p.var_den, p.t)
+    got, _ = ex._run_fill(np.random.default_rng(6), 3000, words_per_draw, ex._GAUSSIAN,
+                          (p.var_num, p.var_den, p.t))
     np.testing.assert_array_equal(got, want)
 
 
@@ -457,6 +456,8 @@ BAD = [
     (lambda: ex.LaplaceMechanism(epsilon=1.0, bounds=(1.0, 0.0)), "bounds"),
     (lambda: ex.LaplaceMechanism(epsilon=1.0, sensitivity=1.0, sampler="fast"), "sampler"),
     (lambda: ex.LaplaceMechanism(epsilon=1.0, sensitivity=1.0, granularity=0.5), "granularity"),
+    (lambda: ex.LaplaceMechanism(epsilon=1.0, sensitivity=1.0, sampler="exact", bound=3.0),
+     "bound"),
     (lambda: ex.LaplaceMechanism(epsilon=1.0, sensitivity=1.0, sampler="snapping"), "bound"),
     (lambda: ex.LaplaceMechanism(epsilon=1.0, sensitivity=1.0, sampler="snapping", bound=0.5),
      "bound"),
