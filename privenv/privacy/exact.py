@@ -8,7 +8,7 @@ finds 80 % of the releases of input 1 impossible from input 0. This module gives
 noise whose guarantee holds for the numbers the computer actually produces.
 
 Samplers (Canonne, Kamath & Steinke 2020, "The discrete Gaussian for differential privacy",
-NeurIPS, §5 — "CKS20" below):
+NeurIPS — "CKS20" below):
 
 * :func:`bernoulli_exp_kernel` — Bernoulli(exp(−γ)) for rational γ ≥ 0 (CKS20 Algorithm 1);
 * :func:`discrete_laplace_kernel` — P[Z = z] ∝ exp(−|z|/t), t rational (CKS20 Algorithm 2);
@@ -16,10 +16,12 @@ NeurIPS, §5 — "CKS20" below):
 * :func:`snapping_kernel` — Mironov's snapping mechanism for float outputs (Mironov 2012, §5.2).
 
 Every decision of the first three is made by comparing exact uniform integers, obtained by
-rejection from uniform 64-bit words, with integers: rational arithmetic in int64, no floating
-point anywhere. Intermediate integers stay below 2⁶²; if one would not (for validated parameters
-this needs an event of probability below e^{−1000}), the kernel reports :data:`OVERFLOW` instead
-of returning a wrong value.
+rejection from uniform 64-bit words, with integers: rational arithmetic in int64, and no
+floating-point value ever decides an outcome (one integer division starts from a floating-point
+estimate of its quotient, which is then corrected and checked in integer arithmetic, so the
+result is exact whatever the estimate: ``_muldivmod``). Intermediate integers stay below 2⁶²; if
+one would not (for validated parameters this needs an event of probability below e^{−1000}), the
+kernel reports :data:`OVERFLOW` instead of returning a wrong value.
 
 Kernels and streams. The kernels are ``numba.njit(cache=True)`` scalar functions
 ``kernel(words, cursor, …) -> (value, cursor′)`` over a per-run buffer ``words`` of uniform
@@ -53,8 +55,8 @@ Guarantees (the neighbouring relation is the caller's: ``sensitivity`` bounds |q
   mechanism reports the exact value. (Converting k + Z to a double is post-processing and cannot
   weaken the guarantee; it is exact while |k + Z| < 2⁵³.)
 * Discrete Gaussian on the grid: with σ² (rational, grid units²) and the same Δ_k, the release is
-  ρ-zCDP with ρ = Δ_k²/(2σ²) exactly (the discrete Gaussian's concentrated-DP theorem, CKS20
-  §2), and (ε, δ)-DP with CKS20's exact formula δ = P[Y > εσ²/Δ_k − Δ_k/2] −
+  ρ-zCDP with ρ = Δ_k²/(2σ²) exactly (the discrete Gaussian's concentrated-DP theorem in
+  CKS20), and (ε, δ)-DP with CKS20's exact formula δ = P[Y > εσ²/Δ_k − Δ_k/2] −
   e^ε·P[Y > εσ²/Δ_k + Δ_k/2], Y ~ N_ℤ(0, σ²) (evaluated in double precision as a sum of positive
   terms, then increased by a relative 10⁻⁹ to cover the evaluation error).
 * Snapping (Mironov 2012, §5.2): f̃(x) = clamp_B(⌊clamp_B(x) ⊕ S ⊗ λ ⊗ LN(U*)⌉_Λ), with U* uniform
@@ -66,9 +68,11 @@ Guarantees (the neighbouring relation is the caller's: ``sensitivity`` bounds |q
   rounded (glibc's differs from the nearest double on about 1 draw of U* in 1000), only faithful:
   :func:`snapping_value` therefore certifies each release by evaluating it at log(u) and at both
   neighbouring doubles — the correctly rounded value is one of the three — and a release they do
-  not agree on (probability about 2⁻⁴⁵) is decided with a correctly rounded logarithm in decimal
-  arithmetic (:func:`correctly_rounded_log`). The one assumption left is that the platform log
-  errs by less than 1 ulp (glibc documents 0.52 ulp); the discrete Laplace needs none.
+  not agree on (rare: the sum must fall within a few ulps of a rounding boundary of Λ) is decided
+  with a correctly rounded logarithm in decimal arithmetic (:func:`correctly_rounded_log`). The
+  one assumption left is that the platform log errs by less than 1 ulp (glibc's implementation
+  states 0.52 ulp; tests/privacy/test_exact.py checks it on 20 000 draws); the discrete Laplace
+  needs none.
 
 Threat model — what these guarantees mean in privenv. privenv *simulates* private algorithms: the
 process holds every raw reward, context and table in memory. A guarantee is about the released
@@ -137,7 +141,7 @@ EXHAUSTED = -1
 #: validated parameters except with probability < e^{−1000}; the batch functions raise)
 OVERFLOW = -2
 #: the cursor returned by the snapping kernel for a release it cannot certify (nothing consumed:
-#: decide the draw with :func:`snap_uncertain`; probability about 2⁻⁴⁵ per draw)
+#: decide the draw with :func:`snap_uncertain`; it needs a sum within ulps of a rounding boundary)
 UNCERTAIN = -3
 #: every integer of the kernels stays at most this in absolute value
 LIMIT = 2**62
@@ -446,13 +450,13 @@ def snapping_value(x: float, u: float, sign: int, lam: float, bound: float,
     certified.
 
     Mironov's theorem needs LN(u) = the double nearest ln(u). The platform ``log`` is faithful
-    (error below 1 ulp; glibc documents 0.52 ulp) but not correctly rounded (it differs on about
-    1 draw of U* in 1000, tests/privacy/test_exact.py), so the correctly rounded value is L =
-    log(u) or one of its two neighbours. The release is monotone in L: if the three candidates
-    give the same release, that release is the one of the correctly rounded LN (certified).
-    Otherwise (a sum within an ulp of a rounding boundary of Λ: probability about 2⁻⁴⁵) the
-    result is not certified and :func:`snap` decides it with a correctly rounded logarithm in
-    60-digit decimal arithmetic.
+    (error below 1 ulp; glibc's implementation states 0.52 ulp) but not correctly rounded (it
+    differs on about 1 draw of U* in 1000, tests/privacy/test_exact.py), so the correctly rounded
+    value is L = log(u) or one of its two neighbours. The release is monotone in L: if the three
+    candidates give the same release, that release is the one of the correctly rounded LN
+    (certified). Otherwise (the sum within a few ulps of a rounding boundary of Λ) the result is
+    not certified and :func:`snap` decides it with a correctly rounded logarithm in 60-digit
+    decimal arithmetic.
     """
     log_u = math.log(u)
     v = snap_from_log(x, log_u, sign, lam, bound, lam_pow2)
@@ -479,9 +483,10 @@ def snapping_kernel(words: np.ndarray, pos: int, x: float, lam: float, bound: fl
 
 def correctly_rounded_log(u: float) -> float:
     """The double nearest ln(u), 0 < u < 1: ln in 60-digit decimal arithmetic (correctly rounded
-    by :mod:`decimal`), then rounded to binary64. The double rounding is exact unless ln(u) lies
-    within 10⁻⁶⁰ (relative) of a binary64 midpoint, far closer than the hardest-to-round cases of
-    the logarithm in double precision (Lefèvre & Muller 2001, about 2⁻¹¹⁸)."""
+    by :mod:`decimal`), then rounded to binary64. The double rounding can only err if ln(u) lies
+    within 10⁻⁶⁰ (relative) of a midpoint between doubles; the hardest-to-round cases of the
+    logarithm in double precision (found exhaustively by Lefèvre & Muller 2001) need roughly 120
+    bits, and 60 digits carry 199."""
     return float(decimal.Context(prec=60).ln(decimal.Decimal(u)))
 
 

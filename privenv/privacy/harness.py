@@ -467,26 +467,36 @@ def _float_reachable(y: np.ndarray, x: float, transform: Callable | None) -> np.
     return hit
 
 
+_PRE_SIGMA = mech.gaussian_sigma_analytic(1.0, 1e-2, 1.0)
+
+
+def _float_laplace_noise(u: np.ndarray) -> np.ndarray:
+    return mech.laplace_from_uniform(u, 1.0)
+
+
+def _float_gaussian_noise(u: np.ndarray) -> np.ndarray:
+    return mech.gaussian_from_uniform(u, _PRE_SIGMA)
+
+
 def _preimage_float(kind: str) -> Sampler:
+    """Float Laplace (b = 1, ε = 1) or Gaussian (analytic σ at (1, 1e-2)) noise on inputs 0 and
+    1: by its uniform transform (full search) or, ``"ziggurat"``, by numpy's standard normals
+    (the addition stage only)."""
+    transform = _float_laplace_noise if kind == "laplace" else _float_gaussian_noise
+    eps, delta = (1.0, 0.0) if kind == "laplace" else (1.0, 1e-2)
+
     def sample(mutation: str | None, n: int, seed: int) -> Measurement:
         g = np.random.default_rng(seed)
-        if kind == "laplace":
-            eps, delta = 1.0, 0.0
-            transform = lambda u: mech.laplace_from_uniform(u, 1.0)  # noqa: E731
-            noise = lambda k: transform(g.random(k))  # noqa: E731
-        else:
-            eps, delta = 1.0, 1e-2
-            sigma = mech.gaussian_sigma_analytic(eps, delta, 1.0)
-            transform = lambda u: mech.gaussian_from_uniform(u, sigma)  # noqa: E731
-            noise = (lambda k: transform(g.random(k))) if kind == "gaussian" else (
-                lambda k: mech.gaussian(sigma, g, k))
-            transform = transform if kind == "gaussian" else None
         x0, x1 = _PRE_INPUTS
-        y0, y1 = x0 + noise(n), x1 + noise(n)
-        search = ("addition and the sampler's support (bisection on numpy's uniform grid)"
-                  if transform is not None else "addition only (a lower bound)")
-        return _preimage_measurement((~_float_reachable(y0, x1, transform),
-                                      ~_float_reachable(y1, x0, transform)), eps, delta, search)
+        if kind == "ziggurat":
+            y0, y1 = x0 + mech.gaussian(_PRE_SIGMA, g, n), x1 + mech.gaussian(_PRE_SIGMA, g, n)
+            support, search = None, "addition only (a lower bound)"
+        else:
+            y0, y1 = x0 + transform(g.random(n)), x1 + transform(g.random(n))
+            support = transform
+            search = "addition and the sampler's support (bisection on numpy's uniform grid)"
+        return _preimage_measurement((~_float_reachable(y0, x1, support),
+                                      ~_float_reachable(y1, x0, support)), eps, delta, search)
     return sample
 
 
