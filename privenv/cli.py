@@ -526,12 +526,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_plot)
 
     p = sub.add_parser(
-        "audit", help="statistical privacy audits (ε lower bounds) with mutation tests",
+        "audit", help="privacy audits (ε lower bounds, exact preimages) with mutation tests",
         description="Run the privacy audits of privenv.privacy.harness: for each target an ε "
                     "lower bound from neighbouring inputs (Clopper–Pearson, false alarm ≤ 1e-6) "
-                    "against the declared ε, and each injected bug, which must be caught. "
-                    "Exit code 1 if a correct target violates its ε (a paper's own flawed "
-                    "mechanism excepted) or a mutation is missed.",
+                    "against the declared ε, or (preimage-* targets) the releases of one input "
+                    "provably impossible from the other, and each injected bug, which must be "
+                    "caught. Exit code 1 if a correct target violates its ε (a paper's own "
+                    "flawed mechanism and the documented float samplers excepted) or a "
+                    "mutation is missed.",
     )
     p.add_argument("--targets", default=None, metavar="LIST",
                    help="comma-separated targets (default: all)")

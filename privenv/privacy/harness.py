@@ -31,6 +31,16 @@ A paper's own mechanism that is known not to be DP (the Wishart mechanism of Jia
 used by paper 4's LPLR-Update and declared not-DP by our agent) is audited too; its violation is
 reported with the distinct verdict :data:`PAPER_VIOLATION` and does not fail the run.
 
+Exact-preimage audits (the ``preimage-*`` cases, :mod:`privenv.privacy.preimage`): for each
+release of D, whether it is provably unreachable from D′ (and the other way round). An unreachable
+release is an event of probability 0 under D′, so any of them refutes pure DP and their
+Clopper–Pearson lower frequency bounds δ. The float samplers are flagged — an expected,
+documented finding (Mironov 2012), reported as :data:`FLOAT_VIOLATION` without failing the run —
+and the exact samplers of :mod:`privenv.privacy.exact` must show none; each exact case has a
+mutant (a float operation after the exact noise) the audit must catch. Their records carry the
+counts in ``details``. The exact-sampler and preimage cases take about 25 s together at quick
+size (one process, measured at load average 15).
+
 Use :func:`run` (records with the keys of the ``privenv audit --format json`` output) and
 :func:`format_table`.
 """
@@ -41,7 +51,8 @@ import math
 import time
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -57,6 +68,7 @@ __all__ = [
     "AuditRecord",
     "CASES",
     "Measurement",
+    "FLOAT_VIOLATION",
     "PAPER_VIOLATION",
     "SIZES",
     "fitted_holdout_lower_bound",
@@ -77,6 +89,7 @@ DEFAULT_SEED = 20261129
 PASS = "pass"
 VIOLATION = "VIOLATION"
 PAPER_VIOLATION = "violation (paper's mechanism, documented)"
+FLOAT_VIOLATION = "violation (float sampler, documented)"
 CAUGHT = "mutation caught"
 MISSED = "MUTATION MISSED"
 
@@ -88,6 +101,7 @@ class Measurement:
     result: audit.AuditResult
     declared_epsilon: float
     declared_delta: float
+    details: dict[str, Any] | None = None
 
 
 #: sampler(mutation or None, samples per side, seed) -> Measurement
@@ -108,6 +122,8 @@ class AuditCase:
         power_floor: at quick size the correct target's ε_lb must exceed this (a check that the
             audit has power, not a privacy claim); ``None`` if not checked.
         paper_flawed: the target is a paper's own mechanism known not to be DP (documented).
+        float_sampler: the target is a floating-point sampler, known not to be DP in binary64
+            (Mironov 2012; documented).
     """
 
     target: str
@@ -117,6 +133,7 @@ class AuditCase:
     mutations: tuple[str, ...] = ()
     power_floor: float | None = None
     paper_flawed: bool = False
+    float_sampler: bool = False
 
 
 @dataclass
@@ -134,17 +151,21 @@ class AuditRecord:
     alpha: float
     seconds: float
     power_floor: float | None = field(default=None)
+    #: case-specific numbers (the preimage audits' counts of unreachable releases), or None
+    details: dict[str, Any] | None = field(default=None)
 
     @property
     def ok(self) -> bool:
-        """A correct target passed (or is a documented paper violation); a mutant was caught."""
+        """A correct target passed (or is a documented violation); a mutant was caught."""
         if self.mutation is None:
-            return self.verdict in (PASS, PAPER_VIOLATION)
+            return self.verdict in (PASS, PAPER_VIOLATION, FLOAT_VIOLATION)
         return bool(self.mutation_caught)
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        if not math.isfinite(d["epsilon_lower_bound"]):
+        if d["epsilon_lower_bound"] == math.inf:
+            d["epsilon_lower_bound"] = "inf"  # an event impossible under D′ (preimage audits)
+        elif not math.isfinite(d["epsilon_lower_bound"]):
             d["epsilon_lower_bound"] = None  # −inf: no event gave a bound (JSON has no −inf)
         return d
 
@@ -182,14 +203,16 @@ def run_case(case: AuditCase, size: str = "quick", seed: int = DEFAULT_SEED,
         meas = case.sample(variant, n, _seed(seed, case.target, variant))
         violates = meas.result.violates(meas.declared_epsilon)
         if variant is None:
-            verdict = (PAPER_VIOLATION if case.paper_flawed else VIOLATION) if violates else PASS
+            documented = PAPER_VIOLATION if case.paper_flawed else (
+                FLOAT_VIOLATION if case.float_sampler else VIOLATION)
+            verdict = documented if violates else PASS
             caught = None
         else:
             verdict, caught = (CAUGHT if violates else MISSED), bool(violates)
         out.append(AuditRecord(case.target, meas.declared_epsilon, meas.declared_delta,
                                meas.result.epsilon_lb, verdict, variant, caught, n,
                                meas.result.alpha, time.perf_counter() - start,
-                               case.power_floor if variant is None else None))
+                               case.power_floor if variant is None else None, meas.details))
     return out
 
 
@@ -206,11 +229,19 @@ def run(targets: Sequence[str] | None = None, size: str = "quick",
 def format_table(records: Sequence[AuditRecord]) -> str:
     """A plain-text table of records."""
     head = ("target", "mutation", "declared ε", "δ", "ε lower bound", "verdict", "n", "s")
+    preimage = any(r.details and "unreachable_d" in r.details for r in records)
+    head += ("unreachable D→D′, D′→D",) if preimage else ()
     rows = [head]
     for r in records:
-        lb = f"{r.epsilon_lower_bound:.3f}" if math.isfinite(r.epsilon_lower_bound) else "-inf"
-        rows.append((r.target, r.mutation or "-", f"{r.declared_epsilon:.4g}",
-                     f"{r.declared_delta:.3g}", lb, r.verdict, str(r.n), f"{r.seconds:.2f}"))
+        lb = f"{r.epsilon_lower_bound:.3f}" if math.isfinite(r.epsilon_lower_bound) else (
+            "inf" if r.epsilon_lower_bound > 0 else "-inf")
+        row = (r.target, r.mutation or "-", f"{r.declared_epsilon:.4g}",
+               f"{r.declared_delta:.3g}", lb, r.verdict, str(r.n), f"{r.seconds:.2f}")
+        if preimage:
+            d = r.details or {}
+            row += (f"{d['fraction_d']:.1%}, {d['fraction_dprime']:.1%}"
+                    if "unreachable_d" in d else "",)
+        rows.append(row)
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
              for row in rows]
@@ -312,6 +343,276 @@ _register(AuditCase(
     "randomized-response", "randomized response, ε = ln 3, rewards 0 vs 1, event {y = 1}; "
     "the mutant flips with the probability of ε + 0.1", _rr, 1_000_000, ("epsilon + 0.1",),
     power_floor=1.07))
+
+
+# =================================================================================================
+# Exact samplers (privenv.privacy.exact): statistical audits like the float cases above, and
+# exact-preimage audits of the float and the exact samplers (privenv.privacy.preimage)
+# =================================================================================================
+
+_SNAP_THRESHOLDS = np.arange(-5.0, 6.0, 2.0)  # between the multiples of Λ = 2
+
+
+def _laplace_exact_mechanism(mutation: str | None, bounds: tuple[float, float] | None = None,
+                             sampler: str = "exact") -> Any:
+    """LaplaceMechanism(ε = 1, Δ = 1) with ``sampler`` and its mutants: the scale × 0.8 (× 0.5
+    for snapping), the grid sensitivity halved."""
+    from privenv.privacy import exact
+
+    m = exact.LaplaceMechanism(epsilon=1.0, sensitivity=None if bounds else 1.0, bounds=bounds,
+                               sampler=sampler)
+    p = m.params
+    if isinstance(p, exact.DiscreteLaplaceParameters):
+        if mutation == "noise x 0.8":
+            t = p.scale * Fraction(4, 5)
+            m.params = replace(p, scale_num=t.numerator, scale_den=t.denominator)
+        elif mutation == "sensitivity halved":
+            m.params = exact.DiscreteLaplaceParameters.calibrate(1.0, p.grid,
+                                                                 p.sensitivity_grid // 2)
+    elif isinstance(p, exact.SnappingParameters) and mutation == "noise x 0.5":
+        m.params = replace(p, lam=p.lam / 2)
+    return m
+
+
+def _laplace_exact(mutation: str | None, n: int, seed: int) -> Measurement:
+    m = _laplace_exact_mechanism(mutation)
+    res = _scalar_audit(lambda v, g, k: m.release(np.full(k, v), g), n, seed,
+                        np.linspace(-3.0, 4.0, 15), 0.0)
+    return Measurement(res, _laplace_exact_mechanism(None).guarantee.epsilon, 0.0)
+
+
+_register(AuditCase(
+    "laplace-exact", "the exact Laplace mechanism (input on the grid 2⁻¹⁰ℤ + discrete Laplace of "
+    "1024 grid units, CKS20), ε = 1 exactly, inputs 0 vs 1; the events of 'laplace'; mutants: "
+    "scale × 0.8, grid sensitivity halved", _laplace_exact, 1_000_000,
+    ("noise x 0.8", "sensitivity halved"), power_floor=0.95))
+
+
+def _gaussian_exact_mechanism(mutation: str | None) -> Any:
+    from privenv.privacy import exact
+
+    m = exact.GaussianMechanism(epsilon=1.0, delta=1e-2, sensitivity=1.0, sampler="exact")
+    if mutation == "noise x 0.8":
+        v = m.params.variance * Fraction(16, 25)
+        m.params = exact.DiscreteGaussianParameters(v.numerator, v.denominator)
+    elif mutation == "sensitivity halved":
+        m.params = m._calibrate(m.sensitivity_grid // 2)
+    return m
+
+
+def _gaussian_exact(mutation: str | None, n: int, seed: int) -> Measurement:
+    m = _gaussian_exact_mechanism(mutation)
+    g = _gaussian_exact_mechanism(None).guarantee
+    res = _scalar_audit(lambda v, gen, k: m.release(np.full(k, v), gen), n, seed,
+                        np.linspace(-1.0, 6.0, 15), g.delta)
+    return Measurement(res, g.epsilon, g.delta)
+
+
+_register(AuditCase(
+    "gaussian-exact", "the exact Gaussian mechanism (grid 2⁻¹⁰ℤ, discrete Gaussian with the "
+    "smallest σ² whose exact δ(1) ≤ 1e-2, CKS20), inputs 0 vs 1, the events of 'gaussian'; "
+    "mutants: σ × 0.8, grid sensitivity halved", _gaussian_exact, 1_000_000,
+    ("noise x 0.8", "sensitivity halved"), power_floor=0.85))
+
+
+def _snapping(mutation: str | None, n: int, seed: int) -> Measurement:
+    m = _laplace_exact_mechanism(mutation, (0.0, 1.0), "snapping")
+    res = _scalar_audit(lambda v, g, k: m.release(np.full(k, v), g), n, seed,
+                        _SNAP_THRESHOLDS, 0.0)
+    return Measurement(res, _laplace_exact_mechanism(None, (0.0, 1.0), "snapping")
+                       .guarantee.epsilon, 0.0)
+
+
+_register(AuditCase(
+    "laplace-snapping", "Mironov's snapping mechanism at ε = 1 (λ = 1 + 2⁻⁴⁹B, Λ = 2, "
+    "B = 1 + 16λ), range (0, 1), inputs 0 vs 1; events {y > t} between multiples of Λ (the "
+    "event {y ≥ 2} has log-ratio exactly 1); mutant: λ × 0.5", _snapping, 1_000_000,
+    ("noise x 0.5",), power_floor=0.95))
+
+
+# -- exact preimage audits ----------------------------------------------------------------------
+
+_PRE_INPUTS = (0.0, 1.0)  # the float samplers: LaplaceRandomizer(ε = 1, range (0, 1))'s pair
+_PRE_EXACT_INPUTS = (0.0, 1.0 / 3.0)  # the exact samplers: one input off the grid
+
+
+def _preimage_measurement(unreachable: tuple[np.ndarray, np.ndarray], epsilon: float,
+                          delta: float, search: str, undecided: int = 0) -> Measurement:
+    """unreachable[0]: releases of D provably impossible from D′ (unreachable[1] the reverse).
+    Each is an event E with P_D′(E) = 0: with the one-sided Clopper–Pearson lower bound p_lo of
+    P_D(E) at α/2, (ε, δ)-DP fails for every ε as soon as p_lo > δ (ε lower bound +inf)."""
+    k = np.array([int(u.sum()) for u in unreachable])
+    n = np.array([u.size for u in unreachable])
+    p_lo = audit.clopper_pearson_lower(k, n, ALPHA / 2)
+    j = int(np.argmax(p_lo))
+    eps_lb = math.inf if p_lo[j] - delta > 0 else -math.inf
+    res = audit.AuditResult(eps_lb, j, ("D>D'", "D'>D")[j], float(p_lo[j]), 0.0, 2, ALPHA)
+    details = {"unreachable_d": int(k[0]), "unreachable_dprime": int(k[1]),
+               "fraction_d": float(k[0] / n[0]), "fraction_dprime": float(k[1] / n[1]),
+               "delta_lower_bound": float(p_lo.max()), "undecided": undecided,
+               "search": search}
+    return Measurement(res, epsilon, delta, details)
+
+
+def _float_reachable(y: np.ndarray, x: float, transform: Callable | None) -> np.ndarray:
+    """Whether x ⊕ noise = y for some noise value of the float sampler ``transform`` (of numpy's
+    uniforms; ``None``: any double at all — the addition stage alone, a lower bound on the
+    unreachable set for samplers without a monotone transform)."""
+    from privenv.privacy import preimage
+
+    lo, hi, ok = preimage.addition_preimage(x, y)
+    if transform is None:
+        return ok
+    hit = ok.copy()
+    hit[ok] = preimage.uniform_grid_hits(transform, lo[ok], hi[ok])
+    return hit
+
+
+_PRE_SIGMA = mech.gaussian_sigma_analytic(1.0, 1e-2, 1.0)
+
+
+def _float_laplace_noise(u: np.ndarray) -> np.ndarray:
+    return mech.laplace_from_uniform(u, 1.0)
+
+
+def _float_gaussian_noise(u: np.ndarray) -> np.ndarray:
+    return mech.gaussian_from_uniform(u, _PRE_SIGMA)
+
+
+def _preimage_float(kind: str) -> Sampler:
+    """Float Laplace (b = 1, ε = 1) or Gaussian (analytic σ at (1, 1e-2)) noise on inputs 0 and
+    1: by its uniform transform (full search) or, ``"ziggurat"``, by numpy's standard normals
+    (the addition stage only)."""
+    transform = _float_laplace_noise if kind == "laplace" else _float_gaussian_noise
+    eps, delta = (1.0, 0.0) if kind == "laplace" else (1.0, 1e-2)
+
+    def sample(mutation: str | None, n: int, seed: int) -> Measurement:
+        g = np.random.default_rng(seed)
+        x0, x1 = _PRE_INPUTS
+        if kind == "ziggurat":
+            y0, y1 = x0 + mech.gaussian(_PRE_SIGMA, g, n), x1 + mech.gaussian(_PRE_SIGMA, g, n)
+            support, search = None, "addition only (a lower bound)"
+        else:
+            y0, y1 = x0 + transform(g.random(n)), x1 + transform(g.random(n))
+            support = transform
+            search = "addition and the sampler's support (bisection on numpy's uniform grid)"
+        return _preimage_measurement((~_float_reachable(y0, x1, support),
+                                      ~_float_reachable(y1, x0, support)), eps, delta, search)
+    return sample
+
+
+_register(AuditCase(
+    "preimage-laplace-float", "exact preimage search of the float Laplace release x + "
+    "laplace_from_uniform(u, b = 1) (LaplaceRandomizer(ε = 1, range (0, 1))), inputs 0 vs 1: "
+    "releases of one input that no uniform on numpy's 2⁻⁵³ grid maps to from the other — not DP "
+    "in binary64 (Mironov 2012), expected", _preimage_float("laplace"), 20_000,
+    float_sampler=True))
+_register(AuditCase(
+    "preimage-gaussian-float", "exact preimage search of the float Gaussian x + "
+    "gaussian_from_uniform(u, σ) (inverse CDF on numpy's grid), σ analytic at (1, 1e-2), inputs "
+    "0 vs 1 — not DP in binary64, expected", _preimage_float("gaussian"), 20_000,
+    float_sampler=True))
+_register(AuditCase(
+    "preimage-gaussian-float-ziggurat", "the float Gaussian x + σ·standard_normal (numpy's "
+    "ziggurat, as GaussianRandomizer), σ as above, inputs 0 vs 1: releases that x ⊕ n cannot "
+    "produce for ANY double n (the addition stage alone: a lower bound) — expected",
+    _preimage_float("ziggurat"), 20_000, float_sampler=True))
+
+
+def _preimage_exact(kind: str) -> Sampler:
+    """The exact mechanism's releases are multiples of its grid g, each reachable from every
+    input (full support on ℤ); the mutant adds the raw input in binary64 after exact grid noise,
+    fl(x + Z·g), reachable from x′ iff [n_lo, n_hi] of the addition contains a multiple of g."""
+
+    def sample(mutation: str | None, n: int, seed: int) -> Measurement:
+        from privenv.privacy import exact, preimage
+
+        if kind == "laplace":
+            m = exact.LaplaceMechanism(epsilon=1.0, bounds=(0.0, 1.0), sampler="exact")
+            grid, draw = m.params.grid, lambda k, g: exact.discrete_laplace(m.params.scale, g, k)
+        else:
+            m = exact.GaussianMechanism(epsilon=1.0, delta=1e-2, bounds=(0.0, 1.0),
+                                        sampler="exact")
+            grid, draw = m.grid, lambda k, g: exact.discrete_gaussian(m.params.variance, g, k)
+        step = grid.granularity
+        rng = np.random.default_rng(seed)
+        x0, x1 = _PRE_EXACT_INPUTS
+        if mutation is None:
+            ys = [m.release(np.full(n, x), rng) for x in (x0, x1)]
+            unreachable = (~preimage.on_grid(ys[0], step), ~preimage.on_grid(ys[1], step))
+        else:  # "float addition": x + Z·g in binary64, the input never rounded to the grid
+            ys = [x + draw(n, rng).astype(float) * step for x in (x0, x1)]
+
+            def reach(y: np.ndarray, x: float) -> np.ndarray:
+                lo, hi, ok = preimage.addition_preimage(x, y)
+                return ok & preimage.grid_hits(lo, hi, step)
+
+            unreachable = (~reach(ys[0], x1), ~reach(ys[1], x0))
+        g = m.guarantee
+        return _preimage_measurement(unreachable, g.epsilon, g.delta,
+                                     "support: the grid g·ℤ (exact)" if mutation is None else
+                                     "addition and the grid support (exact)")
+    return sample
+
+
+_register(AuditCase(
+    "preimage-laplace-exact", "exact preimage search of the exact Laplace mechanism (ε = 1, "
+    "range (0, 1), grid 2⁻¹⁰ℤ), inputs 0 vs 1/3: every release is a grid point, reachable from "
+    "both; mutant: exact noise added to the raw input in binary64", _preimage_exact("laplace"),
+    20_000, ("float addition",)))
+_register(AuditCase(
+    "preimage-gaussian-exact", "exact preimage search of the exact Gaussian mechanism at "
+    "(1, 1e-2), range (0, 1), inputs 0 vs 1/3; mutant: exact noise added to the raw input in "
+    "binary64", _preimage_exact("gaussian"), 20_000, ("float addition",)))
+
+
+def _preimage_snapping(mutation: str | None, n: int, seed: int) -> Measurement:
+    """Snapping's releases must be multiples of Λ in [−B, B] or ±B (else provably unreachable);
+    each is then shown reachable from the other input by a witness (U*, S). The mutant skips the
+    final rounding to Λ: its releases clamp_B(x ⊕ S⊗λ⊗LN(U*)) are checked by the addition stage
+    alone."""
+    from privenv.privacy import exact, preimage
+
+    m = exact.LaplaceMechanism(epsilon=1.0, bounds=(0.0, 1.0), sampler="snapping")
+    p = m.params
+    rng = np.random.default_rng(seed)
+    x0, x1 = _PRE_EXACT_INPUTS
+    undecided = 0
+    unreachable = []
+    if mutation is None:
+        ys = [m.release(np.full(n, x), rng) for x in (x0, x1)]
+        for y, other in ((ys[0], x1), (ys[1], x0)):
+            support = (preimage.on_grid(y, p.lam_pow2) & (np.abs(y) <= p.bound)) | (
+                np.abs(y) == p.bound)
+            witness = support & preimage.snapping_witness(y, other, p)
+            undecided += int(np.count_nonzero(support & ~witness))
+            unreachable.append(~support)
+    else:  # "no final rounding"
+        for x, other in ((x0, x1), (x1, x0)):
+            raw = _snap_unrounded(rng, n, x, p)
+            clamped = np.abs(raw) == p.bound
+            unreachable.append(~(_float_reachable(raw, min(max(other, -p.bound), p.bound), None)
+                                 | clamped))
+    return _preimage_measurement((unreachable[0], unreachable[1]), m.guarantee.epsilon, 0.0,
+                                 "support: multiples of Λ, witnesses (U*, S)" if mutation is None
+                                 else "addition only (a lower bound)", undecided)
+
+
+def _snap_unrounded(rng: np.random.Generator, n: int, x: float, p: Any) -> np.ndarray:
+    """The snapping mutant without the rounding to Λ: clamp_B(clamp_B(x) ⊕ S⊗λ⊗LN(U*)), with U*
+    and S drawn as the sampler draws them."""
+    from privenv.privacy import exact
+
+    u, s = exact.uniform_doubles(rng, n)
+    xc = min(max(x, -p.bound), p.bound)
+    noise = p.lam * np.log(u)
+    return np.clip(xc + np.where(s == 1, -noise, noise), -p.bound, p.bound)
+
+
+_register(AuditCase(
+    "preimage-snapping", "exact preimage search of Mironov's snapping mechanism (ε = 1, range "
+    "(0, 1), Λ = 2), inputs 0 vs 1/3: releases on the Λ-grid, each with a witness from the other "
+    "input; mutant: no final rounding to Λ", _preimage_snapping, 20_000, ("no final rounding",)))
 
 
 # =================================================================================================
