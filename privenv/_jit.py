@@ -54,6 +54,8 @@ KERNEL_FILES: tuple[str, ...] = (
     "agents/top_two.py",
     "agents/adap_tt.py",
     "wrappers/ldp.py",
+    "privacy/exact.py",
+    "privacy/preimage.py",
 )
 
 _ROOT = Path(__file__).resolve().parent
@@ -86,12 +88,19 @@ def cache_dir() -> str:
 _CACHE_KEY = _sources_hash()
 
 
-def jit(fn: Callable) -> Any:
-    """Compile ``fn`` as a privenv kernel (``numba.njit``, cached in :func:`cache_dir`)."""
+def jit(fn: Callable | None = None, **options: Any) -> Any:
+    """Compile ``fn`` as a privenv kernel (``numba.njit``, cached in :func:`cache_dir`).
+
+    ``options`` override the defaults (``error_model="numpy"``, ``nogil=True``), e.g.
+    ``@jit(inline="always")``.
+    """
+    if fn is None:
+        return lambda f: jit(f, **options)
     saved = numba.config.CACHE_DIR
     numba.config.CACHE_DIR = cache_dir()  # read when the dispatcher sets up its cache
     try:
-        return numba.njit(cache=True, error_model="numpy", nogil=True)(fn)
+        return numba.njit(**{"cache": True, "error_model": "numpy", "nogil": True,
+                             **options})(fn)
     finally:
         numba.config.CACHE_DIR = saved
 

@@ -23,7 +23,7 @@ result is exact whatever the estimate: ``_muldivmod``). Intermediate integers st
 one would not (for validated parameters this needs an event of probability below e^{−1000}), the
 kernel reports :data:`OVERFLOW` instead of returning a wrong value.
 
-Kernels and streams. The kernels are ``numba.njit(cache=True)`` scalar functions
+Kernels and streams. The kernels are compiled scalar functions (:func:`privenv._jit.jit`)
 ``kernel(words, cursor, …) -> (value, cursor′)`` over a per-run buffer ``words`` of uniform
 ``uint64`` words (``gen.integers(0, 2**64, size=n, dtype=np.uint64)``, which is the bit generator's
 raw output) and a cursor into it. They are *transactional*: a draw either completes, returning the
@@ -98,9 +98,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-import numba
 import numpy as np
 
+from privenv._jit import jit
 from privenv._validation import check_choice, check_delta, check_epsilon, check_int, check_real
 
 from . import mechanisms as mech
@@ -162,7 +162,7 @@ SAMPLERS = ("float", "exact", "snapping")
 # =================================================================================================
 
 
-@numba.njit(cache=True, inline="always")
+@jit(error_model="python", inline="always")
 def _mul_hi(a: np.uint64, b: np.uint64) -> np.uint64:
     """The high 64 bits of the 128-bit product a·b (32-bit limbs)."""
     m32 = np.uint64(0xFFFFFFFF)
@@ -173,7 +173,7 @@ def _mul_hi(a: np.uint64, b: np.uint64) -> np.uint64:
     return a1 * b1 + (p01 >> s32) + (p10 >> s32) + (mid >> s32)
 
 
-@numba.njit(cache=True, error_model="numpy")
+@jit
 def uniform_below_kernel(words: np.ndarray, pos: int, n: int) -> tuple[int, int]:
     """An exact uniform integer in {0, …, n − 1}, 1 ≤ n ≤ 2⁶².
 
@@ -202,7 +202,7 @@ def uniform_below_kernel(words: np.ndarray, pos: int, n: int) -> tuple[int, int]
     return np.int64(_mul_hi(w, nn)), pos
 
 
-@numba.njit(cache=True, error_model="numpy")
+@jit
 def _bernoulli(words: np.ndarray, pos: int, num: int, den: int) -> tuple[int, int]:
     """Bernoulli(num/den), 0 ≤ num ≤ den ≤ 2⁶² (certain outcomes use no word)."""
     if num <= 0:
@@ -215,7 +215,7 @@ def _bernoulli(words: np.ndarray, pos: int, num: int, den: int) -> tuple[int, in
     return (1 if v < num else 0), pos
 
 
-@numba.njit(cache=True, error_model="numpy")
+@jit
 def _bernoulli_exp_unit(words: np.ndarray, pos: int, num: int, den: int) -> tuple[int, int]:
     """Bernoulli(exp(−num/den)) for 0 ≤ num ≤ den ≤ 2⁶² (CKS20 Algorithm 1, case γ ≤ 1).
 
@@ -239,7 +239,7 @@ def _bernoulli_exp_unit(words: np.ndarray, pos: int, num: int, den: int) -> tupl
         k += 1
 
 
-@numba.njit(cache=True, error_model="numpy")
+@jit
 def bernoulli_exp_kernel(words: np.ndarray, pos: int, whole: int, num: int,
                          den: int) -> tuple[int, int]:
     """Bernoulli(exp(−γ)) for γ = whole + num/den, whole ≥ 0, 0 ≤ num ≤ den ≤ 2⁶².
@@ -259,7 +259,7 @@ def bernoulli_exp_kernel(words: np.ndarray, pos: int, whole: int, num: int,
     return _bernoulli_exp_unit(words, pos, num, den)
 
 
-@numba.njit(cache=True, error_model="numpy")
+@jit
 def discrete_laplace_kernel(words: np.ndarray, pos: int, scale_num: int,
                             scale_den: int) -> tuple[int, int]:
     """One draw of the discrete Laplace Lap_ℤ(t), t = scale_num/scale_den (CKS20 Algorithm 2).
@@ -299,7 +299,7 @@ def discrete_laplace_kernel(words: np.ndarray, pos: int, scale_num: int,
         return (-y if b == 1 else y), pos
 
 
-@numba.njit(cache=True, error_model="numpy")
+@jit
 def _muldivmod(x: int, y: int, m: int) -> tuple[int, int]:
     """(⌊x·y/m⌋, x·y mod m) exactly, for 0 ≤ x, y < m ≤ 2⁶².
 
@@ -338,7 +338,7 @@ def _muldivmod(x: int, y: int, m: int) -> tuple[int, int]:
     return q, r
 
 
-@numba.njit(cache=True, error_model="numpy")
+@jit
 def _square_over(a: int, den: int) -> tuple[int, int]:
     """(⌊a²/den⌋ saturated at :data:`LIMIT`, a² mod den) for 0 ≤ a ≤ 2⁶², 1 ≤ den ≤ 2⁶².
 
@@ -360,7 +360,7 @@ def _square_over(a: int, den: int) -> tuple[int, int]:
     return whole + qq, rem
 
 
-@numba.njit(cache=True, error_model="numpy")
+@jit
 def discrete_gaussian_kernel(words: np.ndarray, pos: int, var_num: int, var_den: int,
                              t: int) -> tuple[int, int]:
     """One draw of the discrete Gaussian N_ℤ(0, σ²), σ² = var_num/var_den (CKS20 Algorithm 3).
@@ -389,7 +389,7 @@ def discrete_gaussian_kernel(words: np.ndarray, pos: int, var_num: int, var_den:
             return y, pos
 
 
-@numba.njit(cache=True, error_model="numpy")
+@jit
 def _uniform_double(words: np.ndarray, pos: int) -> tuple[float, int, int]:
     """(U*, sign bit, cursor′): U* uniform over the doubles of (0, 1) as in Mironov 2012 — the
     binade [2^−e, 2^{1−e}) with probability 2^−e (e = 1 + the number of leading zero bits of the
@@ -424,7 +424,7 @@ def _uniform_double(words: np.ndarray, pos: int) -> tuple[float, int, int]:
             return math.ldexp(float(mantissa), -1074), sign, pos
 
 
-@numba.njit(cache=True)
+@jit(error_model="python")
 def snap_from_log(x: float, log_u: float, sign: int, lam: float, bound: float,
                   lam_pow2: float) -> float:
     """clamp_B(⌊clamp_B(x) ⊕ S ⊗ λ ⊗ L⌉_Λ) for a given L = LN(U*) and sign bit S.
@@ -443,7 +443,7 @@ def snap_from_log(x: float, log_u: float, sign: int, lam: float, bound: float,
     return min(max(r * lam_pow2, -bound), bound)
 
 
-@numba.njit(cache=True)
+@jit(error_model="python")
 def snapping_value(x: float, u: float, sign: int, lam: float, bound: float,
                    lam_pow2: float) -> tuple[float, bool]:
     """The snapping release for (U*, S) = (u, sign) with LN correctly rounded, and whether it is
@@ -465,7 +465,7 @@ def snapping_value(x: float, u: float, sign: int, lam: float, bound: float,
     return v, below == v and above == v
 
 
-@numba.njit(cache=True)
+@jit(error_model="python")
 def snapping_kernel(words: np.ndarray, pos: int, x: float, lam: float, bound: float,
                     lam_pow2: float) -> tuple[float, int]:
     """One release of Mironov's snapping mechanism (Mironov 2012, §5.2) for input x:
@@ -504,7 +504,7 @@ def snap_uncertain(words: np.ndarray, pos: int, x: float, params: SnappingParame
 _LAPLACE, _GAUSSIAN, _SNAPPING, _UNIFORM_DOUBLE = 0, 1, 2, 3
 
 
-@numba.njit(cache=True, error_model="numpy")
+@jit
 def _fill(words: np.ndarray, pos: int, i: int, kind: int, ints: np.ndarray, floats: np.ndarray,
           x: np.ndarray, out_int: np.ndarray, out_float: np.ndarray) -> tuple[int, int, int]:
     """Draws i, i + 1, … of one sampler into ``out_int`` / ``out_float`` → (next index, cursor,

@@ -34,8 +34,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numba
 import numpy as np
+
+from privenv._jit import jit
 
 from . import exact
 
@@ -148,7 +149,7 @@ def on_grid(y: np.ndarray, granularity: float) -> np.ndarray:
     return np.isfinite(v) & (np.floor(v) == v)
 
 
-@numba.njit(cache=True)
+@jit(error_model="python")
 def _snapping_witness(y: np.ndarray, x: float, lam: float, bound: float, lam_pow2: float,
                       tries: int) -> np.ndarray:
     out = np.zeros(y.shape[0], dtype=np.bool_)
