@@ -45,9 +45,10 @@ from privenv.agents.top_two import (
     TopTwo,
     TopTwoState,
     bonus,
+    bonus_total_term,
     empirical_threshold,
     estimate,
-    gaussian_bonus,
+    gaussian_bonus_log,
     gaussian_transport,
     glr_excess,
     glr_threshold,
@@ -65,7 +66,7 @@ _BRANCH = float(np.nextafter(-math.exp(-1.0), 0.0))  # just inside W₋₁'s dom
 
 
 # -- the paper's formulas ----------------------------------------------------------------------
-@jit
+@jit(allocates=True)  # also called on arrays, from Python
 def k_fn(x: Any) -> Any:
     """k(x) = log₂ x + 2 (eq. 11). On a phase-end count Ñ = 2^j it is an integer ≥ the phase
     index, which is how the union bounds over phases of Lemmas 21 and 23 use it."""
@@ -79,7 +80,7 @@ def C_G_array(x: np.ndarray) -> np.ndarray:
     return np.array([C_G(float(v)) for v in values])[inverse].reshape(x.shape)
 
 
-@jit
+@jit(allocates=True)  # also called on arrays, from Python
 def daf_bonus(w: Any, k: Any, epsilon: float) -> Any:
     """b^{G,ε}_a = √(k/ω_a) + k/(εω_a) (eq. 11) with a given k (k(ω_a) in the paper, k(‖N‖₁)
     by default in :class:`AdaPTT`; see its ``bonus`` argument)."""
@@ -108,7 +109,7 @@ def daf_glr_threshold(
     return 2.0 * c_G + laplace / (epsilon**2 * sigma**2)
 
 
-@jit
+@jit(allocates=True)  # also called on arrays, from Python
 def private_transport(mu_a: Any, mu_b: Any, w_a: Any, w_b: Any, epsilon: float,
                       sigma: float) -> Any:
     """W^{G,ε}_{a,b}(μ, ω) = (μ_a − μ_b)₊ min{ε/2, (μ_a − μ_b)₊} / (2σ²(1/ω_a + 1/ω_b)) (eq. 13)."""
@@ -289,7 +290,8 @@ def _release(p: DoublingParams, s: TopTwoState, noise: NoiseView, run: int, arm:
         mean = mean + scale * laplace_noise(take_uniform(noise, run), 1.0)
         rel = s.releases
         if rel.users.shape[2] > 0:  # checking mode: ε of the release = (1/Ñ)/b
-            rel.users[run, 0, :] = s.contrib[run, arm, :]
+            for i in range(rel.users.shape[2]):
+                rel.users[run, 0, i] = s.contrib[run, arm, i]
             rel.epsilon[run, 0] = 1.0 / (n_new * scale)
             rel.count[run] = 1
     s.mu_tilde[run, arm] = mean
@@ -299,18 +301,29 @@ def _release(p: DoublingParams, s: TopTwoState, noise: NoiseView, run: int, arm:
     if p.forget:  # forgetting (line 6): the next phase starts from no reward
         s.phase_sum[run, arm] = 0.0
         if s.contrib.shape[2] > 0:
-            s.contrib[run, arm, :] = False
+            for i in range(s.contrib.shape[2]):
+                s.contrib[run, arm, i] = False
     s.dirty[run] = True
+
+
+@bonus_total_term.register(DoublingParams)
+@jit
+def _doubling_bonus_total(p: DoublingParams, total: int) -> float:
+    if p.bonus_kind == BONUS_DAF_TOTAL:
+        return k_fn(total)  # k(‖N‖₁)
+    if p.bonus_kind == BONUS_DAF_LITERAL:
+        return 0.0  # unused
+    return np.log(total)  # log ‖N‖₁
 
 
 @bonus.register(DoublingParams)
 @jit
-def _doubling_bonus(p: DoublingParams, w: float, total: int) -> float:
+def _doubling_bonus(p: DoublingParams, w: float, total_term: float) -> float:
     if p.bonus_kind == BONUS_DAF_TOTAL:  # b^{G,ε} (eq. 11) with k(‖N‖₁)
-        return daf_bonus(w, k_fn(total), p.epsilon)
+        return daf_bonus(w, total_term, p.epsilon)
     if p.bonus_kind == BONUS_DAF_LITERAL:  # eq. 11 as printed, k(ω_a)
         return daf_bonus(w, k_fn(w), p.epsilon)
-    return gaussian_bonus(w, total, p.sigma, p.alpha, p.s)  # b^G (eq. 3), TTUCB-DPA
+    return gaussian_bonus_log(w, total_term, p.sigma, p.alpha, p.s)  # b^G (eq. 3), TTUCB-DPA
 
 
 @jit

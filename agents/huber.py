@@ -100,7 +100,7 @@ FIRST_PHASES = ("batch-random", "round-random", "greedy")
 # =================================================================================================
 
 
-@jit
+@jit(allocates=True)
 def _block_sum(x: np.ndarray, lo: int, n: int, centre: float, M: float) -> float:
     """numpy's pairwise sum of a block of n ≤ 128 values of f (see
     :func:`pairwise_truncated_sum`): plain below 8, else 8 partial sums."""
@@ -128,7 +128,7 @@ def _block_sum(x: np.ndarray, lo: int, n: int, centre: float, M: float) -> float
     return total
 
 
-@jit
+@jit(allocates=True)
 def pairwise_truncated_sum(x: np.ndarray, lo: int, n: int, centre: float, M: float) -> float:
     """Σ_{i<n} f(x[lo + i]), f(v) = (v − c)·1{|v − c| ≤ M}, summed in numpy's pairwise order
     (``np.sum``: blocks of at most 128 values, halved above, the halves a multiple of 8), so that
@@ -179,7 +179,7 @@ def algorithm_2(x: np.ndarray, n: int, M: float, epsilon: float, u: float,
     return mean + laplace_noise(u, 1.0) * (noise_multiplier * (2.0 * M / (n * epsilon)))
 
 
-@jit
+@jit(allocates=True)
 def algorithm_3(x: np.ndarray, n: int, M: float, epsilon: float, D: float, r: float,
                 n_bins: int, u_hist: np.ndarray, u_mean: float,
                 noise_multiplier: float = 1.0) -> tuple[float, float]:
@@ -569,7 +569,7 @@ def _prae_ready(p: PRAEParams, s: ElimState, run: int) -> int:
 
 
 @end_segment.register(PRAEParams)
-@jit
+@jit(allocates=True)
 def _prae_end_segment(p: PRAEParams, s: ElimState, noise: NoiseView, run: int) -> None:
     """Line 16: μ̃_a = PRM(this batch's rewards) (and the ledger's record of it)."""
     tau = s.epoch[run]

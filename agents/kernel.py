@@ -40,7 +40,7 @@ import numpy as np
 
 from privenv._jit import generic, jit
 from privenv.agents.base import Agent
-from privenv.problems.base import ArmView, exhausted_arm, next_value
+from privenv.problems.base import ArmView, arm_room, exhausted_arm, next_value
 from privenv.seeding import NoiseView, available
 from privenv.wrappers.ldp import NO_RANDOMIZER, RandomizerView, admit, release
 
@@ -131,16 +131,6 @@ class Outcome(NamedTuple):
 
 
 @jit
-def _checkpoint(out: Outcome, run: int, checkpoints: np.ndarray) -> None:
-    """Record the regret of ``run`` at every checkpoint it has reached."""
-    k = out.next_checkpoint[run]
-    while k < checkpoints.size and checkpoints[k] <= out.steps[run]:
-        out.curve[run, k] = out.regret[run]
-        k += 1
-    out.next_checkpoint[run] = k
-
-
-@jit
 def run_until(state: Any, params: Any, noise: NoiseView, env: ArmView, rnd: RandomizerView,
               rnd_noise: NoiseView, out: Outcome, checkpoints: np.ndarray,
               horizon: int) -> int:
@@ -149,20 +139,27 @@ def run_until(state: Any, params: Any, noise: NoiseView, env: ArmView, rnd: Rand
     One step of a run: act; a stop (action ≥ K) ends the run with its recommendation; a pull
     draws the arm's next value, adds its pseudo-regret, releases it through the randomizer
     (``rnd.kind`` ≠ ``NO_RANDOMIZER``) and lets the agent observe it. A run ends at ``horizon``
-    steps. Before a step, the run must hold a value in every arm's stream and enough noise for
+    steps. Before a step, the run must hold a value in every arm's stream (checked in O(1): the
+    smallest number of values left in any arm's stream, counted down) and enough noise for
     the agent and the randomizer; otherwise it waits (``out.waiting``) and keeps its state.
     """
     n_waiting = 0
     for run in range(out.done.size):
-        while not out.done[run] and out.waiting[run] == READY:
-            if out.steps[run] >= horizon:  # truncated: the horizon, or the sample budget
+        if out.done[run] or out.waiting[run] != READY:
+            continue
+        room = arm_room(env, run)  # a step takes one value: this many steps are safe
+        steps, pulls, regret = out.steps[run], out.pulls[run], out.regret[run]  # kept in registers
+        k = out.next_checkpoint[run]  # the next checkpoint of the regret curve
+        while True:
+            if steps >= horizon:  # truncated: the horizon, or the sample budget
                 out.done[run] = True
                 break
-            arm = exhausted_arm(env, run)
-            if arm >= 0:
-                out.waiting[run] = WAIT_ARM
-                out.waiting_arm[run] = arm
-                break
+            if room == 0:
+                room = arm_room(env, run)
+                if room == 0:
+                    out.waiting[run] = WAIT_ARM
+                    out.waiting_arm[run] = exhausted_arm(env, run)
+                    break
             if not available(noise, run, params.uniforms_per_step, params.normals_per_step):
                 out.waiting[run] = WAIT_NOISE
                 break
@@ -176,7 +173,7 @@ def run_until(state: Any, params: Any, noise: NoiseView, env: ArmView, rnd: Rand
                 out.waiting[run] = WAIT_RANDOMIZER
                 break
             action = agent_act(state, params, noise, run)
-            out.steps[run] += 1
+            steps += 1
             if action >= env.K:  # stop and recommend action − K
                 out.stopped[run] = True
                 out.recommendation[run] = action - env.K
@@ -184,8 +181,9 @@ def run_until(state: Any, params: Any, noise: NoiseView, env: ArmView, rnd: Rand
                 out.done[run] = True
                 break
             value = next_value(env, run, action)
-            out.regret[run] += env.gaps[action]
-            out.pulls[run] += 1
+            room -= 1
+            regret += env.gaps[action]
+            pulls += 1
             if rnd.kind != NO_RANDOMIZER:
                 value, ok = admit(rnd, value)
                 if not ok:
@@ -193,10 +191,14 @@ def run_until(state: Any, params: Any, noise: NoiseView, env: ArmView, rnd: Rand
                     break
                 value = release(rnd, rnd_noise, run, value)
             agent_observe(state, params, noise, run, action, value)
-            _checkpoint(out, run, checkpoints)
+            while k < checkpoints.size and checkpoints[k] <= steps:
+                out.curve[run, k] = regret
+                k += 1
+        out.steps[run], out.pulls[run], out.regret[run] = steps, pulls, regret
+        out.next_checkpoint[run] = k
         if out.done[run]:
             out.next_checkpoint[run] = _fill_checkpoints(out, run, checkpoints)
-        elif out.waiting[run] != READY:
+        else:
             n_waiting += 1
     return n_waiting
 

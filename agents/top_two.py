@@ -74,17 +74,23 @@ def C_G(x: float) -> float:
 
 # -- eq. 3 and 4: the Gaussian (σ-sub-Gaussian) ingredients ------------------------------------
 # Written once for scalars (the kernels) and arrays (numpy callers): numba compiles both.
-@jit
+@jit(allocates=True)  # also called on arrays, from Python
 def gaussian_transport(mu_a: Any, mu_b: Any, w_a: Any, w_b: Any, sigma: float) -> Any:
     """W^G_{a,b}(μ, ω) = (μ_a − μ_b)₊² / (2σ²(1/ω_a + 1/ω_b)) (eq. 3), broadcast."""
     gap = np.maximum(mu_a - mu_b, 0.0)
     return gap * gap / (2.0 * sigma * sigma * (1.0 / w_a + 1.0 / w_b))
 
 
-@jit
+@jit(allocates=True)  # also called on arrays, from Python
 def gaussian_bonus(w: Any, total: Any, sigma: float, alpha: float, s: float) -> Any:
     """b^G_a(ω) = √(2σ²α(1+s) log‖ω‖₁ / ω_a) (eq. 3); ``total`` = ‖ω‖₁ (broadcast against ω)."""
-    return np.sqrt(2.0 * sigma * sigma * alpha * (1.0 + s) * np.log(total) / w)
+    return gaussian_bonus_log(w, np.log(total), sigma, alpha, s)
+
+
+@jit(allocates=True)  # also called on arrays, from Python
+def gaussian_bonus_log(w: Any, log_total: Any, sigma: float, alpha: float, s: float) -> Any:
+    """b^G_a(ω) of eq. 3 from ``log_total`` = log‖ω‖₁ (computed once per step for all arms)."""
+    return np.sqrt(2.0 * sigma * sigma * alpha * (1.0 + s) * log_total / w)
 
 
 def glr_threshold_constant(K: int, delta: float) -> float:
@@ -92,7 +98,7 @@ def glr_threshold_constant(K: int, delta: float) -> float:
     return 2.0 * C_G(math.log((K - 1) / delta) / 2.0)
 
 
-@jit
+@jit(allocates=True)  # also called on arrays, from Python
 def count_term(w: Any) -> Any:
     """2 log(4 + log ω): the per-arm term of c^G (eq. 4)."""
     return 2.0 * np.log(4.0 + np.log(w))
@@ -105,7 +111,7 @@ def glr_threshold(w_a: np.ndarray, w_b: np.ndarray, K: int, delta: float) -> np.
     return glr_threshold_constant(K, delta) + count_term(w_a) + count_term(w_b)
 
 
-@jit
+@jit(allocates=True)  # also called on arrays, from Python
 def empirical_threshold(n: Any, delta: float) -> Any:
     """The authors' public-code TTUCB threshold c = log((1 + log n)/δ), n = total pulls.
 
@@ -175,8 +181,16 @@ def update_estimator(p: Any, s: TopTwoState, noise: NoiseView, run: int, arm: in
 
 
 @generic
-def bonus(p: Any, w: float, total: int) -> float:
-    """b_a(Ñ) of line 8 for an arm with Ñ_a = ``w``; ``total`` = ‖N_n‖₁."""
+def bonus_total_term(p: Any, total: int) -> float:
+    """The part of the bonus b_a(Ñ) that depends on ‖N_n‖₁ = ``total`` only (e.g. log ‖N_n‖₁),
+    computed once per step for all arms."""
+    raise NotImplementedError
+
+
+@generic
+def bonus(p: Any, w: float, total_term: float) -> float:
+    """b_a(Ñ) of line 8 for an arm with Ñ_a = ``w``; ``total_term`` from
+    :func:`bonus_total_term`."""
     raise NotImplementedError
 
 
@@ -232,9 +246,10 @@ def top_two_act(s: TopTwoState, p: Any, noise: NoiseView, run: int) -> int:
         return K + a_hat
     # line 8: UCB leader B = argmax_a μ̃_a + b_a(Ñ)
     leader, best = 0, -np.inf
+    total_term = bonus_total_term(p, total)
     for a in range(K):
         mu, w = estimate(p, s, run, a)
-        index = mu + bonus(p, w, total)
+        index = mu + bonus(p, w, total_term)
         if index > best:
             leader, best = a, index
     # line 9: TC challenger C = argmin_{a ≠ B} W_{B,a}(μ̃, N), with the global counts N
@@ -306,10 +321,16 @@ def _mle_update(p: TTUCBParams, s: TopTwoState, noise: NoiseView, run: int, arm:
     s.sums[run, arm] += reward
 
 
+@bonus_total_term.register(TTUCBParams)
+@jit
+def _ttucb_bonus_total(p: TTUCBParams, total: int) -> float:
+    return np.log(total)
+
+
 @bonus.register(TTUCBParams)
 @jit
-def _ttucb_bonus(p: TTUCBParams, w: float, total: int) -> float:
-    return gaussian_bonus(w, total, p.sigma, p.alpha, p.s)  # b^G, eq. 3
+def _ttucb_bonus(p: TTUCBParams, w: float, log_total: float) -> float:
+    return gaussian_bonus_log(w, log_total, p.sigma, p.alpha, p.s)  # b^G, eq. 3
 
 
 @transport.register(TTUCBParams)

@@ -88,19 +88,27 @@ def cache_dir() -> str:
 _CACHE_KEY = _sources_hash()
 
 
-def jit(fn: Callable | None = None, **options: Any) -> Any:
+def jit(fn: Callable | None = None, *, allocates: bool = False, **options: Any) -> Any:
     """Compile ``fn`` as a privenv kernel (``numba.njit``, cached in :func:`cache_dir`).
 
-    ``options`` override the defaults (``error_model="numpy"``, ``nogil=True``), e.g.
-    ``@jit(inline="always")``.
+    A kernel works on arrays it is given and allocates nothing, so it is compiled without
+    numba's reference counting (``_nrt=False``): a call from one kernel to another then costs
+    what the arithmetic costs. (With reference counting, every call that passes a state
+    ``NamedTuple`` increments and decrements each of its arrays' counts, atomically: 50–80 ns
+    per call, most of a step's cost.) ``allocates=True`` turns reference counting on for the
+    few kernels that create arrays (they are called outside the step loops).
+
+    ``options`` override the defaults (``error_model="numpy"``, ``nogil=True``).
     """
     if fn is None:
-        return lambda f: jit(f, **options)
+        return lambda f: jit(f, allocates=allocates, **options)
+    if allocates:
+        options.setdefault("_nrt", True)
     saved = numba.config.CACHE_DIR
     numba.config.CACHE_DIR = cache_dir()  # read when the dispatcher sets up its cache
     try:
         return numba.njit(**{"cache": True, "error_model": "numpy", "nogil": True,
-                             **options})(fn)
+                             "_nrt": False, **options})(fn)
     finally:
         numba.config.CACHE_DIR = saved
 
@@ -116,7 +124,12 @@ def generic(stub: Callable) -> Any:
 
     def typer(*args: Any) -> Any:
         impl = impls.get(getattr(args[0], "instance_class", None))
-        return None if impl is None else impl.py_func
+        if impl is None:
+            return None
+
+        def call(*call_args: Any) -> Any:  # the implementation, compiled with its own options
+            return impl(*call_args)
+        return call
 
     def dispatch(first: Any, *rest: Any) -> Any:
         try:
@@ -137,5 +150,6 @@ def generic(stub: Callable) -> Any:
     dispatch.__doc__ = stub.__doc__
     dispatch.register = register  # type: ignore[attr-defined]
     dispatch.implementations = impls  # type: ignore[attr-defined]
-    overload(dispatch, strict=False)(typer)  # what numba resolves in a kernel's globals
+    # what numba resolves in a kernel's globals
+    overload(dispatch, strict=False, jit_options={"_nrt": False})(typer)
     return dispatch

@@ -1062,41 +1062,68 @@ _register(AuditCase(
 # except AdaP-TT(*)'s pre-declared events {a_t = arm 0}.
 
 
-def _drive(agent: Any, table: np.ndarray, seed: int, record: Callable[[Any], np.ndarray]
-           ) -> tuple[np.ndarray, np.ndarray]:
-    """Play ``agent`` (built for ``table.shape[0]`` runs) on the reward ``table`` (runs, T, K):
-    run i's pull t of arm a < K yields table[i, t, a] (actions ≥ K — a BAI stop — yield 0).
-    Returns the actions (runs, T) and ``record(agent)`` after the last step."""
-    n, horizon, K = table.shape
-    agent.reset(seed=seed)
-    rows = np.arange(n)
-    obs = np.zeros((n, 1))
-    actions = np.empty((n, horizon), dtype=np.int64)
-    for t in range(horizon):
-        a = np.asarray(agent.act_batch(obs))
-        actions[:, t] = a
-        agent.observe_batch(a, np.where(a < K, table[rows, t, np.minimum(a, K - 1)], 0.0), obs)
-    return actions, record(agent)
+#: runs per batch of the end-to-end agent audits: a batch's reward table and the agents' per-run
+#: state and noise buffers take O(runs) memory, so a full-size audit streams its runs in batches
+#: and keeps only each run's audited output. Results do not depend on it: run i always owns run
+#: i's streams (``first_run``), whatever the batch.
+AGENT_CHUNK = 4096
+
+#: rows(lo, hi) -> the reward table (hi − lo, T, K) of runs lo … hi − 1
+TableRows = Callable[[int, int], np.ndarray]
+
+
+def _drive(make_agent: Callable[[int], Any], rows: TableRows, n_runs: int, seed: int,
+           record: Callable[[Any, np.ndarray], np.ndarray]) -> np.ndarray:
+    """Play ``make_agent(m)`` (an agent for m runs) on the reward tables ``rows(lo, hi)``
+    (m, T, K), :data:`AGENT_CHUNK` runs at a time: run i's pull t of arm a < K yields
+    table[i, t, a] (actions ≥ K — a BAI stop — yield 0). Returns ``record(agent, actions)``
+    (one row per run; ``actions`` (m, T)) of every batch after its last step, stacked."""
+    out = []
+    for lo in range(0, n_runs, AGENT_CHUNK):
+        hi = min(lo + AGENT_CHUNK, n_runs)
+        table = rows(lo, hi)
+        m, horizon, K = table.shape
+        agent = make_agent(m)
+        agent.reset(seed=seed, first_run=lo)
+        idx = np.arange(m)
+        obs = np.zeros((m, 1))
+        actions = np.empty((m, horizon), dtype=np.int64)
+        for t in range(horizon):
+            a = np.asarray(agent.act_batch(obs))
+            actions[:, t] = a
+            agent.observe_batch(a, np.where(a < K, table[idx, t, np.minimum(a, K - 1)], 0.0),
+                                obs)
+        out.append(record(agent, actions))
+    return np.concatenate(out)
 
 
 def _neighbour_table(n: int, horizon: int, K: int, base: float | np.ndarray, t0: int,
-                     value_d: float, value_dp: float) -> np.ndarray:
+                     value_d: float, value_dp: float,
+                     fixed: dict[tuple[int, int], float] | None = None) -> TableRows:
     """Runs < n see D, runs ≥ n see D′: all users get ``base`` (per arm), user t₀ gets
-    ``value_d`` (D) or ``value_dp`` (D′) for every arm."""
-    table = np.empty((2 * n, horizon, K))
-    table[:] = base
-    table[:n, t0, :] = value_d
-    table[n:, t0, :] = value_dp
-    return table
+    ``value_d`` (D) or ``value_dp`` (D′) for every arm; ``fixed[(t, a)]`` overrides user t's
+    reward for arm a in every run. Returns the rows of any batch of runs."""
+
+    def rows(lo: int, hi: int) -> np.ndarray:
+        table = np.empty((hi - lo, horizon, K))
+        table[:] = base
+        d = np.arange(lo, hi) < n
+        table[d, t0, :] = value_d
+        table[~d, t0, :] = value_dp
+        for (t, a), value in (fixed or {}).items():
+            table[:, t, a] = value
+        return table
+
+    return rows
 
 
-def _estimates(agent: Any) -> np.ndarray:
+def _estimates(agent: Any, actions: np.ndarray) -> np.ndarray:
     return np.array(agent.estimates, dtype=float)
 
 
-def _release_audit(agent: Any, n: int, seed: int, table: np.ndarray, epsilon: float
-                   ) -> Measurement:
-    _, out = _drive(agent, table, seed, _estimates)
+def _release_audit(make_agent: Callable[[int], Any], n: int, seed: int, rows: TableRows,
+                   epsilon: float) -> Measurement:
+    out = _drive(make_agent, rows, 2 * n, seed, _estimates)
     return Measurement(fitted_holdout_lower_bound(out[:n], out[n:]), epsilon, 0.0)
 
 
@@ -1123,9 +1150,10 @@ def _dp_se(mutation: str | None, n: int, seed: int) -> Measurement:
     probe = DPSE(K=2, horizon=10**6, epsilon=_DPSE_EPS, beta=_DPSE_BETA)
     R = int(probe.epoch_length(np.array([1]), np.array([2]))[0])
     horizon = 2 * R  # epoch 1: arm 0 then arm 1, both released
-    agent = cls(K=2, horizon=horizon, epsilon=_DPSE_EPS, beta=_DPSE_BETA, n_runs=2 * n)
-    table = _neighbour_table(n, horizon, 2, 0.5, 0, 1.0, 0.0)
-    return _release_audit(agent, n, seed, table, _DPSE_EPS)
+    rows = _neighbour_table(n, horizon, 2, 0.5, 0, 1.0, 0.0)
+    return _release_audit(
+        lambda m: cls(K=2, horizon=horizon, epsilon=_DPSE_EPS, beta=_DPSE_BETA, n_runs=m), n,
+        seed, rows, _DPSE_EPS)
 
 
 _register(AuditCase(
@@ -1164,9 +1192,10 @@ def _prae_r_family(name: str) -> Sampler:
         horizon = t0 + 2 * B
         M, _ = raw_moment_parameters(B, _HUBER_EPS, batch_delta(probe.delta, tau, 2),
                                      probe.alpha, probe.moment_order)
-        agent = cls(K=2, horizon=horizon, epsilon=_HUBER_EPS, n_runs=2 * n, **kw)
-        table = _neighbour_table(n, horizon, 2, 0.0, t0, 0.999 * float(M), -0.999 * float(M))
-        return _release_audit(agent, n, seed, table, _HUBER_EPS)
+        rows = _neighbour_table(n, horizon, 2, 0.0, t0, 0.999 * float(M), -0.999 * float(M))
+        return _release_audit(
+            lambda m: cls(K=2, horizon=horizon, epsilon=_HUBER_EPS, n_runs=m, **kw), n, seed,
+            rows, _HUBER_EPS)
 
     return sample
 
@@ -1201,11 +1230,14 @@ def _prae_c(mutation: str | None, n: int, seed: int) -> Measurement:
     _, M, _ = central_moment_parameters(fold, _HUBER_EPS, batch_delta(probe.delta, 3, 2), 0.0,
                                         probe.moment_order)
     centre = probe.r / 2  # the centre of bin [0, r): fold 1's rewards put J = 0
-    agent = cls(K=2, horizon=horizon, epsilon=_HUBER_EPS, n_runs=2 * n, **kw)
-    table = _neighbour_table(n, horizon, 2, centre, t0, 0.999 * float(M), -0.999 * float(M))
-    # which arm batch 3 pulls is public (the actions) and noise-driven: audit that arm's release
-    actions, est = _drive(agent, table, seed, _estimates)
-    out = est[np.arange(2 * n), actions[:, -1]][:, None]
+    rows = _neighbour_table(n, horizon, 2, centre, t0, 0.999 * float(M), -0.999 * float(M))
+
+    def last_release(agent: Any, actions: np.ndarray) -> np.ndarray:
+        # which arm batch 3 pulls is public (the actions) and noise-driven: that arm's release
+        return agent.estimates[np.arange(agent.n_runs), actions[:, -1]][:, None]
+
+    out = _drive(lambda m: cls(K=2, horizon=horizon, epsilon=_HUBER_EPS, n_runs=m, **kw), rows,
+                 2 * n, seed, last_release)
     return Measurement(fitted_holdout_lower_bound(out[:n], out[n:]), _HUBER_EPS, 0.0)
 
 
@@ -1239,11 +1271,10 @@ def _adap(star: bool) -> Sampler:
             noise_multiplier = 0.5
 
         cls = HalfNoise if mutation == "noise x 0.5" else base
-        agent = cls(K=2, epsilon=_ADAP_EPS, n_runs=2 * n)
-        table = _neighbour_table(n, _ADAP_T, 2, 0.5, 0, 1.0, 0.0)
-        table[:, 1, 1] = 1.0
-        actions, _ = _drive(agent, table, seed, lambda a: np.empty(0))
-        events = np.stack([actions[:, t] == 0 for t in _ADAP_STEPS], axis=1)
+        rows = _neighbour_table(n, _ADAP_T, 2, 0.5, 0, 1.0, 0.0, fixed={(1, 1): 1.0})
+        events = _drive(lambda m: cls(K=2, epsilon=_ADAP_EPS, n_runs=m), rows, 2 * n, seed,
+                        lambda agent, actions: np.stack([actions[:, t] == 0 for t in _ADAP_STEPS],
+                                                        axis=1))
         res = audit.epsilon_lower_bound(events[:n].sum(axis=0), n, events[n:].sum(axis=0), n,
                                         alpha=ALPHA)
         return Measurement(res, _ADAP_EPS, 0.0)
@@ -1326,21 +1357,25 @@ def _ctb_tt(mutation: str | None, n: int, seed: int) -> Measurement:
 
     cls = {"epsilon x 2 in the wrapper": DoubleEpsilon,
            "no randomizer": RawReward}.get(mutation or "", CTBTT)
-    table = _neighbour_table(n, horizon, 2, 0.5, 0, 1.0, 0.0)
-    table[:, 1, 1] = 1.0
-    agent = cls(K=2, epsilon=eps, n_runs=2 * n)
-    problem = _table_problem_class()(table)
-    env = agent.wrap_env(ProblemVectorEnv(problem, horizon, autoreset_mode=AutoresetMode.DISABLED))
-    obs, _ = env.reset(seed=seed)
-    agent.reset(seed=seed)
-    actions = np.empty((2 * n, horizon), dtype=np.int64)
-    for t in range(horizon):
-        a = np.asarray(agent.act_batch(obs))
-        actions[:, t] = a
-        obs, reward, *_ = env.step(a)
-        agent.observe_batch(a, np.asarray(reward, dtype=float), obs)
-    onehot = (actions[:, :, None] == np.arange(4)).reshape(2 * n, -1)
-    return Measurement(fitted_holdout_lower_bound(onehot[:n], onehot[n:]), eps, 0.0)
+    rows = _neighbour_table(n, horizon, 2, 0.5, 0, 1.0, 0.0, fixed={(1, 1): 1.0})
+    onehot = []
+    for lo in range(0, 2 * n, AGENT_CHUNK):  # in batches of runs, as _drive
+        hi = min(lo + AGENT_CHUNK, 2 * n)
+        agent = cls(K=2, epsilon=eps, n_runs=hi - lo)
+        problem = _table_problem_class()(rows(lo, hi))
+        env = agent.wrap_env(ProblemVectorEnv(problem, horizon,
+                                              autoreset_mode=AutoresetMode.DISABLED))
+        obs, _ = env.reset(seed=seed, options={"first_run": lo})
+        agent.reset(seed=seed, first_run=lo)
+        actions = np.empty((hi - lo, horizon), dtype=np.int64)
+        for t in range(horizon):
+            a = np.asarray(agent.act_batch(obs))
+            actions[:, t] = a
+            obs, reward, *_ = env.step(a)
+            agent.observe_batch(a, np.asarray(reward, dtype=float), obs)
+        onehot.append((actions[:, :, None] == np.arange(4)).reshape(hi - lo, -1))
+    out = np.concatenate(onehot)
+    return Measurement(fitted_holdout_lower_bound(out[:n], out[n:]), eps, 0.0)
 
 
 _register(AuditCase(
@@ -1408,14 +1443,21 @@ def _linear_table_problem_class() -> type:
     return LinearTableProblem
 
 
-def _linear_neighbours(n: int, horizon: int, t0: int) -> tuple[np.ndarray, np.ndarray]:
-    """Features (2n, T, A = 2, d = 2) and labels (2n, T, 2): runs < n see D, runs ≥ n see D′."""
-    features = np.broadcast_to(_LIN_OTHER, (2 * n, horizon, 2, _LIN_D)).copy()
-    labels = np.zeros((2 * n, horizon, 2))
-    features[:n, t0] = _LIN_PAIR[0]
-    features[n:, t0] = _LIN_PAIR[1]
-    labels[:, t0] = 1.0
-    return features, labels
+def _linear_neighbours(n: int, horizon: int, t0: int
+                       ) -> Callable[[int, int], tuple[np.ndarray, np.ndarray]]:
+    """rows(lo, hi) -> features (hi − lo, T, A = 2, d = 2) and labels (hi − lo, T, 2) of runs
+    lo … hi − 1: runs < n see D, runs ≥ n see D′."""
+
+    def rows(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        features = np.broadcast_to(_LIN_OTHER, (hi - lo, horizon, 2, _LIN_D)).copy()
+        labels = np.zeros((hi - lo, horizon, 2))
+        d = np.arange(lo, hi) < n
+        features[d, t0] = _LIN_PAIR[0]
+        features[~d, t0] = _LIN_PAIR[1]
+        labels[:, t0] = 1.0
+        return features, labels
+
+    return rows
 
 
 def _triu_and_vector(G: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -1435,23 +1477,24 @@ def _pair_statistics() -> tuple[np.ndarray, np.ndarray]:
 _LIN_CHUNK = 5_000
 
 
-def _play_vector_env(make_agent: Callable[[int], Any], features: np.ndarray,
-                     labels: np.ndarray, seed: int, record: Callable[[Any], np.ndarray]
-                     ) -> np.ndarray:
-    """Play ``make_agent(n_runs)`` on the table (features, labels) through a native vector env
-    inside the agent's own :meth:`~privenv.agents.base.Agent.wrap_env` (its local randomizer, if
-    any), as the runner does, in batches of runs (run i of the seed is run i whatever the batch:
-    ``first_run``). Returns ``record(agent)`` after every step, stacked: (runs, T, …)."""
+def _play_vector_env(make_agent: Callable[[int], Any],
+                     rows: Callable[[int, int], tuple[np.ndarray, np.ndarray]], n_runs: int,
+                     horizon: int, seed: int, record: Callable[[Any], np.ndarray],
+                     reduce: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Play ``make_agent(m)`` on the tables ``rows(lo, hi)`` (features, labels) through a native
+    vector env inside the agent's own :meth:`~privenv.agents.base.Agent.wrap_env` (its local
+    randomizer, if any), as the runner does, in batches of runs (run i of the seed is run i
+    whatever the batch: ``first_run``). ``record(agent)`` after every step, stacked (m, T, …),
+    is reduced to each run's audited output by ``reduce``; returns those, stacked over batches."""
     from gymnasium.vector import AutoresetMode
 
     from privenv.envs.base import ProblemVectorEnv
 
-    horizon = features.shape[1]
     out = []
-    for lo in range(0, features.shape[0], _LIN_CHUNK):
-        hi = min(lo + _LIN_CHUNK, features.shape[0])
+    for lo in range(0, n_runs, _LIN_CHUNK):
+        hi = min(lo + _LIN_CHUNK, n_runs)
         agent = make_agent(hi - lo)
-        problem = _linear_table_problem_class()(features[lo:hi], labels[lo:hi])
+        problem = _linear_table_problem_class()(*rows(lo, hi))
         env = agent.wrap_env(ProblemVectorEnv(problem, horizon,
                                               autoreset_mode=AutoresetMode.DISABLED))
         obs, _ = env.reset(seed=seed, options={"first_run": lo})
@@ -1462,7 +1505,7 @@ def _play_vector_env(make_agent: Callable[[int], Any], features: np.ndarray,
             obs, reward, *_ = env.step(a)
             agent.observe_batch(a, np.asarray(reward, dtype=float), obs)
             kept.append(record(agent))
-        out.append(np.stack(kept, axis=1))
+        out.append(reduce(np.stack(kept, axis=1)))
     return np.concatenate(out)
 
 
@@ -1486,12 +1529,13 @@ def _ldp_linucb(mutation: str | None, n: int, seed: int) -> Measurement:
             return wrapper
 
     cls = HalfNoise if mutation == "noise x 0.5 in the wrapper" else LDPLinUCB
-    kept = _play_vector_env(
+    # score: the learner's statistic gained in round t₀, projected on the pair's difference
+    step = _play_vector_env(
         lambda runs: cls(d=_LIN_D, horizon=_LDPLIN_T, epsilon=_LDPLIN_EPS, delta=_LDPLIN_DELTA,
                          n_runs=runs),
-        *_linear_neighbours(n, _LDPLIN_T, _LDPLIN_T0), seed, lambda a: _triu_and_vector(a.V, a.u))
-    # score: the learner's statistic gained in round t₀, projected on the pair's difference
-    step = kept[:, _LDPLIN_T0] - kept[:, _LDPLIN_T0 - 1]
+        _linear_neighbours(n, _LDPLIN_T, _LDPLIN_T0), 2 * n, _LDPLIN_T, seed,
+        lambda a: _triu_and_vector(a.V, a.u), lambda kept: kept[:, _LDPLIN_T0]
+        - kept[:, _LDPLIN_T0 - 1])
     res = _gaussian_projection(step[:n], step[n:], *_pair_statistics(), correct.sigma)
     return Measurement(res, declared, _LIN_DELTA)
 
@@ -1538,19 +1582,19 @@ def _central_dp_linucb(mutation: str | None, n: int, seed: int) -> Measurement:
     probe = CentralDPLinUCB(**kw)
     declared = gaussian_epsilon(_CDPLIN_AUDIT_DELTA, math.sqrt(2 * probe.rho))
     cls = CentralDPLinUCB if mutation is None else Mutant
-    features, labels = _linear_neighbours(n, _CDPLIN_T, 0)
-    kept = _play_vector_env(lambda runs: cls(n_runs=runs, **kw), features, labels, seed,
-                            lambda a: _triu_and_vector(a.G, a.u))
     # prefix sums projected on the unit difference of the pair (both trees' node noise is
     # isotropic N(0, σ²) on (triu G, u)); scores as in the "tree" case: S₁ = Σ_j p_{2^j} (the
     # LR statistic of memoised node noise), S₂ = Σ_t p_t/popcount(t) (that of redrawn noise)
     a, b = _pair_statistics()
     w = (a - b) / np.linalg.norm(a - b)
-    proj = kept @ w  # (2n, T)
     ts = np.arange(1, _CDPLIN_T + 1)
     coef = [(ts & (ts - 1) == 0).astype(float),  # t = 2^j
             1.0 / np.array([bin(t).count("1") for t in ts])]
-    scores = [proj @ c for c in coef]
+    both = _play_vector_env(lambda runs: cls(n_runs=runs, **kw),
+                            _linear_neighbours(n, _CDPLIN_T, 0), 2 * n, _CDPLIN_T, seed,
+                            lambda a: _triu_and_vector(a.G, a.u),
+                            lambda kept: np.stack([(kept @ w) @ c for c in coef], axis=1))
+    scores = [both[:, 0], both[:, 1]]
     # the thresholds: 13 points from D′'s exact mean, in sd units of the correct agent, towards D
     other = _triu_and_vector(np.outer(_LIN_OTHER, _LIN_OTHER)[None], 0 * _LIN_OTHER[None])[0] @ w
     prefix_mean = [(b @ w + other * (ts - 1)), (a @ w + other * (ts - 1))]

@@ -149,7 +149,7 @@ def on_grid(y: np.ndarray, granularity: float) -> np.ndarray:
     return np.isfinite(v) & (np.floor(v) == v)
 
 
-@jit(error_model="python")
+@jit(error_model="python", allocates=True)
 def _snapping_witness(y: np.ndarray, x: float, lam: float, bound: float, lam_pow2: float,
                       tries: int) -> np.ndarray:
     out = np.zeros(y.shape[0], dtype=np.bool_)

@@ -49,6 +49,16 @@ def next_value(env: ArmView, run: int, arm: int) -> float:
 
 
 @jit
+def arm_room(env: ArmView, run: int) -> int:
+    """The smallest number of values left in the reward streams of ``run``'s arms."""
+    block = env.values.shape[1]
+    room = block
+    for arm in range(env.K):
+        room = min(room, block - env.pos[run * env.K + arm])
+    return room
+
+
+@jit
 def exhausted_arm(env: ArmView, run: int) -> int:
     """The first arm of ``run`` whose reward stream is exhausted, or −1 if none is."""
     block = env.values.shape[1]

@@ -27,7 +27,7 @@ from privenv.agents.adap_tt import (
     star_empirical_threshold,
     star_glr_threshold,
 )
-from privenv.agents.top_two import C_G, bonus, glr_threshold
+from privenv.agents.top_two import C_G, bonus, bonus_total_term, glr_threshold
 from privenv.privacy.ledger import PrivacyBudgetExceeded
 from privenv.simulation import play, simulate
 
@@ -45,9 +45,9 @@ def test_k_and_bonus_eq11_hand_values():
     assert daf_bonus(4.0, k_fn(4.0), 2.0) == pytest.approx(1.5)
     # the default bonus uses k(‖N‖₁): ω_a = 4, ‖N‖₁ = 64, k = 8, ε = 1: √2 + 2
     agent = AdaPTT(K=2, epsilon=1.0)
-    assert bonus(agent.params, 4.0, 64) == pytest.approx(math.sqrt(2) + 2)
+    assert bonus(agent.params, 4.0, bonus_total_term(agent.params, 64)) == pytest.approx(math.sqrt(2) + 2)
     literal = AdaPTT(K=2, epsilon=1.0, bonus="literal")
-    assert bonus(literal.params, 4.0, 64) == pytest.approx(1.0 + 1.0)
+    assert bonus(literal.params, 4.0, bonus_total_term(literal.params, 64)) == pytest.approx(1.0 + 1.0)
 
 
 def test_daf_threshold_eq12_hand_value():

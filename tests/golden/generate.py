@@ -33,8 +33,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SEED = 20261201
-BAI_RUNS = 30
-BUDGET = 2_000_000
+BAI_RUNS = 10
+BUDGET = 500_000
 DELTA = 0.01
 EPSILONS = (0.1, 1.0, 10.0)
 MAB_RUNS = 20
