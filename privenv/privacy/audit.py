@@ -182,18 +182,32 @@ def threshold_epsilon_lower_bound(
     """
     y0 = np.asarray(samples_d, dtype=float).ravel()
     y1 = np.asarray(samples_dprime, dtype=float).ravel()
+    t = check_thresholds(thresholds)
+    return threshold_counts_lower_bound(count_above(y0, t), y0.size, count_above(y1, t), y1.size,
+                                        delta=delta, alpha=alpha)
+
+
+def check_thresholds(thresholds: Sequence[float] | np.ndarray) -> np.ndarray:
+    """The thresholds as a float array (non-empty, finite)."""
     t = np.asarray(thresholds, dtype=float).ravel()
     if t.size == 0 or not np.all(np.isfinite(t)):
         raise ValueError(
             f"thresholds must be a non-empty sequence of finite numbers, got {thresholds!r}"
         )
-    above0, above1 = _count_above(y0, t), _count_above(y1, t)
-    k0 = np.concatenate([above0, y0.size - above0])
-    k1 = np.concatenate([above1, y1.size - above1])
-    return epsilon_lower_bound(k0, y0.size, k1, y1.size, delta=delta, alpha=alpha)
+    return t
 
 
-def _count_above(y: np.ndarray, t: np.ndarray) -> np.ndarray:
+def threshold_counts_lower_bound(above_d: np.ndarray, n_d: int, above_dprime: np.ndarray,
+                                 n_dprime: int, *, delta: float = 0.0,
+                                 alpha: float = 1e-6) -> AuditResult:
+    """:func:`threshold_epsilon_lower_bound` from the counts of samples above each threshold
+    (e.g. summed over chunks of samples drawn in turn)."""
+    k0 = np.concatenate([above_d, n_d - above_d])
+    k1 = np.concatenate([above_dprime, n_dprime - above_dprime])
+    return epsilon_lower_bound(k0, n_d, k1, n_dprime, delta=delta, alpha=alpha)
+
+
+def count_above(y: np.ndarray, t: np.ndarray) -> np.ndarray:
     """Number of entries of y strictly greater than each threshold."""
     return y.size - np.searchsorted(np.sort(y), t, side="right")
 

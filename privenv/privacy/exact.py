@@ -558,12 +558,18 @@ def _run_fill(rng: np.random.Generator, n: int, words_per_draw: float, kind: int
     fp = np.zeros(3)
     fp[:len(floats)] = floats
     xs = np.zeros(0) if x is None else x
+    # the stream asks for ``chunk`` words, then ``refill`` more whenever they run out; the words
+    # are drawn :data:`WORD_BLOCK` at a time (bounded memory) and the ones never read are
+    # skipped at the end, so the values and the generator's final state do not depend on it
     chunk = int(words_per_draw * n * 1.05) + 64
-    words = random_words(rng, chunk)
+    refill = max(chunk // 4, 64)
+    stream = _WordStream(rng, chunk)
+    words = stream.take(WORD_BLOCK)
     pos, i = 0, 0
     while True:
         i, pos, status = _fill(words, pos, i, kind, ip, fp, xs, out_int, out_float)
         if status == 0:
+            stream.skip_rest()
             return out_int, out_float
         if status == UNCERTAIN and resolve is not None:
             value, p = resolve(words, pos, i)
@@ -574,8 +580,35 @@ def _run_fill(rng: np.random.Generator, n: int, words_per_draw: float, kind: int
         if status == OVERFLOW:
             raise OverflowError("an exact sampler's intermediate integer exceeded 2**62 "
                                 "(an event of probability below e**-1000 for valid parameters)")
-        words = np.concatenate([words[pos:], random_words(rng, max(chunk // 4, 64))])
+        if stream.pending == 0:
+            stream.pending = refill
+        words = np.concatenate([words[pos:], stream.take(WORD_BLOCK)])
         pos = 0
+
+
+#: raw words an exact sampler holds at once (8 MB)
+WORD_BLOCK = 1 << 20
+
+
+class _WordStream:
+    """The next ``pending`` words of ``rng``'s stream, drawn on demand."""
+
+    def __init__(self, rng: np.random.Generator, pending: int) -> None:
+        self.rng, self.pending = rng, pending
+
+    def take(self, most: int) -> np.ndarray:
+        m = min(most, self.pending)
+        self.pending -= m
+        return random_words(self.rng, m)
+
+    def skip_rest(self) -> None:
+        """Consume the pending words unread (as if drawn)."""
+        advance = getattr(self.rng.bit_generator, "advance", None)
+        if advance is not None:
+            advance(self.pending)
+            self.pending = 0
+        while self.pending:
+            self.take(WORD_BLOCK)
 
 
 def _size(size: int | tuple[int, ...] | None) -> tuple[tuple[int, ...], int]:

@@ -292,12 +292,31 @@ def _tree_scores_bound(scores: list[tuple[np.ndarray, np.ndarray]], grid: np.nda
 # =================================================================================================
 
 
+#: samples of a scalar release drawn at once (the counts are summed over chunks)
+SAMPLE_CHUNK = 1_000_000
+
+
 def _scalar_audit(release: Callable[[float, np.random.Generator, int], np.ndarray], n: int,
-                  seed: int, thresholds: np.ndarray, delta: float) -> audit.AuditResult:
-    """``release(value, rng, n)`` on D = 0 and D′ = 1 (Δ = 1); threshold events."""
+                  seed: int, thresholds: np.ndarray, delta: float,
+                  chunk: int | None = SAMPLE_CHUNK) -> audit.AuditResult:
+    """``release(value, rng, k)`` on D = 0 (n samples), then D′ = 1 (n samples), Δ = 1;
+    threshold events. The samples are drawn and counted ``chunk`` at a time: a float release
+    draws its noise value by value, so the counts are those of one draw of n. (An exact
+    sampler reads a block of words sized by its n and skips the rest: ``chunk=None`` keeps its
+    one draw of n, in bounded memory, see :mod:`privenv.privacy.exact`.)"""
     g = np.random.default_rng(seed)
-    return audit.threshold_epsilon_lower_bound(release(0.0, g, n), release(1.0, g, n),
-                                               thresholds, delta=delta, alpha=ALPHA)
+    t = audit.check_thresholds(thresholds)
+    step = n if chunk is None else chunk
+
+    def above(value: float) -> np.ndarray:
+        total = np.zeros(t.size, dtype=np.int64)
+        for lo in range(0, n, step):
+            total += audit.count_above(release(value, g, min(step, n - lo)), t)
+        return total
+
+    above_d = above(0.0)
+    return audit.threshold_counts_lower_bound(above_d, n, above(1.0), n, delta=delta,
+                                              alpha=ALPHA)
 
 
 def _laplace(mutation: str | None, n: int, seed: int) -> Measurement:
@@ -377,7 +396,7 @@ def _laplace_exact_mechanism(mutation: str | None, bounds: tuple[float, float] |
 def _laplace_exact(mutation: str | None, n: int, seed: int) -> Measurement:
     m = _laplace_exact_mechanism(mutation)
     res = _scalar_audit(lambda v, g, k: m.release(np.full(k, v), g), n, seed,
-                        np.linspace(-3.0, 4.0, 15), 0.0)
+                        np.linspace(-3.0, 4.0, 15), 0.0, chunk=None)
     return Measurement(res, _laplace_exact_mechanism(None).guarantee.epsilon, 0.0)
 
 
@@ -404,7 +423,7 @@ def _gaussian_exact(mutation: str | None, n: int, seed: int) -> Measurement:
     m = _gaussian_exact_mechanism(mutation)
     g = _gaussian_exact_mechanism(None).guarantee
     res = _scalar_audit(lambda v, gen, k: m.release(np.full(k, v), gen), n, seed,
-                        np.linspace(-1.0, 6.0, 15), g.delta)
+                        np.linspace(-1.0, 6.0, 15), g.delta, chunk=None)
     return Measurement(res, g.epsilon, g.delta)
 
 
@@ -418,7 +437,7 @@ _register(AuditCase(
 def _snapping(mutation: str | None, n: int, seed: int) -> Measurement:
     m = _laplace_exact_mechanism(mutation, (0.0, 1.0), "snapping")
     res = _scalar_audit(lambda v, g, k: m.release(np.full(k, v), g), n, seed,
-                        _SNAP_THRESHOLDS, 0.0)
+                        _SNAP_THRESHOLDS, 0.0, chunk=None)
     return Measurement(res, _laplace_exact_mechanism(None, (0.0, 1.0), "snapping")
                        .guarantee.epsilon, 0.0)
 
