@@ -28,6 +28,7 @@ from privenv.reproduce import (
     huber_fig1,
     ldp_estimation,
     ldp_linear,
+    linear_axes,
 )
 from privenv.reproduce.cells import SpecFigure
 
@@ -39,6 +40,7 @@ FIGURES: dict[str, Any] = {
     bai_global.ID: bai_global,
     ldp_linear.ID: ldp_linear,
     ldp_estimation.ID: ldp_estimation,
+    **{spec.id: SpecFigure(linear_axes, spec) for spec in linear_axes.AXIS_SPECS.values()},
     **{spec.id: SpecFigure(fed, spec) for spec in fed.FIGURE_SPECS.values()},
     fed_leak.ID: fed_leak,
 }

@@ -155,14 +155,17 @@ class Cell:
     seed: int
     epsilon: float = EPSILON
     n_checkpoints: int = N_CHECKPOINTS
+    #: further agent arguments, as sorted (name, value) pairs (e.g. LPLR's ``kappa_scale``)
+    params: tuple[tuple[str, Any], ...] = ()
 
     @property
     def agent_kwargs(self) -> dict[str, Any]:
-        """ε for agents that take one (the non-private baseline does not)."""
+        """ε for agents that take one (the non-private baseline does not), then ``params``."""
         from privenv.agents import agent_class
 
-        params = inspect.signature(agent_class(self.agent).__init__).parameters
-        return {"epsilon": self.epsilon} if "epsilon" in params else {}
+        signature = inspect.signature(agent_class(self.agent).__init__).parameters
+        return {**({"epsilon": self.epsilon} if "epsilon" in signature else {}),
+                **dict(self.params)}
 
     @property
     def configuration(self) -> Configuration:
@@ -188,6 +191,8 @@ class Series:
     regret: np.ndarray  # (runs, len(horizons))
     fit: SlopeFit | None
     fit_error: str = ""  # why there is no fit (a non-positive mean regret)
+    params: tuple[tuple[str, Any], ...] = ()  # the cells' extra agent arguments
+    epsilon: float = EPSILON
 
 
 def check_horizons(horizons: Sequence[int]) -> tuple[int, ...]:
@@ -231,12 +236,15 @@ def sweep_config(cells: Sequence[Cell]) -> SweepConfig:
 
 def fit_series(results: Sequence[CellResult], n_boot: int = N_BOOT, level: float = LEVEL,
                seed: int = 0) -> list[Series]:
-    """Group the cells by (instance, agent) and fit the log–log slope of each group."""
-    groups: dict[tuple[Instance, str], list[CellResult]] = {}
+    """Group the cells by (instance, agent, ε, extra parameters) and fit the log–log slope of each
+    group."""
+    groups: dict[tuple[Instance, str, float, tuple[tuple[str, Any], ...]], list[CellResult]] = {}
     for r in results:
-        groups.setdefault((r.cell.instance, r.cell.agent), []).append(r)
+        c = r.cell
+        eps = c.epsilon if "epsilon" in c.agent_kwargs else EPSILON
+        groups.setdefault((c.instance, c.agent, eps, c.params), []).append(r)
     out = []
-    for (inst, agent), rs in groups.items():
+    for (inst, agent, eps, params), rs in groups.items():
         rs = sorted(rs, key=lambda r: r.cell.horizon)
         horizons = np.array([r.cell.horizon for r in rs], dtype=float)
         regret = np.stack([r.regret for r in rs], axis=1)
@@ -244,7 +252,7 @@ def fit_series(results: Sequence[CellResult], n_boot: int = N_BOOT, level: float
             fit, error = loglog_slope(horizons, regret, n_boot=n_boot, level=level, seed=seed), ""
         except ValueError as e:  # a zero mean regret (e.g. LinUCB on an easy instance)
             fit, error = None, str(e)
-        out.append(Series(inst, agent, horizons, regret, fit, error))
+        out.append(Series(inst, agent, horizons, regret, fit, error, params, eps))
     return out
 
 
