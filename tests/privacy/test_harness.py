@@ -45,7 +45,7 @@ def test_registry_covers_the_issue() -> None:
     required = {"laplace", "gaussian", "randomized-response", "wishart-jiang2016",
                 "wishart-gaussian", "tree", "shuffler", "prae-r", "prae-c", "dprse", "dp-se",
                 "adap-tt", "adap-tt-star", "ctb-tt", "ldp-linucb-message", "ldp-linucb",
-                "central-dp-linucb", "fed-linucb-silo"}
+                "central-dp-linucb", "fed-linucb-silo", "super-agent-central"}
     assert required <= set(harness.CASES)
     for case in harness.CASES.values():
         assert case.mutations or case.paper_flawed, case.target  # every audit has a mutant
