@@ -24,6 +24,7 @@ from privenv.reproduce import (
     bai_global,
     bai_local,
     fed,
+    fed_communication,
     fed_leak,
     huber_fig1,
     ldp_estimation,
@@ -43,6 +44,7 @@ FIGURES: dict[str, Any] = {
     **{spec.id: SpecFigure(linear_axes, spec) for spec in linear_axes.AXIS_SPECS.values()},
     **{spec.id: SpecFigure(fed, spec) for spec in fed.FIGURE_SPECS.values()},
     fed_leak.ID: fed_leak,
+    fed_communication.ID: fed_communication,
 }
 
 
