@@ -52,7 +52,9 @@ from privenv.reproduce.cells import (
     add_common_arguments,
     default_workers,
     finish_figure,
+    print_files,
     regret_results,
+    reproduce_or_report,
     run_figure_sweep,
     run_metadata,
     utc_now,
@@ -608,18 +610,15 @@ def main(args: argparse.Namespace, spec: FigureSpec) -> int:
         protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
     if args.panels:
         panels = [p.strip() for p in args.panels.split(",") if p.strip()]
-    try:
-        rep = reproduce(spec, args.output, quick=args.quick, runs=args.runs,
-                        horizon=args.horizon, workers=args.workers, seed=args.seed,
-                        protocols=protocols, panels=panels, backend=args.backend,
-                        address=args.address, resume=args.resume)
-    except RuntimeError as e:  # failed cells: stored with their errors, retried by --resume
-        print(f"privenv reproduce {spec.id}: {e}", file=sys.stderr)
+    rep = reproduce_or_report(spec.id, lambda: reproduce(
+        spec, args.output, quick=args.quick, runs=args.runs, horizon=args.horizon,
+        workers=args.workers, seed=args.seed, protocols=protocols, panels=panels,
+        backend=args.backend, address=args.address, resume=args.resume))
+    if rep is None:
         return 1
     print(f"{spec.id}: {len(rep.results)} cells, {rep.cells[0].runs} runs, "
           f"T = {rep.cells[0].horizon}, {rep.sweep.backend if rep.sweep else ''}, wall time "
           f"{rep.wall_s:.1f} s")
     print(rep.table())
-    for name, path in rep.files.items():
-        print(f"{name:>9}: {path}")
+    print_files(rep.files)
     return 0

@@ -49,9 +49,12 @@ from privenv.reproduce.cells import (
     add_common_arguments,
     default_workers,
     finish_figure,
+    print_files,
     regret_results,
+    reproduce_or_report,
     run_figure_sweep,
     run_metadata,
+    select,
     utc_now,
 )
 from privenv.sweep import ProgressCallback, SweepConfig, SweepReport
@@ -94,10 +97,7 @@ def make_cells(scale: Scale, seed: int = 0, variants: Sequence[str] = VARIANTS) 
     """The M sweep at T = ``T_for_M`` and the T sweep at M = ``M_for_T`` (shared cells once)."""
     runs = check_int("runs", scale.runs, low=1)
     seed = check_int("seed", seed, low=0)
-    bad = [v for v in variants if v not in VARIANTS]
-    if bad or not variants:
-        raise ValueError(f"variants must be a non-empty list of {', '.join(VARIANTS)}, got "
-                         f"{list(variants)}")
+    variants = select("variants", variants, {v: v for v in VARIANTS})
     for name, grid in (("M", scale.M), ("T", scale.T)):
         if len(grid) < 2 or any(b <= a for a, b in zip(grid, grid[1:], strict=False)):
             raise ValueError(f"{name} must hold at least 2 increasing values, got {list(grid)}")
@@ -335,17 +335,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     """Run from parsed command-line options; prints the summary table on stdout."""
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
-    try:
-        rep = reproduce(args.output, quick=args.quick, runs=args.runs, variants=variants,
-                        workers=args.workers, seed=args.seed, backend=args.backend,
-                        address=args.address, resume=args.resume)
-    except RuntimeError as e:  # failed cells: stored with their errors, retried by --resume
-        print(f"privenv reproduce {ID}: {e}", file=sys.stderr)
+    rep = reproduce_or_report(ID, lambda: reproduce(
+        args.output, quick=args.quick, runs=args.runs, variants=variants, workers=args.workers,
+        seed=args.seed, backend=args.backend, address=args.address, resume=args.resume))
+    if rep is None:
         return 1
     print(f"{ID}: {len(rep.cells)} cells, {rep.cells[0].runs} runs, "
           f"{rep.sweep.backend if rep.sweep else ''}, wall time {rep.wall_s:.1f} s")
     print(rep.table())
-    for name, path in rep.files.items():
-        print(f"{name:>9}: {path}")
+    print_files(rep.files)
     return 0
 

@@ -23,7 +23,7 @@ case1, case2   §2.3 with δ = 1/√n: Case I φ = e₂ with probability δ, e�
                paper's (1, ±√δ) has norm √(1 + δ)); θ* = (0.6, 0.8); labels ±1; both losses,
                the MAD plotted; ε = 1
 case1-eps10,   the same at ε = 10, where the asymptotic regime of Case II starts inside the range
-case2-eps10    of n (at ε = 1 it starts near n ≈ 10¹⁰, see the README)
+case2-eps10    of n (at ε = 1 only beyond n ≈ 10⁸–10⁹ by extrapolation, see the README)
 =============  ====================================================================================
 
 Besides the total loss, every experiment records its part along the hard direction e₂ (the only
@@ -94,6 +94,8 @@ from privenv.reproduce.cells import (
     default_workers,
     finish_figure,
     json_ready,
+    print_files,
+    select,
     utc_now,
 )
 from privenv.seeding import ENV, WRAPPER, child, run_seed_sequences
@@ -501,15 +503,7 @@ def reproduce(
     if len(ns) < 2 or any(b <= a for a, b in zip(ns, ns[1:], strict=False)):
         raise ValueError(f"sizes must be at least 2 strictly increasing integers >= 4, got "
                          f"{list(ns)}")
-    known = {e.key: e for e in EXPERIMENTS}
-    if experiments is None:
-        chosen = list(EXPERIMENTS)
-    else:
-        bad = [k for k in experiments if k not in known]
-        if bad or not experiments:
-            raise ValueError(f"experiments must be a non-empty list of {', '.join(known)}, got "
-                             f"{list(experiments)}")
-        chosen = [known[k] for k in dict.fromkeys(experiments)]
+    chosen = select("experiments", experiments, {e.key: e for e in EXPERIMENTS})
     seed = check_int("seed", seed, low=0)
     n_boot = check_int("n_boot", n_boot, low=0)
     workers = default_workers() if workers is None else check_int("workers", workers, low=1)
@@ -789,6 +783,5 @@ def main(args: argparse.Namespace) -> int:
     print(rep.table())
     for key, v in verdicts(rep).items():
         print(f"{key}: {'reproduced' if v['reproduced'] else 'NOT reproduced'} ({v['rule']})")
-    for name, path in rep.files.items():
-        print(f"{name:>9}: {path}")
+    print_files(rep.files)
     return 0

@@ -75,9 +75,12 @@ from privenv.reproduce.cells import (
     add_common_arguments,
     default_workers,
     finish_figure,
+    print_files,
     regret_results,
+    reproduce_or_report,
     run_figure_sweep,
     run_metadata,
+    select,
     utc_now,
 )
 from privenv.sweep import Configuration, ProgressCallback, SweepConfig, SweepReport
@@ -434,15 +437,7 @@ def reproduce(
     scale = QUICK if quick else FULL
     runs = scale.runs if runs is None else runs
     horizons = scale.horizons if horizons is None else tuple(horizons)
-    known = {i.key: i for i in INSTANCES}
-    if instances is None:
-        chosen = list(INSTANCES)
-    else:
-        bad = [k for k in instances if k not in known]
-        if bad or not instances:
-            raise ValueError(f"instances must be a non-empty list of {', '.join(known)}, got "
-                             f"{list(instances)}")
-        chosen = [known[k] for k in dict.fromkeys(instances)]
+    chosen = select("instances", instances, {i.key: i for i in INSTANCES})
     n_boot = check_int("n_boot", n_boot, low=0)
     if backend == "local":
         workers = default_workers() if workers is None else check_int("workers", workers, low=1)
@@ -476,7 +471,8 @@ def reproduce(
 NOTES = (
     "With the paper's kappa constants (minimal values of Lemmas 4.3/4.4) LPLR-RegCB never "
     "eliminates an action at feasible T: its regret equals uniform play's (slope about 1), not "
-    "the sqrt(T) of Theorem 4.7, whose constants only bite at astronomically large T.",
+    "the sqrt(T) of Theorem 4.7, whose constants only bite at astronomically large T "
+    "(privenv reproduce lplr-constants sweeps them).",
     "LDP-LinUCB with Zheng et al.'s confidence widths is close to uniform play at T <= 1e4 for "
     "epsilon <= 10; its T^(3/4) regime needs larger T.",
     "On Theorem 2.1's hard instance (n = T) uniform play has regret sqrt(T) in expectation; "
@@ -574,13 +570,11 @@ def main(args: argparse.Namespace) -> int:
     """Run from parsed command-line options; prints the slope table on stdout."""
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
     instances = [a.strip() for a in args.instances.split(",") if a.strip()]
-    try:
-        rep = reproduce(args.output, quick=args.quick, runs=args.runs, horizons=args.horizons,
-                        epsilon=args.epsilon, workers=args.workers, seed=args.seed,
-                        agents=agents, instances=instances, backend=args.backend,
-                        address=args.address, resume=args.resume)
-    except RuntimeError as e:  # failed cells: stored with their errors, retried by --resume
-        print(f"privenv reproduce {ID}: {e}", file=sys.stderr)
+    rep = reproduce_or_report(ID, lambda: reproduce(
+        args.output, quick=args.quick, runs=args.runs, horizons=args.horizons,
+        epsilon=args.epsilon, workers=args.workers, seed=args.seed, agents=agents,
+        instances=instances, backend=args.backend, address=args.address, resume=args.resume))
+    if rep is None:
         return 1
     c = rep.cells[0]
     print(f"{ID}: {len(rep.cells)} cells, {c.runs} runs, T = "
@@ -596,6 +590,5 @@ def main(args: argparse.Namespace) -> int:
     for k, v in SKIPPED.items():
         if k[1] in agents and k[0] in instances:
             print(f"skipped {k[0]}/{k[1]}: {v}")
-    for name, path in rep.files.items():
-        print(f"{name:>9}: {path}")
+    print_files(rep.files)
     return 0

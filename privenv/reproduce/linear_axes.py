@@ -53,7 +53,9 @@ from privenv.reproduce.cells import (
     add_common_arguments,
     default_workers,
     finish_figure,
+    print_files,
     regret_results,
+    reproduce_or_report,
     run_figure_sweep,
     run_metadata,
     utc_now,
@@ -94,8 +96,10 @@ class AxisSpec:
         return f"results/{self.id}"
 
 
-#: κ scales of ``lplr-constants``: 1 (the proofs' minimal κ's) down to 10⁻⁸
-KAPPA_SCALES = (1.0, 1e-2, 1e-4, 1e-5, 1e-6, 1e-8)
+#: κ scales of ``lplr-constants``: 1 (the proofs' minimal κ's) down to 10⁻⁸. At T ≤ 10⁵ and d = 2
+#: nothing is fitted above 10⁻⁴ (a bin needs √n > kappa_scale·κ₁γ²(d + 1)³ ≈ 2.6·10⁵·kappa_scale
+#: at ε = 1), so 10⁻² would repeat 1 exactly
+KAPPA_SCALES = (1.0, 1e-4, 1e-5, 1e-6, 1e-8)
 
 LPLR_CONSTANTS = AxisSpec(
     id="lplr-constants",
@@ -104,9 +108,9 @@ LPLR_CONSTANTS = AxisSpec(
     instance=ldp_linear.INSTANCES[0],  # d2: unit sphere, d = 2, A = 5
     agents=("lplr-regcb",),
     references=("ldp-linucb",),
-    # measured on 2 loaded cores: LPLR-RegCB costs 0.2–1 ms per run-step at T = 10⁵ (more
-    # active bins at small scales), so the full figure is ≈ 1.5–2 CPU-hours
-    full=Scale(runs=8, horizons=(1_000, 10_000, 100_000), epsilons=(1.0, 10.0),
+    # LPLR-RegCB costs 0.2–1 ms per run-step on 2 loaded cores (more active bins at small
+    # scales): the full figure is ≈ 4.4·10⁶ run-steps, about 40 CPU-minutes
+    full=Scale(runs=4, horizons=(1_000, 10_000, 100_000), epsilons=(1.0, 10.0),
                kappa_scales=KAPPA_SCALES),
     quick=Scale(runs=3, horizons=(200, 600, 2_000), epsilons=(1.0, 10.0),
                 kappa_scales=(1.0, 1e-4, 1e-6)),
@@ -477,19 +481,16 @@ def add_arguments(parser: argparse.ArgumentParser, spec: AxisSpec) -> None:
 
 def main(args: argparse.Namespace, spec: AxisSpec) -> int:
     """Run from parsed command-line options; prints the summary table on stdout."""
-    try:
-        rep = reproduce(spec, args.output, quick=args.quick, runs=args.runs,
-                        horizons=args.horizons, epsilons=args.epsilons,
-                        kappa_scales=getattr(args, "kappa_scales", None), workers=args.workers,
-                        seed=args.seed, backend=args.backend, address=args.address,
-                        resume=args.resume)
-    except RuntimeError as e:  # failed cells: stored with their errors, retried by --resume
-        print(f"privenv reproduce {spec.id}: {e}", file=sys.stderr)
+    rep = reproduce_or_report(spec.id, lambda: reproduce(
+        spec, args.output, quick=args.quick, runs=args.runs, horizons=args.horizons,
+        epsilons=args.epsilons, kappa_scales=getattr(args, "kappa_scales", None),
+        workers=args.workers, seed=args.seed, backend=args.backend, address=args.address,
+        resume=args.resume))
+    if rep is None:
         return 1
     print(f"{spec.id}: {len(rep.cells)} cells, {rep.cells[0].runs} runs, "
           f"{rep.sweep.backend if rep.sweep else ''}, wall time {rep.wall_s:.1f} s; uniform "
           f"play {rep.uniform_per_round[0]:.4g} per round")
     print(rep.table())
-    for name, path in rep.files.items():
-        print(f"{name:>9}: {path}")
+    print_files(rep.files)
     return 0
