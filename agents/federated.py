@@ -411,8 +411,9 @@ class SuperAgent(FedLinUCB):
 
     Paper 2 benchmarks Private-FedLinUCB against "a (super) single agent running for MT rounds
     under the central model DP (i.e., where central server is trusted)", whose regret is
-    Õ(d√(MT) + √(MT)·d^{3/4} log^{1/4}(1/δ)/√ε) (Shariff & Sheffet 2018; Chowdhury & Zhou 2022)
-    — the privacy cost silo-level LDP exceeds by M^{1/4} and shuffle DP matches. The excerpt
+    Õ(d√(MT) + √(MT)·d^{3/4} log^{1/4}(1/δ)/√ε) (paper 2's references [SS18] — Shariff & Sheffet
+    2018 — and [CZ22a]) — the privacy cost silo-level LDP exceeds by M^{1/4} and shuffle DP
+    matches. The excerpt
     defines it only by that sentence; here it is paper 2's learner (Algorithm 1, the same λ rule
     and width :func:`fed_confidence_radius` as :class:`FedLinUCB`, so that only the trust model
     changes) with:

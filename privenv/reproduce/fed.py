@@ -330,6 +330,14 @@ class Exponent:
     theory: float
     error: str = ""
 
+    @property
+    def local(self) -> np.ndarray:
+        """The slopes of log mean cost between consecutive M (NaN where a mean is ≤ 0): whether
+        the exponent drifts with M."""
+        mean = self.cost.mean(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.diff(np.log(np.where(mean > 0, mean, np.nan))) / np.diff(np.log(self.M))
+
 
 #: the exponents paper 2's bounds predict for the privacy cost against M (the super agent's:
 #: Õ(√(MT)·d^{3/4} log^{1/4}(1/δ)/√ε), §6.1)
@@ -375,13 +383,14 @@ class Reproduction:
     def table(self) -> str:
         """Per cell: time-average regret at T (mean ± SE), communication, guarantee."""
         w = max(len("panel"), *(len(r.cell.panel.title) for r in self.results))
-        head = (f"{'panel':<{w}} {'protocol':<21} {'R(T)/T':>9} {'± SE':>8} {'syncs':>6} "
+        v = max(len("protocol"), *(len(r.cell.label) for r in self.results))
+        head = (f"{'panel':<{w}} {'protocol':<{v}} {'R(T)/T':>9} {'± SE':>8} {'syncs':>6} "
                 f"{'floats/silo':>12} {'bits/silo':>10}  guarantee")
         lines = [head, "-" * len(head)]
         for r in self.results:
             avg = time_average(r)[:, -1]
             comm = communication(r)
-            lines.append(f"{r.cell.panel.title:<{w}} {r.cell.label:<21} {avg.mean():>9.4f} "
+            lines.append(f"{r.cell.panel.title:<{w}} {r.cell.label:<{v}} {avg.mean():>9.4f} "
                          f"{standard_error(avg[:, None])[0]:>8.4f} "
                          f"{comm.get('sync_rounds', float('nan')):>6.0f} "
                          f"{comm.get('floats_sent_per_silo', float('nan')):>12.0f} "
@@ -390,7 +399,8 @@ class Reproduction:
         for e in self.exponents:
             fit = e.fit.text() if e.fit is not None else f"no fit ({e.error})"
             lines.append(f"privacy cost of {PROTOCOLS[e.protocol]} ∝ M^b: b = {fit} "
-                         f"(theory {e.theory:g})")
+                         f"(theory {e.theory:g}; between consecutive M: "
+                         f"{', '.join(f'{x:.2f}' for x in e.local)})")
         return "\n".join(lines)
 
 
@@ -435,13 +445,14 @@ def write_csvs(rep: Reproduction) -> dict[str, Path]:
         with files["exponents"].open("w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["protocol", "M", "mean_cost", "exponent", "ci_low", "ci_high", "level",
-                        "theory", "note"])
+                        "theory", "local_exponents", "note"])
             for e in rep.exponents:
                 fit = e.fit
                 w.writerow([e.protocol, " ".join(str(int(m)) for m in e.M),
                             " ".join(repr(float(c)) for c in e.cost.mean(axis=0)),
                             fit.slope if fit else "", fit.low if fit else "",
-                            fit.high if fit else "", fit.level if fit else "", e.theory, e.error])
+                            fit.high if fit else "", fit.level if fit else "", e.theory,
+                            " ".join(f"{x:.4f}" for x in e.local), e.error])
     return files
 
 
@@ -576,7 +587,7 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
         "cells": cells,
         "exponents": [{"protocol": e.protocol, "M": e.M, "mean_cost": e.cost.mean(axis=0),
                        "fit": asdict(e.fit) if e.fit else None, "theory": e.theory,
-                       "error": e.error} for e in rep.exponents],
+                       "local_exponents": e.local, "error": e.error} for e in rep.exponents],
         **run_metadata(rep),
         "scale": {"full": asdict(spec.full), "quick": asdict(spec.quick),
                   "n_checkpoints": N_CHECKPOINTS, "batch": BATCH},
