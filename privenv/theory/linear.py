@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from privenv._validation import check_epsilon, check_real
+from privenv._validation import check_epsilon, check_points, check_real
 
 __all__ = [
     "THM22_C",
@@ -65,13 +65,6 @@ __all__ = [
 
 #: the proof of Theorem 2.2 (§6.2) takes c = 0.07 in φ = (½, ±c n^{−1/3})
 THM22_C = 0.07
-
-
-def _sizes(n: Any) -> np.ndarray:
-    x = np.asarray(n, dtype=float)
-    if x.ndim > 1 or x.size == 0 or not np.all(np.isfinite(x)) or np.any(x < 1):
-        raise ValueError(f"n must be a number or 1-D array of numbers >= 1, got {n!r}")
-    return x
 
 
 def thm21_proof_c(epsilon: float) -> float:
@@ -97,7 +90,7 @@ def thm21_lower_bound(n: Any, epsilon: float, c: float = 1.0, h: float | None = 
     """Average MSE over θ* ∈ {(0, 0), (0, h)} of any α-LDP estimator on Theorem 2.1's design with
     P(e₂) = c/√n: ≥ c h²(1 − a h)/(8√n) (module docstring); ``h`` defaults to
     :func:`thm21_separation`. Requires c/√n ≤ 1."""
-    x = _sizes(n)
+    x = check_points("n", n)
     h = thm21_separation(epsilon, c) if h is None else check_real("h", h, low=0.0, high=1.0,
                                                                    low_open=True)
     if np.any(c / np.sqrt(x) > 1.0):
@@ -118,5 +111,5 @@ def thm22_tv(epsilon: float, c: float = THM22_C) -> float:
 def thm22_lower_bound(n: Any, epsilon: float, c: float = THM22_C) -> np.ndarray:
     """Average MAD over θ* ∈ {(½, 0), (½, ½)} of any estimator on Laplace input perturbation with
     scale ≥ 1/α of Theorem 2.2's design: ≥ c n^{−1/3}(1 − t)/8, t = :func:`thm22_tv`."""
-    x = _sizes(n)
+    x = check_points("n", n)
     return c * x ** (-1.0 / 3.0) * (1.0 - thm22_tv(epsilon, c)) / 8.0
