@@ -35,6 +35,7 @@ bench: install
 	$(PY) benchmarks/bai.py
 	$(PY) benchmarks/linear.py
 	$(PY) benchmarks/federated.py
+	$(PY) benchmarks/samplers.py
 
 lint: install
 	$(VENV)/bin/ruff check privenv agents wrappers tests examples benchmarks

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 from privenv.agents.base import Agent, LoopedAgent, as_batched
 
 #: command-line name → (module, class). One module per algorithm family.
 REGISTRY: dict[str, tuple[str, str]] = {
+    # the reference of every regret: uniformly random actions (agents/mab.py)
+    "uniform": ("privenv.agents.mab", "Uniform"),
     # multi-armed bandits: baselines (agents/mab.py)
     "ucb1": ("privenv.agents.mab", "UCB1"),
     "robust-ucb": ("privenv.agents.mab", "RobustUCB"),
@@ -69,11 +72,32 @@ def public_info_of(env: Any) -> dict[str, Any]:
     return base.public_info()
 
 
+def _uniform_parameters(info: dict[str, Any]) -> dict[str, Any]:
+    """``Uniform``'s action count (and silos) from an env's description: K arms, A actions, or K
+    actions for each of M silos. Best-arm identification is refused: uniform play never stops."""
+    if info.get("task") == "bai":
+        raise ValueError(
+            "agent 'uniform' cannot play best-arm identification: it has no stopping rule, so it "
+            "would pull until the sample budget; use a BAI agent (ttucb, dp-se, adap-tt, …)"
+        )
+    if "M" in info:
+        return {"n_actions": info["K"], "silos": info["M"]}
+    return {"n_actions": info["A"] if "A" in info else info["K"]}
+
+
+#: agents whose problem parameters are named differently from the env's public description:
+#: name → function(public info) → those parameters
+DERIVED_PARAMETERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "uniform": _uniform_parameters,
+}
+
+
 def make(name: str, env: Any, n_runs: int = 1, **params: Any) -> Agent:
     """Build agent ``name`` for ``env`` (an id or an env) with ``n_runs`` runs.
 
     ``params`` are constructor arguments; parameters the agent shares with the env's public
-    description (e.g. ``K``, ``horizon``, ``alpha``) default to the env's values.
+    description (e.g. ``K``, ``horizon``, ``alpha``) default to the env's values, and so do those
+    of :data:`DERIVED_PARAMETERS` (``uniform``'s ``n_actions`` and ``silos``).
     """
     cls = agent_class(name)
     signature = inspect.signature(cls.__init__).parameters
@@ -82,6 +106,8 @@ def make(name: str, env: Any, n_runs: int = 1, **params: Any) -> Agent:
         allowed = [p for p in signature if p not in ("self", "n_runs")]
         raise ValueError(f"agent {name!r} has no parameter {unknown[0]!r}; parameters: {allowed}")
     info = public_info_of(env)
+    if name in DERIVED_PARAMETERS:
+        info = {**info, **DERIVED_PARAMETERS[name](info)}
     kwargs = {k: v for k, v in info.items() if k in signature and k not in params}
     return cls(n_runs=n_runs, **kwargs, **params)
 
@@ -108,6 +134,7 @@ def names() -> list[str]:
 
 
 __all__ = [
+    "DERIVED_PARAMETERS",
     "Agent",
     "LoopedAgent",
     "REGISTRY",

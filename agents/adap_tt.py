@@ -21,7 +21,7 @@ noise). Between phase ends μ̃ and Ñ are frozen, so the GLR statistic and thre
 estimate changed and memoised otherwise. The UCB leader uses (μ̃, Ñ) (line 14), the TC challenger
 the global counts N (line 15), as :meth:`TopTwo.act_batch` does.
 
-Module functions give the paper's formulas on arrays: :func:`k_fn` (k(x) = log₂x + 2),
+Module functions give the paper's formulas: :func:`k_fn` (k(x) = log₂x + 2),
 :func:`daf_bonus` (eq. 11), :func:`daf_glr_threshold` (eq. 12), :func:`private_transport`
 (eq. 13), :func:`lambert_w_bar` and :func:`h_fn` (Lemma 23), :func:`star_glr_threshold` (eq. 14),
 :func:`daf_empirical_threshold` (the authors' public-code AdaP-TT threshold) and
@@ -30,21 +30,35 @@ Module functions give the paper's formulas on arrays: :func:`k_fn` (k(x) = log�
 
 from __future__ import annotations
 
+import functools
 import math
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.special import lambertw
 
+from privenv._jit import jit
 from privenv._validation import check_choice, check_epsilon
+from privenv.agents.kernel import charge_recorded
 from privenv.agents.top_two import (
     C_G,
     TopTwo,
-    at_arm,
+    TopTwoState,
+    bonus,
+    bonus_total_term,
     empirical_threshold,
+    estimate,
+    gaussian_bonus_log,
+    gaussian_transport,
+    glr_excess,
     glr_threshold,
+    prepare_stop,
+    transport,
+    update_estimator,
 )
 from privenv.privacy.guarantee import PrivacyGuarantee
-from privenv.privacy.mechanisms import laplace_from_uniform
+from privenv.privacy.mechanisms import laplace_noise
+from privenv.seeding import NoiseView, take_uniform
 
 BONUSES = ("total", "literal")
 PI2 = math.pi**2
@@ -52,7 +66,8 @@ _BRANCH = float(np.nextafter(-math.exp(-1.0), 0.0))  # just inside W₋₁'s dom
 
 
 # -- the paper's formulas ----------------------------------------------------------------------
-def k_fn(x: np.ndarray | float) -> np.ndarray:
+@jit(allocates=True)  # also called on arrays, from Python
+def k_fn(x: Any) -> Any:
     """k(x) = log₂ x + 2 (eq. 11). On a phase-end count Ñ = 2^j it is an integer ≥ the phase
     index, which is how the union bounds over phases of Lemmas 21 and 23 use it."""
     return np.log2(x) + 2.0
@@ -65,7 +80,8 @@ def C_G_array(x: np.ndarray) -> np.ndarray:
     return np.array([C_G(float(v)) for v in values])[inverse].reshape(x.shape)
 
 
-def daf_bonus(w: np.ndarray, k: np.ndarray, epsilon: float) -> np.ndarray:
+@jit(allocates=True)  # also called on arrays, from Python
+def daf_bonus(w: Any, k: Any, epsilon: float) -> Any:
     """b^{G,ε}_a = √(k/ω_a) + k/(εω_a) (eq. 11) with a given k (k(ω_a) in the paper, k(‖N‖₁)
     by default in :class:`AdaPTT`; see its ``bonus`` argument)."""
     return np.sqrt(k / w) + k / (epsilon * w)
@@ -80,7 +96,8 @@ def daf_glr_threshold(
 
     c^G of eq. 4, whose 𝒞_G term is evaluated at log((K−1)/δ′)/2 for the reduced δ′.
     """
-    w_a, w_b = np.broadcast_arrays(np.asarray(w_a, dtype=float), np.asarray(w_b, dtype=float))
+    w_a, w_b = (np.array(v) for v in np.broadcast_arrays(np.asarray(w_a, dtype=float),
+                                                          np.asarray(w_b, dtype=float)))
     k_a, k_b = k_fn(w_a), k_fn(w_b)
     # log((K−1)/δ′) with δ′ = 18δ/(k_a² k_b² π⁴)
     log_inv = math.log((K - 1) / delta) + 2.0 * np.log(k_a * k_b) + 2.0 * math.log(PI2) \
@@ -92,10 +109,9 @@ def daf_glr_threshold(
     return 2.0 * c_G + laplace / (epsilon**2 * sigma**2)
 
 
-def private_transport(
-    mu_a: np.ndarray, mu_b: np.ndarray, w_a: np.ndarray, w_b: np.ndarray, epsilon: float,
-    sigma: float,
-) -> np.ndarray:
+@jit(allocates=True)  # also called on arrays, from Python
+def private_transport(mu_a: Any, mu_b: Any, w_a: Any, w_b: Any, epsilon: float,
+                      sigma: float) -> Any:
     """W^{G,ε}_{a,b}(μ, ω) = (μ_a − μ_b)₊ min{ε/2, (μ_a − μ_b)₊} / (2σ²(1/ω_a + 1/ω_b)) (eq. 13)."""
     gap = np.maximum(mu_a - mu_b, 0.0)
     return gap * np.minimum(epsilon / 2.0, gap) / (2.0 * sigma * sigma * (1.0 / w_a + 1.0 / w_b))
@@ -143,7 +159,8 @@ def star_glr_threshold(
     log(π²Kk(ω_c)²/(2δ)); otherwise (1/(2σ²)) log(π²K max_c k(ω_c)/(2δ))
     + (ε/(2√2σ)) Σ_c √(ω_c h(ω_c, δ)).
     """
-    gap, w_a, w_b = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (gap, w_a, w_b)))
+    gap, w_a, w_b = (np.array(v) for v in np.broadcast_arrays(
+        *(np.asarray(v, dtype=float) for v in (gap, w_a, w_b))))
     h_a, h_b = h_fn(w_a, K, delta), h_fn(w_b, K, delta)
     k_a, k_b = k_fn(w_a), k_fn(w_b)
     small = (daf_glr_threshold(w_a, w_b, K, 2.0 * delta / 3.0, epsilon, sigma) / 2.0
@@ -196,24 +213,210 @@ def star_empirical_threshold(
 
 
 # -- the shared machinery: Algorithm 5 (DAF) and Algorithm 11 (DPA) -----------------------------
+#: phase-end counts Ñ = 2^j, j < PHASE_TABLE, are the rows and columns of the threshold tables
+#: (2⁴⁷ ≈ 1.4·10¹⁴ pulls of one arm: beyond any sample budget)
+PHASE_TABLE = 48
+#: :attr:`DoublingParams.threshold_kind`
+TABLE, TABLE_BY_GAP, EMPIRICAL_TOTAL = 0, 1, 2
+#: :attr:`DoublingParams.bonus_kind`
+BONUS_GAUSSIAN, BONUS_DAF_TOTAL, BONUS_DAF_LITERAL = 0, 1, 2
+
+
+class DoublingParams(NamedTuple):
+    """The constants of a doubling Top Two algorithm (AdaP-TT, AdaP-TT*, TTUCB-DPA).
+
+    The stopping thresholds use Ñ only at phase ends, where Ñ_a = 2^j: they are tabulated once by
+    the formulas of this module, ``threshold_small[j_a, j_b]`` (and, for eq. 14 and its empirical
+    form, ``threshold_large`` when (μ̃_a − μ̃_b)₊ ≥ ε/2). ``noise_multiplier`` is the audit hook
+    (1 in every real agent; a mutant halves its noise with 0.5).
+    """
+
+    K: int
+    delta: float
+    beta: float
+    sigma: float
+    glr_sigma: float
+    epsilon: float
+    private: bool
+    forget: bool
+    private_transport: bool
+    bonus_kind: int
+    alpha: float
+    s: float
+    threshold_kind: int
+    threshold_small: np.ndarray
+    threshold_large: np.ndarray
+    noise_multiplier: float
+    uniforms_per_step: int
+    normals_per_step: int = 0
+
+
+@jit
+def _phase_index(w: float) -> int:
+    """j with Ñ = 2^j (exact: Ñ is a power of two at every phase end)."""
+    return int(np.log2(w))
+
+
+@estimate.register(DoublingParams)
+@jit
+def _doubling_estimate(p: DoublingParams, s: TopTwoState, run: int,
+                       a: int) -> tuple[float, float]:
+    """(μ̃_a, Ñ_a): the values of the last release of arm a (Algorithm 5 line 9)."""
+    return s.mu_tilde[run, a], s.n_tilde[run, a]
+
+
+@update_estimator.register(DoublingParams)
+@jit
+def _doubling_update(p: DoublingParams, s: TopTwoState, noise: NoiseView, run: int, arm: int,
+                     reward: float) -> None:
+    """Store the reward in its arm's phase; release the arm if its count has doubled."""
+    if p.private:  # DP needs rewards in [0, 1] (Lemma 20): clipped, part of the algorithm
+        reward = np.minimum(np.maximum(reward, 0.0), 1.0)
+    s.phase_sum[run, arm] += reward
+    if s.contrib.shape[2] > 0:  # checking mode: pull s.t[run] enters the arm's next release
+        s.contrib[run, arm, s.t[run]] = True
+    if s.counts[run, arm] >= 2 * s.phase_start[run, arm]:  # Alg. 5 line 3: the count doubled
+        _release(p, s, noise, run, arm)
+
+
+@jit
+def _release(p: DoublingParams, s: TopTwoState, noise: NoiseView, run: int, arm: int) -> None:
+    """End the current phase of ``arm`` (Algorithm 5 lines 4–7; Algorithm 11)."""
+    count = s.counts[run, arm]
+    n_new = count - s.phase_start[run, arm] if p.forget else count  # line 5 (DPA: all so far)
+    mean = s.phase_sum[run, arm] / n_new  # line 6
+    if p.private:  # line 7: + Lap(1/(εÑ)), the sensitivity of a mean of Ñ rewards in [0, 1]
+        scale = p.noise_multiplier * (1.0 / (p.epsilon * n_new))
+        mean = mean + scale * laplace_noise(take_uniform(noise, run), 1.0)
+        rel = s.releases
+        if rel.users.shape[2] > 0:  # checking mode: ε of the release = (1/Ñ)/b
+            for i in range(rel.users.shape[2]):
+                rel.users[run, 0, i] = s.contrib[run, arm, i]
+            rel.epsilon[run, 0] = 1.0 / (n_new * scale)
+            rel.count[run] = 1
+    s.mu_tilde[run, arm] = mean
+    s.n_tilde[run, arm] = n_new
+    s.phases[run, arm] += 1  # line 4
+    s.phase_start[run, arm] = count  # T_k(a) = n
+    if p.forget:  # forgetting (line 6): the next phase starts from no reward
+        s.phase_sum[run, arm] = 0.0
+        if s.contrib.shape[2] > 0:
+            for i in range(s.contrib.shape[2]):
+                s.contrib[run, arm, i] = False
+    s.dirty[run] = True
+
+
+@bonus_total_term.register(DoublingParams)
+@jit
+def _doubling_bonus_total(p: DoublingParams, total: int) -> float:
+    if p.bonus_kind == BONUS_DAF_TOTAL:
+        return k_fn(total)  # k(‖N‖₁)
+    if p.bonus_kind == BONUS_DAF_LITERAL:
+        return 0.0  # unused
+    return np.log(total)  # log ‖N‖₁
+
+
+@bonus.register(DoublingParams)
+@jit
+def _doubling_bonus(p: DoublingParams, w: float, total_term: float) -> float:
+    if p.bonus_kind == BONUS_DAF_TOTAL:  # b^{G,ε} (eq. 11) with k(‖N‖₁)
+        return daf_bonus(w, total_term, p.epsilon)
+    if p.bonus_kind == BONUS_DAF_LITERAL:  # eq. 11 as printed, k(ω_a)
+        return daf_bonus(w, k_fn(w), p.epsilon)
+    return gaussian_bonus_log(w, total_term, p.sigma, p.alpha, p.s)  # b^G (eq. 3), TTUCB-DPA
+
+
+@jit
+def _cost(p: DoublingParams, mu_a: float, mu_b: float, w_a: float, w_b: float,
+          sigma: float) -> float:
+    if p.private_transport:
+        return private_transport(mu_a, mu_b, w_a, w_b, p.epsilon, sigma)  # W^{G,ε}, eq. 13
+    return gaussian_transport(mu_a, mu_b, w_a, w_b, sigma)  # W^G, eq. 3
+
+
+@transport.register(DoublingParams)
+@jit
+def _doubling_transport(p: DoublingParams, mu_a: float, mu_b: float, w_a: float, w_b: float,
+                        sigma: float) -> float:
+    return _cost(p, mu_a, mu_b, w_a, w_b, sigma)
+
+
+@prepare_stop.register(DoublingParams)
+@jit
+def _refresh_glr(p: DoublingParams, s: TopTwoState, run: int, a_hat: int, total: int) -> None:
+    """The GLR statistic and threshold use only (μ̃, Ñ) (Algorithm 9 line 11): recomputed after a
+    release, memoised in between."""
+    if not s.dirty[run]:
+        return
+    mu_a, w_a = s.mu_tilde[run, a_hat], s.n_tilde[run, a_hat]
+    j_a = _phase_index(w_a)
+    for b in range(p.K):
+        mu_b, w_b = s.mu_tilde[run, b], s.n_tilde[run, b]
+        s.glr_stat[run, b] = _cost(p, mu_a, mu_b, w_a, w_b, p.glr_sigma)
+        if p.threshold_kind == EMPIRICAL_TOTAL:
+            s.glr_thr[run, b] = empirical_threshold(total, p.delta)
+        elif p.threshold_kind == TABLE_BY_GAP and not np.maximum(mu_a - mu_b, 0.0) < \
+                p.epsilon / 2.0:
+            s.glr_thr[run, b] = p.threshold_large[j_a, _phase_index(w_b)]
+        else:
+            s.glr_thr[run, b] = p.threshold_small[j_a, _phase_index(w_b)]
+    s.dirty[run] = False
+
+
+@glr_excess.register(DoublingParams)
+@jit
+def _doubling_excess(p: DoublingParams, s: TopTwoState, run: int, a_hat: int, b: int,
+                     total: int) -> float:
+    return s.glr_stat[run, b] - s.glr_thr[run, b]
+
+
+@functools.lru_cache(maxsize=64)
+def _tables(kind: str, K: int, delta: float, epsilon: float,
+            sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """(small, large) threshold tables over phase-end counts Ñ_a = 2^i, Ñ_b = 2^j (read-only)."""
+    w = 2.0 ** np.arange(PHASE_TABLE)
+    w_a, w_b = w[:, None], w[None, :]
+    zero, large = np.zeros((PHASE_TABLE, PHASE_TABLE)), np.full((1, 1), np.nan)
+    if kind == "adap-tt theory":
+        small = daf_glr_threshold(w_a, w_b, K, delta, epsilon, sigma)
+    elif kind == "adap-tt empirical":
+        small = daf_empirical_threshold(w_a, w_b, delta, epsilon)
+    elif kind == "adap-tt-star theory":
+        small = star_glr_threshold(zero, w_a, w_b, K, delta, epsilon, sigma)
+        large = star_glr_threshold(zero + np.inf, w_a, w_b, K, delta, epsilon, sigma)
+    elif kind == "adap-tt-star empirical":
+        small = star_empirical_threshold(zero, w_a, w_b, delta, epsilon)
+        large = star_empirical_threshold(zero + np.inf, w_a, w_b, delta, epsilon)
+    elif kind == "ttucb-dpa theory":
+        small = glr_threshold(w_a, w_b, K, delta)
+    else:  # ttucb-dpa empirical: a function of the total count, not of Ñ
+        small = np.full((1, 1), np.nan)
+    for table in (small, large):
+        table.flags.writeable = False
+    return np.ascontiguousarray(small), np.ascontiguousarray(large)
+
+
 class DoublingTopTwo(TopTwo):
     """Algorithm 1 with a per-arm doubling estimator: DAF(ε) (Algorithm 5) when ``forget`` is
     true, DPA (Algorithm 11) when it is false and ε = ∞ (no noise).
 
-    Per-run state added to :class:`TopTwo`'s: ``phase_start`` N_{T_k(a),a} (the count at the
-    start of arm a's current phase; 0 before its first pull), ``phase_sum`` (sum of the rewards
-    the next release will use), ``mu_tilde`` μ̃, ``n_tilde`` Ñ (the number of rewards behind μ̃),
-    ``phases`` k_{n,a} (releases so far; the paper's episode index).
+    Per-run state added to :class:`~privenv.agents.top_two.TopTwo`'s (read as ``agent.phases``
+    etc.): ``phase_start`` N_{T_k(a),a} (the count at the start of arm a's current phase; 0
+    before its first pull), ``phase_sum`` (sum of the rewards the next release will use),
+    ``mu_tilde`` μ̃, ``n_tilde`` Ñ (the number of rewards behind μ̃), ``phases`` k_{n,a}
+    (releases so far; the paper's episode index).
 
-    Subclasses give ``glr_statistic(mu, w, a)`` and ``glr_threshold(mu, w, a, total)`` for a
-    subset of runs (rows of ``mu``, ``w``; ``a`` = their â; ``total`` = their pulls so far), and
-    :meth:`TopTwo.transport` / :meth:`TopTwo.bonus`. In checking mode (a ledger attached before
+    Subclasses set :attr:`name`, the transport (:attr:`private_transport`) and the bonus and
+    thresholds in :meth:`kernel_params`. In checking mode (a ledger attached before
     :meth:`reset`) every release charges its users, the pull indices t whose rewards it used,
     ε_release = sensitivity/scale = (1/Ñ)/b — so a reward reused across phases, or a smaller
     noise scale, shows up in the ledger.
     """
 
     forget: bool = True
+    private_transport: bool = False
+    #: audit hook: multiplies the Laplace scale of every release (1 in every real agent)
+    noise_multiplier: float = 1.0
 
     def __init__(self, K: int, epsilon: float, delta: float, beta: float, reward_mode: str,
                  n_runs: int) -> None:
@@ -224,111 +427,16 @@ class DoublingTopTwo(TopTwo):
     def private(self) -> bool:
         return math.isfinite(self.epsilon)
 
-    def reset_state(self) -> None:
-        super().reset_state()
-        n, K = self.n_runs, self.K
-        self.phase_start = np.zeros((n, K), dtype=np.int64)  # N_{T_k(a),a}
-        self.phase_sum = np.zeros((n, K))
-        self.mu_tilde = np.zeros((n, K))  # μ̃ (Alg. 5 line 7)
-        self.n_tilde = np.ones((n, K))  # Ñ (Alg. 5 line 5)
-        self.phases = np.zeros((n, K), dtype=np.int64)  # k_{n,a}
-        self._stat = np.zeros((n, K))  # memoised GLR statistic and threshold (see _refresh_glr)
-        self._thr = np.zeros((n, K))
-        self._dirty = np.ones(n, dtype=bool)
-        # checking mode: which pulls (users) the next release of (run, arm) would use
-        self._contrib = None
-        if self.ledger is not None:
-            self._contrib = np.zeros((n, K, self.ledger.n_users), dtype=bool)
+    def doubling_params(self, bonus_kind: int, thresholds: str, threshold_kind: int,
+                        alpha: float = 0.0, s: float = 0.0) -> DoublingParams:
+        small, large = _tables(thresholds, self.K, self.delta, self.epsilon, self.sigma)
+        return DoublingParams(
+            self.K, self.delta, self.beta, self.sigma, self.glr_sigma, self.epsilon, self.private,
+            self.forget, self.private_transport, bonus_kind, alpha, s, threshold_kind, small,
+            large, float(self.noise_multiplier), 1 if self.private else 0)
 
-    # -- estimator --------------------------------------------------------------------------------
-    def estimates(self) -> tuple[np.ndarray, np.ndarray]:
-        """(μ̃, Ñ): the values of the last release of each arm (Algorithm 5 line 9)."""
-        return self.mu_tilde, self.n_tilde
-
-    def update_estimator(self, live: np.ndarray, arms: np.ndarray, rewards: np.ndarray) -> None:
-        """Store the reward in its arm's phase; release the arm if its count has doubled."""
-        runs = np.flatnonzero(live)
-        if runs.size == 0:
-            return
-        arms = arms[runs]
-        self._accumulate(runs, arms, rewards[runs])
-        ends = self.counts[runs, arms] >= 2 * self.phase_start[runs, arms]  # Alg. 5 line 3
-        if ends.any():
-            self._release(runs[ends], arms[ends])
-
-    def _accumulate(self, runs: np.ndarray, arms: np.ndarray, rewards: np.ndarray) -> None:
-        """Add the rewards of pull ``self.t`` to the current phase of (run, arm)."""
-        if self.private:  # DP needs rewards in [0, 1] (Lemma 20): clip, part of the algorithm
-            rewards = np.clip(rewards, 0.0, 1.0)
-        self.phase_sum[runs, arms] += rewards
-        if self._contrib is not None:
-            self._contrib[runs, arms, self.t] = True
-
-    def noise_scale(self, n_tilde: np.ndarray) -> np.ndarray:
-        """Laplace scale 1/(εÑ) of a phase mean of Ñ rewards in [0, 1] (Alg. 5 line 7)."""
-        return 1.0 / (self.epsilon * n_tilde)
-
-    def _release(self, runs: np.ndarray, arms: np.ndarray) -> None:
-        """End the current phase of arm ``arms[i]`` in run ``runs[i]`` (Alg. 5 lines 4–7)."""
-        counts = self.counts[runs, arms]
-        n_new = counts - self.phase_start[runs, arms] if self.forget else counts  # line 5
-        mean = self.phase_sum[runs, arms] / n_new  # line 6 (DPA: all rewards so far)
-        if self.private:
-            assert self.noise is not None
-            scale = self.noise_scale(n_new)
-            mean = mean + scale * laplace_from_uniform(self.noise.uniform(runs), 1.0)  # line 7
-            self._charge_release(runs, arms, 1.0 / (n_new * scale))
-        self.mu_tilde[runs, arms] = mean
-        self.n_tilde[runs, arms] = n_new
-        self.phases[runs, arms] += 1  # line 4
-        self.phase_start[runs, arms] = counts  # T_k(a) = n
-        if self.forget:
-            self._forget(runs, arms)
-        self._dirty[runs] = True
-
-    def _forget(self, runs: np.ndarray, arms: np.ndarray) -> None:
-        """Forgetting (Alg. 5 line 6): the next phase starts from no reward."""
-        self.phase_sum[runs, arms] = 0.0
-        if self._contrib is not None:
-            self._contrib[runs, arms] = False
-
-    def _charge_release(self, runs: np.ndarray, arms: np.ndarray, eps: np.ndarray) -> None:
-        """Ledger: each release costs sensitivity/scale = (1/Ñ)/b to the users it used."""
-        if self._contrib is None:
-            return
-        used = self._contrib[runs, arms]  # (releases, users)
-        for value in np.unique(eps):
-            rows = np.flatnonzero(eps == value)
-            i, users = np.nonzero(used[rows])
-            self.charge(runs[rows][i], users, float(value), label="DAF phase mean")
-
-    # -- GLR stopping rule (Alg. 9 lines 10–13), memoised between phase ends ----------------------
-    def _refresh_glr(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> None:
-        rows = np.flatnonzero(self._dirty)
-        if rows.size:
-            mu_r, w_r, a_r = mu[rows], w[rows], a[rows]
-            self._stat[rows] = self.glr_statistic(mu_r, w_r, a_r)
-            total_r = self.counts[rows].sum(axis=1, keepdims=True)
-            self._thr[rows] = self.glr_threshold(mu_r, w_r, a_r, total_r)
-            self._dirty[rows] = False
-
-    def stop_statistic(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
-        self._refresh_glr(mu, w, a)
-        return self._stat
-
-    def stop_threshold(self, w: np.ndarray, a: np.ndarray, total: np.ndarray) -> np.ndarray:
-        self._refresh_glr(self.mu_tilde, w, a)
-        return self._thr
-
-    def glr_statistic(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
-        """The GLR statistic W_{a_i, b}(μ̃_i, Ñ_i) for the given rows (:meth:`TopTwo.glr`)."""
-        return self.glr(mu, w, a)
-
-    def glr_threshold(
-        self, mu: np.ndarray, w: np.ndarray, a: np.ndarray, total: np.ndarray
-    ) -> np.ndarray:
-        """c_{a_i, b} for the given rows; ``total`` (rows, 1) = their pulls so far."""
-        raise NotImplementedError
+    def charge_releases(self) -> None:
+        charge_recorded(self, self.state.releases, ("DAF phase mean",))
 
     def episode_info(self) -> dict[str, np.ndarray]:
         """``adaptivity_rounds`` C(τ) = Σ_a k_{τ,a} (Appendix H): the number of releases (episodes,
@@ -394,16 +502,10 @@ class AdaPTT(DoublingTopTwo):
     def privacy(self) -> PrivacyGuarantee:
         return PrivacyGuarantee("central", self.epsilon, 0.0, "reward")
 
-    def bonus(self, w: np.ndarray, total: np.ndarray) -> np.ndarray:
-        k = k_fn(total) if self.bonus_kind == "total" else k_fn(w)
-        return daf_bonus(w, k, self.epsilon)  # eq. 11
-
-    def glr_threshold(
-        self, mu: np.ndarray, w: np.ndarray, a: np.ndarray, total: np.ndarray
-    ) -> np.ndarray:
-        if self.threshold == "empirical":
-            return daf_empirical_threshold(at_arm(w, a), w, self.delta, self.epsilon)
-        return daf_glr_threshold(at_arm(w, a), w, self.K, self.delta, self.epsilon, self.sigma)
+    def kernel_params(self) -> DoublingParams:
+        kind = BONUS_DAF_TOTAL if self.bonus_kind == "total" else BONUS_DAF_LITERAL  # eq. 11
+        return self.doubling_params(kind, f"{self.name} {self.threshold}",  # eq. 12 / 14
+                                    TABLE_BY_GAP if self.private_transport else TABLE)
 
 
 class AdaPTTStar(AdaPTT):
@@ -421,19 +523,7 @@ class AdaPTTStar(AdaPTT):
     """
 
     name = "adap-tt-star"
-
-    def pair_cost(self, mu_a: np.ndarray, mu: np.ndarray, w_a: np.ndarray, w: np.ndarray,
-                  sigma: float) -> np.ndarray:
-        return private_transport(mu_a, mu, w_a, w, self.epsilon, sigma)  # W^{G,ε}, eq. 13
-
-    def glr_threshold(
-        self, mu: np.ndarray, w: np.ndarray, a: np.ndarray, total: np.ndarray
-    ) -> np.ndarray:
-        gap = at_arm(mu, a) - mu
-        if self.threshold == "empirical":
-            return star_empirical_threshold(gap, at_arm(w, a), w, self.delta, self.epsilon)
-        return star_glr_threshold(gap, at_arm(w, a), w, self.K, self.delta, self.epsilon,
-                                  self.sigma)
+    private_transport = True  # W^{G,ε} (eq. 13) in the challenger and the GLR statistic
 
 
 class TTUCBDPA(DoublingTopTwo):
@@ -477,9 +567,7 @@ class TTUCBDPA(DoublingTopTwo):
         super().__init__(K, math.inf, delta, beta, reward_mode, n_runs)
         self.set_gaussian_parameters(threshold, sigma, alpha, s)
 
-    def glr_threshold(
-        self, mu: np.ndarray, w: np.ndarray, a: np.ndarray, total: np.ndarray
-    ) -> np.ndarray:
-        if self.threshold == "empirical":
-            return np.broadcast_to(empirical_threshold(total, self.delta), w.shape)
-        return glr_threshold(at_arm(w, a), w, self.K, self.delta)
+    def kernel_params(self) -> DoublingParams:
+        kind = EMPIRICAL_TOTAL if self.threshold == "empirical" else TABLE  # eq. 4
+        return self.doubling_params(BONUS_GAUSSIAN, f"{self.name} {self.threshold}", kind,
+                                    self.alpha, self.s)

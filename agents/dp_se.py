@@ -34,15 +34,32 @@ by R_e, the epoch's own count.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
+from privenv._jit import jit
 from privenv._validation import check_choice, check_delta, check_epsilon, check_real
-from privenv.agents.mab import NEVER, BatchedElimination
+from privenv.agents.kernel import record_release
+from privenv.agents.mab import (
+    NEVER,
+    BatchedElimination,
+    ElimState,
+    accumulate,
+    begin_segment,
+    eliminate,
+    elimination_action,
+    elimination_ready,
+    end_epoch,
+    end_segment,
+    first_active,
+    plan_epoch,
+)
 from privenv.envs.bai import DEFAULT_HORIZON
 from privenv.privacy.guarantee import PrivacyGuarantee
-from privenv.privacy.mechanisms import laplace_from_uniform
-from privenv.problems.bai import REWARD_MODES, stop
+from privenv.privacy.mechanisms import laplace_noise
+from privenv.problems.bai import REWARD_MODES
+from privenv.seeding import NoiseView, take_uniform
 
 #: the two versions: ``"regret"`` (:class:`DPSE`) and ``"bai"`` (:class:`DPSEBAI`)
 TASKS = ("regret", "bai")
@@ -50,6 +67,96 @@ TASKS = ("regret", "bai")
 #: default reward range on an env with a public mean range D and moment bound v (order k):
 #: [−D − 3σ, D + 3σ] with σ = v^{1/k} — the means and three inlier standard deviations around them.
 RANGE_MARGIN_SD = 3.0
+#: epochs tabulated (R_e ≥ 4^e·32 log(…) exceeds any sample budget long before)
+MAX_EPOCH = 64
+
+
+class DPSEParams(NamedTuple):
+    """DP-SE's constants: R_e and h_e + c_e tabulated over epochs e and active-set sizes |S|
+    (``epoch_table``, ``width_table``); rewards are mapped by (x − ``lo``)/``width``. ``bai``
+    selects the best-arm-identification version; ``cumulative_count`` is an audit hook (the
+    authors' public code's bias, see :class:`DPSE`)."""
+
+    K: int
+    epsilon: float
+    lo: float
+    width: float
+    epoch_table: np.ndarray
+    width_table: np.ndarray
+    bai: bool
+    random_order: bool
+    forget: bool
+    noise_multiplier: float
+    cumulative_count: bool
+    uniforms_per_step: int
+    normals_per_step: int = 0
+
+
+@plan_epoch.register(DPSEParams)
+@jit
+def _dpse_plan(p: DPSEParams, s: ElimState, noise: NoiseView, run: int) -> int:
+    size = 0
+    for a in range(p.K):
+        s.todo[run, a] = s.active[run, a]
+        size += s.active[run, a]
+    s.n_active[run] = size
+    if size == 1:
+        if p.bai:  # one arm left at the end of an epoch: stop and recommend it; τ = all pulls
+            s.stopped[run] = True
+            s.recommendation[run] = first_active(s, run)
+            s.stopping_time[run] = s.t[run]
+        return NEVER  # the survivor is played to the end (regret), with no further release
+    return p.epoch_table[min(s.epoch[run], MAX_EPOCH), size]
+
+
+@begin_segment.register(DPSEParams)
+@jit
+def _dpse_begin(p: DPSEParams, s: ElimState, run: int) -> None:
+    if p.forget:
+        s.seg_sum[run] = 0.0
+
+
+@accumulate.register(DPSEParams)
+@jit
+def _dpse_accumulate(p: DPSEParams, s: ElimState, run: int, reward: float) -> None:
+    """Each reward mapped to [0, 1] and clipped (part of the algorithm, see :class:`DPSE`)."""
+    s.seg_sum[run] += np.minimum(np.maximum((reward - p.lo) / p.width, 0.0), 1.0)
+
+
+@end_segment.register(DPSEParams)
+@jit
+def _dpse_end_segment(p: DPSEParams, s: ElimState, noise: NoiseView, run: int) -> None:
+    """μ̃_a = (this epoch's sum)/R_e + Lap(1/(εR_e)): sensitivity 1/R_e."""
+    R = s.seg_len[run]
+    arm = s.arm[run]
+    noise_value = laplace_noise(take_uniform(noise, run), 1.0) * p.noise_multiplier
+    estimate = s.seg_sum[run] / R + noise_value / (p.epsilon * R)
+    if p.cumulative_count:  # audit hook: the public code's division by the cumulative count
+        s.cum_count[run, arm] += R
+        estimate *= R / s.cum_count[run, arm]
+    s.estimates[run, arm] = estimate
+    record_release(s.releases, run, s.acc_start[run], s.seg_end[run], p.epsilon, 0)
+
+
+@end_epoch.register(DPSEParams)
+@jit
+def _dpse_end_epoch(p: DPSEParams, s: ElimState, run: int) -> None:
+    """Eliminate a if max_b μ̃_b − μ̃_a > 2(h_e + c_e)."""
+    eliminate(p, s, run, 2.0 * p.width_table[min(s.epoch[run], MAX_EPOCH), s.n_active[run]])
+
+
+@elimination_action.register(DPSEParams)
+@jit
+def _dpse_action(p: DPSEParams, s: ElimState, noise: NoiseView, run: int) -> int:
+    if s.stopped[run]:
+        return p.K + s.recommendation[run]
+    return s.arm[run]
+
+
+@elimination_ready.register(DPSEParams)
+@jit
+def _dpse_ready(p: DPSEParams, s: ElimState, run: int) -> int:
+    return 0
 
 
 class DPSE(BatchedElimination):
@@ -166,13 +273,14 @@ class DPSE(BatchedElimination):
 
     # -- the schedule of Sajed & Sheffet -------------------------------------------------------
     def epoch_length(self, e: np.ndarray, n_active: np.ndarray) -> np.ndarray:
-        """R_e = ⌈max{32 log(8|S|e²/β)/Δ_e², 8 log(4|S|e²/β)/(εΔ_e)}⌉, Δ_e = 2^{−e}."""
+        """R_e = ⌈max{32 log(8|S|e²/β)/Δ_e², 8 log(4|S|e²/β)/(εΔ_e)}⌉, Δ_e = 2^{−e} (capped at
+        ``NEVER``, an epoch longer than any budget: at tiny ε or late epochs R_e exceeds int64)."""
         e = np.asarray(e, dtype=float)
         S = np.asarray(n_active, dtype=float)
         gap = 2.0**-e
         sampling = 32.0 * np.log(8.0 * S * e**2 / self.beta) / gap**2
         privacy = 8.0 * np.log(4.0 * S * e**2 / self.beta) / (self.epsilon * gap)
-        return np.ceil(np.maximum(sampling, privacy)).astype(np.int64)
+        return np.minimum(np.ceil(np.maximum(sampling, privacy)), NEVER).astype(np.int64)
 
     def widths(self, e: np.ndarray, n_active: np.ndarray, R: np.ndarray) -> np.ndarray:
         """h_e + c_e = √(log(8|S|e²/β)/(2R_e)) + log(4|S|e²/β)/(εR_e)."""
@@ -182,36 +290,22 @@ class DPSE(BatchedElimination):
         c = np.log(4.0 * S * e**2 / self.beta) / (self.epsilon * R)
         return h + c
 
-    def reset_state(self) -> None:
-        self.seg_sum = np.zeros(self.n_runs)  # Σ of the mapped rewards of the current segment
-        self.n_active = np.full(self.n_runs, self.K)  # |S| at the start of the epoch
-        super().reset_state()
+    #: audit hook: divide each epoch's mean by the arm's cumulative count, as the authors' public
+    #: code did (biased towards 0 from epoch 2 on; the bias checks must catch it)
+    cumulative_count: bool = False
+    RELEASE_LABELS = ("DP-SE epoch mean",)
 
-    def _plan_epoch(self, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        plan = self.active[runs].copy()
-        S = plan.sum(axis=1)
-        self.n_active[runs] = S
-        R = self.epoch_length(self.epoch[runs], S)
-        # regret version: the survivor is played to the end, with no further release
-        return plan, np.where(S == 1, NEVER, R)
-
-    def _begin_segment(self, runs: np.ndarray) -> None:
-        self.seg_sum[runs] = 0.0
-
-    def _accumulate(self, rewards: np.ndarray) -> None:
-        self.seg_sum += np.clip((rewards - self._lo) / self._width, 0.0, 1.0)
-
-    def _end_segment(self, runs: np.ndarray) -> None:
-        assert self.noise is not None
-        R = self.seg_len[runs]
-        noise = laplace_from_uniform(self.noise.uniform(runs), 1.0) / (self.epsilon * R)
-        self.estimates[runs, self.arm[runs]] = self.seg_sum[runs] / R + noise  # Lap(1/(εR_e))
-        self.charge_rounds(runs, self.seg_start[runs], self.seg_end[runs], self.epsilon,
-                           "DP-SE epoch mean")
-
-    def _end_epoch(self, runs: np.ndarray) -> None:
-        w = self.widths(self.epoch[runs], self.n_active[runs], self.seg_len[runs])
-        self.eliminate(runs, 2.0 * w)
+    def kernel_params(self) -> DPSEParams:
+        """The constants, with R_e and h_e + c_e tabulated by :meth:`epoch_length` and
+        :meth:`widths` over epochs e ≤ ``MAX_EPOCH`` and active-set sizes |S| ≤ K."""
+        e = np.arange(MAX_EPOCH + 1)[:, None]
+        size = np.arange(self.K + 1)[None, :]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # e = 0, |S| ≤ 1
+            R = self.epoch_length(np.maximum(e, 1), np.maximum(size, 1))
+            width = self.widths(np.maximum(e, 1), np.maximum(size, 1), R)
+        return DPSEParams(self.K, self.epsilon, self._lo, self._width, R, width,
+                          self.TASK == "bai", self.arm_order == "random", self.forget,
+                          float(self.noise_multiplier), self.cumulative_count, 2 + self.K)
 
 
 class DPSEBAI(DPSE):
@@ -261,31 +355,3 @@ class DPSEBAI(DPSE):
                              f"got beta={beta!r}")
         return self.delta  # β = δ
 
-    def reset_state(self) -> None:
-        n = self.n_runs
-        self.stopped = np.zeros(n, dtype=bool)
-        self.recommendation = np.full(n, -1, dtype=np.int64)
-        self.stopping_time = np.zeros(n, dtype=np.int64)
-        super().reset_state()
-
-    def _plan_epoch(self, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        plan, R = super()._plan_epoch(runs)
-        # BAI: one arm left at the end of an epoch → stop and recommend it; τ = all pulls so far
-        last = runs[self.n_active[runs] == 1]
-        if last.size:
-            self.stopped[last] = True
-            self.recommendation[last] = np.argmax(self.active[last], axis=1)
-            self.stopping_time[last] = self.t
-        return plan, R
-
-    def act_batch(self, observations: np.ndarray) -> np.ndarray:
-        return np.where(self.stopped, stop(self.recommendation, self.K), self.arm)
-
-    def observe_batch(
-        self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray
-    ) -> None:
-        if self.reward_mode == "cost":
-            rewards = np.asarray(observations, dtype=float).reshape(self.n_runs, -1)[:, 0]
-        # stop actions (every action of a stopped run) carry no sample; a stopped run's segment
-        # never ends, so nothing it accumulates is ever released
-        super().observe_batch(actions, np.where(actions < self.K, rewards, 0.0), observations)

@@ -57,13 +57,29 @@ batches are released the same way, once each.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
+from privenv._jit import jit
 from privenv._validation import check_choice, check_delta, check_epsilon, check_real
-from privenv.agents.mab import BatchedElimination
+from privenv.agents.kernel import record_release
+from privenv.agents.mab import (
+    NEVER,
+    BatchedElimination,
+    ElimState,
+    accumulate,
+    begin_segment,
+    eliminate,
+    elimination_action,
+    elimination_ready,
+    end_epoch,
+    end_segment,
+    plan_epoch,
+)
 from privenv.privacy.guarantee import PrivacyGuarantee
-from privenv.privacy.mechanisms import laplace_from_uniform
+from privenv.privacy.mechanisms import laplace_noise
+from privenv.seeding import NoiseView, take_uniform
 from privenv.theory.huber import ALPHA_MAX_CENTRAL, iota
 
 #: c₁ of Corollary 6.8 / Theorem 6.12 (α > 0): "there exists an absolute constant"; not given → 1.
@@ -84,9 +100,117 @@ FIRST_PHASES = ("batch-random", "round-random", "greedy")
 # =================================================================================================
 
 
+@jit(allocates=True)
+def _block_sum(x: np.ndarray, lo: int, n: int, centre: float, M: float) -> float:
+    """numpy's pairwise sum of a block of n ≤ 128 values of f (see
+    :func:`pairwise_truncated_sum`): plain below 8, else 8 partial sums."""
+    if n < 8:
+        total = 0.0
+        for i in range(n):
+            d = x[lo + i] - centre
+            total += d if abs(d) <= M else 0.0
+        return total
+    r = np.zeros(8)
+    for j in range(8):
+        d = x[lo + j] - centre
+        r[j] = d if abs(d) <= M else 0.0
+    i = 8
+    while i < n - n % 8:
+        for j in range(8):
+            d = x[lo + i + j] - centre
+            r[j] += d if abs(d) <= M else 0.0
+        i += 8
+    total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    while i < n:
+        d = x[lo + i] - centre
+        total += d if abs(d) <= M else 0.0
+        i += 1
+    return total
+
+
+@jit(allocates=True)
+def pairwise_truncated_sum(x: np.ndarray, lo: int, n: int, centre: float, M: float) -> float:
+    """Σ_{i<n} f(x[lo + i]), f(v) = (v − c)·1{|v − c| ≤ M}, summed in numpy's pairwise order
+    (``np.sum``: blocks of at most 128 values, halved above, the halves a multiple of 8), so that
+    a compiled PRM gives exactly the numbers of ``np.where(|x − c| ≤ M, x − c, 0).mean()``.
+
+    The halving is numpy's recursion written as a loop over an explicit stack (numba cannot load
+    a cached recursive function)."""
+    if n <= 128:
+        return _block_sum(x, lo, n, centre, M)
+    starts = np.empty(64, np.int64)  # a frame: the segment [start, start + size) …
+    sizes = np.empty(64, np.int64)
+    stage = np.zeros(64, np.int64)  # … 0: nothing done, 1: left half running, 2: right half
+    left = np.zeros(64)  # … and the sum of its left half
+    starts[0], sizes[0], depth, result = lo, n, 1, 0.0
+    while depth > 0:
+        d = depth - 1
+        if sizes[d] <= 128:
+            result = _block_sum(x, starts[d], sizes[d], centre, M)
+            depth -= 1
+            continue
+        half = sizes[d] // 2
+        half -= half % 8
+        if stage[d] == 0:  # the left half first
+            stage[d] = 1
+            starts[depth], sizes[depth], stage[depth] = starts[d], half, 0
+            depth += 1
+        elif stage[d] == 1:  # then the right half
+            left[d] = result
+            stage[d] = 2
+            starts[depth], sizes[depth], stage[depth] = starts[d] + half, sizes[d] - half, 0
+            depth += 1
+        else:  # left + right
+            result = left[d] + result
+            depth -= 1
+    return result
+
+
+@jit
+def algorithm_2(x: np.ndarray, n: int, M: float, epsilon: float, u: float,
+                noise_multiplier: float = 1.0) -> float:
+    """**Algorithm 2** (PRM for the finite raw moment case) on the batch x[0 … n − 1].
+
+    Line 3: x̄_j = x_j·1{|x_j| ≤ M}; line 5: the mean of the x̄_j + Lap(2M/(nε)) (replacing one
+    point moves a mean of values in [−M, M] by at most 2M/n), from the standard uniform u.
+    ``noise_multiplier`` is the audit hook (1 in every real agent).
+    """
+    mean = pairwise_truncated_sum(x, 0, n, 0.0, M) / n
+    return mean + laplace_noise(u, 1.0) * (noise_multiplier * (2.0 * M / (n * epsilon)))
+
+
+@jit(allocates=True)
+def algorithm_3(x: np.ndarray, n: int, M: float, epsilon: float, D: float, r: float,
+                n_bins: int, u_hist: np.ndarray, u_mean: float,
+                noise_multiplier: float = 1.0) -> tuple[float, float]:
+    """**Algorithm 3** (PRM for the finite central moment case) on x[0 … 2n − 1]; returns
+    (μ̃, J).
+
+    First step (lines 3–5): the private histogram of the first fold x[0 … n − 1] over the bins
+    B_j = [j, j + r), j ∈ {−D, −D + r, …, D − r} — counts/n + Lap(2/(nε)) per bin (replacing one
+    point moves two counts by 1/n each: L1 sensitivity 2/n), u_hist one uniform per bin — and
+    J = the left end of the largest. Second step (line 7): the mean of the second fold truncated
+    at M around J + Lap(2M/(nε)). The folds are disjoint (parallel composition).
+    """
+    counts = np.zeros(n_bins, dtype=np.int64)
+    for i in range(n):
+        j = np.floor((x[i] + D) / r)
+        if j >= 0 and j < n_bins:  # points outside [−D, D) fall in no bin
+            counts[int(j)] += 1
+    best, top = 0, -np.inf
+    for b in range(n_bins):  # line 4, then line 5: J = argmax_j p̃_j
+        p_tilde = counts[b] / n + laplace_noise(u_hist[b], noise_multiplier * (2.0 / (n * epsilon)))
+        if p_tilde > top:
+            best, top = b, p_tilde
+    J = -D + r * best
+    mean = pairwise_truncated_sum(x, n, n, J, M) / n
+    return (J + mean + laplace_noise(u_mean, 1.0) * (noise_multiplier * (2.0 * M / (n * epsilon))),
+            J)
+
+
 def prm_raw_moment(x: np.ndarray, M: np.ndarray | float, epsilon: float,
                    u: np.ndarray | float) -> np.ndarray:
-    """**Algorithm 2** (PRM for the finite raw moment case), for m batches at once.
+    """**Algorithm 2** (:func:`algorithm_2`) for m batches at once.
 
     Args:
         x: rewards, shape (m, n): row i is one batch {x_j}, j = 1…n.
@@ -97,12 +221,12 @@ def prm_raw_moment(x: np.ndarray, M: np.ndarray | float, epsilon: float,
     Returns:
         μ̃, shape (m,).
     """
-    x = np.asarray(x, dtype=float)
-    n = x.shape[-1]
-    M = np.asarray(M, dtype=float)
-    x_bar = np.where(np.abs(x) <= M[..., None], x, 0.0)  # line 3: x̄_j = x_j·1{|x_j| ≤ M}
-    # line 5: replace-one sensitivity of the mean of values in [−M, M] is 2M/n
-    return x_bar.mean(axis=-1) + laplace_from_uniform(u, 1.0) * (2.0 * M / (n * epsilon))
+    x = np.atleast_2d(np.asarray(x, dtype=float))
+    m, n = x.shape
+    M = np.broadcast_to(np.asarray(M, dtype=float), (m,))
+    u = np.broadcast_to(np.asarray(u, dtype=float), (m,))
+    return np.array([algorithm_2(np.ascontiguousarray(x[i]), n, float(M[i]), float(epsilon),
+                                 float(u[i])) for i in range(m)])
 
 
 def histogram_bins(D: float, r: float) -> np.ndarray:
@@ -117,7 +241,7 @@ def histogram_bins(D: float, r: float) -> np.ndarray:
 def prm_central_moment(x: np.ndarray, M: np.ndarray | float, epsilon: float, D: float, r: float,
                        u_hist: np.ndarray, u_mean: np.ndarray | float,
                        return_initial: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
-    """**Algorithm 3** (PRM for the finite central moment case), for m batches at once.
+    """**Algorithm 3** (:func:`algorithm_3`) for m batches at once.
 
     Args:
         x: rewards, shape (m, 2n): the first n of each row are the first fold, the rest the second.
@@ -135,22 +259,14 @@ def prm_central_moment(x: np.ndarray, M: np.ndarray | float, epsilon: float, D: 
     if x.ndim != 2 or x.shape[1] % 2 or x.shape[1] == 0:
         raise ValueError(f"x must have shape (m, 2n) with n >= 1, got {x.shape}")
     m, n = x.shape[0], x.shape[1] // 2
-    first, second = x[:, :n], x[:, n:]
-    # First step (lines 3-5): private histogram of the first fold, J = argmax_j p̃_j.
-    left = histogram_bins(D, r)  # line 3
-    n_bins = left.size
-    j = np.floor((first + D) / r)
-    inside = (j >= 0) & (j < n_bins)  # points outside [−D, D) fall in no bin
-    flat = (np.arange(m)[:, None] * n_bins + j.astype(np.int64))[inside]
-    counts = np.bincount(flat, minlength=m * n_bins).reshape(m, n_bins)
-    # line 4: replacing one point moves two counts by 1/n each: L1 sensitivity 2/n
-    p_tilde = counts / n + laplace_from_uniform(u_hist, 2.0 / (n * epsilon))
-    J = left[np.argmax(p_tilde, axis=1)]  # line 5
-    # Second step (line 7): truncated mean of the second fold around J, sensitivity 2M/n.
-    M = np.asarray(M, dtype=float)
-    dev = second - J[:, None]
-    kept = np.where(np.abs(dev) <= M[..., None], dev, 0.0)
-    mu = J + kept.mean(axis=1) + laplace_from_uniform(u_mean, 1.0) * (2.0 * M / (n * epsilon))
+    n_bins = histogram_bins(D, r).size  # line 3 (validates 2D/r)
+    M = np.broadcast_to(np.asarray(M, dtype=float), (m,))
+    u_hist = np.asarray(u_hist, dtype=float).reshape(m, n_bins)
+    u_mean = np.broadcast_to(np.asarray(u_mean, dtype=float), (m,))
+    out = [algorithm_3(np.ascontiguousarray(x[i]), n, float(M[i]), float(epsilon), float(D),
+                       float(r), n_bins, np.ascontiguousarray(u_hist[i]), float(u_mean[i]))
+           for i in range(m)]
+    mu, J = np.array([o[0] for o in out]), np.array([o[1] for o in out])
     return (mu, J) if return_initial else mu
 
 
@@ -258,7 +374,11 @@ class PrivateRobustArmElimination(BatchedElimination):
     **this batch's rewards only** (line 16, forgetting), and every arm with
     μ̃_max − μ̃_a > 2β_τ is removed (lines 18–20). The run exits at the horizon (line 12).
 
-    Subclasses give the PRM (:meth:`prm`), its radius (:meth:`radius`) and the batch size from
+    The kernel is the shared schedule (:class:`~privenv.agents.mab.BatchedElimination`) with
+    this algorithm's ingredients (:class:`PRAEParams`): the first phase in the epoch plan, the
+    segment's rewards kept in a buffer, the PRM at a segment's end (:func:`algorithm_2` or
+    :func:`algorithm_3`) and the elimination at an epoch's end. Subclasses give the PRM's
+    parameters (:meth:`prm_parameters`: truncation M and radius β) and the batch size from
     which the radius holds (:meth:`samples_needed`).
 
     Args:
@@ -275,6 +395,9 @@ class PrivateRobustArmElimination(BatchedElimination):
             BatchedElimination`).
         n_runs: number of runs.
     """
+
+    RELEASE_LABELS = ("Algorithm 2 mean", "Algorithm 3 histogram (fold 1)",
+                      "Algorithm 3 mean (fold 2)")
 
     def __init__(self, K: int, horizon: int, epsilon: float = 1.0, delta: float | None = None,
                  first_phase: str = "batch-random", arm_order: str = "index",
@@ -310,82 +433,176 @@ class PrivateRobustArmElimination(BatchedElimination):
         """The batch size B from which the PRM's radius holds at confidence δ (𝒯)."""
         raise NotImplementedError
 
-    def prm(self, runs: np.ndarray, x: np.ndarray, delta: np.ndarray) -> np.ndarray:
-        """Private estimates from the batches ``x`` (m, B) of ``runs``; charges the ledger."""
+    def prm_parameters(self, B: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(M, β): the truncation and confidence radius of an estimate from a batch of B pulls at
+        confidence δ, in reward units (broadcast)."""
         raise NotImplementedError
 
     def radius(self, B: np.ndarray, delta: np.ndarray) -> np.ndarray:
         """Confidence radius β_τ of an estimate from a batch of B pulls at confidence δ."""
-        raise NotImplementedError
+        return self.prm_parameters(np.asarray(B), np.asarray(delta))[1]
 
     # -- Algorithm 1 on the shared schedule -----------------------------------------------------
-    def reset_state(self) -> None:
-        self._init_schedule()
-        self.delta_tau = np.zeros(self.n_runs)  # δ_τ of each run's current batch
-        self._buf = np.zeros((self.n_runs, 2))  # this segment's rewards (one arm, ≤ B_τ values)
-        super().reset_state()
+    def kernel_params(self) -> PRAEParams:
+        """The constants, with M_τ, β_τ and δ_τ tabulated over batches τ and active-set sizes |S|
+        by the theorems' functions (they depend on nothing else)."""
+        tau_max = max(2, math.ceil(math.log2(self.horizon + 2)) + 1)
+        tau = np.arange(tau_max + 1, dtype=float)[:, None]
+        size = np.arange(self.K + 1, dtype=float)[None, :]
+        with np.errstate(divide="ignore", invalid="ignore"):  # τ = 0, |S| = 0: never used
+            delta_tau = batch_delta(self.delta, tau, size)  # δ_τ = δ/(2|S|τ²)
+            M, beta = self.prm_parameters(2.0**tau, delta_tau)
+        central = isinstance(self, PRAEC)
+        bins = self.n_bins if central else 0
+        return PRAEParams(
+            self.K, self.horizon, self.epsilon, central, FIRST_PHASES.index(self.first_phase),
+            self.first_elimination_batch, self.first_phase_rounds, self.arm_order == "random",
+            self.forget, float(self.noise_multiplier), np.ascontiguousarray(delta_tau),
+            np.ascontiguousarray(M), np.ascontiguousarray(beta), getattr(self, "D", 0.0),
+            getattr(self, "r", 1.0), bins, bins + 3 + self.K)
 
-    def _in_first_phase(self, runs: np.ndarray) -> np.ndarray:
-        return self.epoch[runs] < self.first_elimination_batch
+    def buffer_size(self) -> int:
+        return 2
 
-    def _plan_epoch(self, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        tau = self.epoch[runs]
-        plan = self.active[runs].copy()  # line 9: every active arm, B_τ pulls each
-        self.delta_tau[runs] = batch_delta(self.delta, tau, plan.sum(axis=1))
-        first = self._in_first_phase(runs)
-        if first.any():  # lines 5–7: one arm for the whole batch
-            arm = self._first_phase_arm(runs[first])
-            plan[first] = np.arange(self.K) == arm[:, None]
-        return plan, 2**tau  # line 4: B_τ = 2^τ
+    def serve(self, run: int, code: int) -> None:
+        """Grow every run's reward buffer to hold ``run``'s current segment (code 1)."""
+        s = self.state
+        need = int(s.seg_end[run] - s.acc_start[run])
+        if need > s.buf.shape[1]:  # (another run may have grown it already)
+            buf = np.zeros((self.n_runs, max(need, 2 * s.buf.shape[1])))
+            buf[:, : s.buf.shape[1]] = s.buf
+            self.state = s._replace(buf=buf)
 
-    def _first_phase_arm(self, runs: np.ndarray) -> np.ndarray:
-        if self.first_phase == "batch-random":  # line 6
-            assert self.noise is not None
-            return np.minimum((self.noise.uniform(runs) * self.K).astype(np.int64), self.K - 1)
-        if self.first_phase == "greedy":  # Remark 5.1: best last estimate, untried arms first
-            est = self.estimates[runs]
-            return np.argmax(np.where(np.isnan(est), np.inf, est), axis=1)
-        return np.zeros(runs.size, dtype=np.int64)  # round-random: drawn every round in act
 
-    def act_batch(self, observations: np.ndarray) -> np.ndarray:
-        if self.first_phase == "round-random" and self.t < self.first_phase_rounds:
-            assert self.noise is not None  # Remark 5.1: a random arm every round
-            return np.minimum((self.noise.uniform() * self.K).astype(np.int64), self.K - 1)
-        return super().act_batch(observations)
+#: :attr:`PRAEParams.first_phase`: the index in :data:`FIRST_PHASES`
+BATCH_RANDOM, ROUND_RANDOM, GREEDY = range(3)
 
-    def _stores_rewards(self) -> bool:
-        return self.first_phase == "greedy" or self.t >= self.first_phase_rounds
 
-    def _begin_segment(self, runs: np.ndarray) -> None:
-        # keep room for this segment's rewards if it can end before the horizon (else it is
-        # never released and need not be stored)
-        fits = self.seg_end[runs] <= self.horizon
-        need = int(self.seg_len[runs][fits].max(initial=0))
-        if need > self._buf.shape[1]:
-            buf = np.zeros((self.n_runs, need))
-            buf[:, : self._buf.shape[1]] = self._buf
-            self._buf = buf
+class PRAEParams(NamedTuple):
+    """The constants of Algorithm 1 with its PRM: ``delta_table``, ``M_table`` and
+    ``beta_table`` [τ, |S|] are δ_τ, M_τ and β_τ (reward units); ``central`` selects
+    Algorithm 3 (PRAE-C) over Algorithm 2 (PRAE-R, DPRSE)."""
 
-    def _accumulate(self, rewards: np.ndarray) -> None:  # line 11: observe x_i^a
-        if self._stores_rewards():
-            pos = np.minimum(self.t - self.seg_start, self._buf.shape[1] - 1)
-            self._buf[self._runs, pos] = rewards
+    K: int
+    horizon: int
+    epsilon: float
+    central: bool
+    first_phase: int
+    first_elimination_batch: int
+    first_phase_rounds: int
+    random_order: bool
+    forget: bool
+    noise_multiplier: float
+    delta_table: np.ndarray
+    M_table: np.ndarray
+    beta_table: np.ndarray
+    D: float
+    r: float
+    n_bins: int
+    uniforms_per_step: int
+    normals_per_step: int = 0
 
-    def _end_segment(self, runs: np.ndarray) -> None:  # line 16: μ̃_a = PRM(this batch)
-        if self.first_phase != "greedy":
-            runs = runs[~self._in_first_phase(runs)]
-        B = self.seg_len[runs]
-        for b in np.unique(B):
-            group = runs[B == b]
-            self.estimates[group, self.arm[group]] = self.prm(
-                group, self._buf[group, :b], self.delta_tau[group]
-            )
 
-    def _end_epoch(self, runs: np.ndarray) -> None:  # lines 18–20
-        runs = runs[~self._in_first_phase(runs)]
-        if runs.size:
-            beta = self.radius(2 ** self.epoch[runs], self.delta_tau[runs])
-            self.eliminate(runs, 2.0 * beta)
+@jit
+def _stores_rewards(p: PRAEParams, s: ElimState, run: int) -> bool:
+    """Whether the pull s.t[run] can enter a release: from the end of the first phase (which
+    uses no reward), or always with Remark 5.1's greedy first phase."""
+    return p.first_phase == GREEDY or s.t[run] >= p.first_phase_rounds
+
+
+@plan_epoch.register(PRAEParams)
+@jit
+def _prae_plan(p: PRAEParams, s: ElimState, noise: NoiseView, run: int) -> int:
+    tau = s.epoch[run]
+    size = 0
+    for a in range(p.K):  # line 9: every active arm, B_τ pulls each
+        s.todo[run, a] = s.active[run, a]
+        size += s.active[run, a]
+    s.n_active[run] = size
+    s.delta_tau[run] = p.delta_table[tau, size]  # δ_τ = δ/(2|S|τ²)
+    if tau < p.first_elimination_batch:  # lines 5–7: one arm for the whole batch
+        if p.first_phase == BATCH_RANDOM:  # line 6
+            arm = min(int(take_uniform(noise, run) * p.K), p.K - 1)
+        elif p.first_phase == GREEDY:  # Remark 5.1: best last estimate, untried arms first
+            arm, best = 0, -np.inf
+            for a in range(p.K):
+                e = s.estimates[run, a]
+                e = np.inf if e != e else e
+                if e > best:
+                    arm, best = a, e
+        else:  # round-random: a random arm every round, drawn in the act
+            arm = 0
+        for a in range(p.K):
+            s.todo[run, a] = a == arm
+    return min(2**tau, NEVER)  # line 4: B_τ = 2^τ
+
+
+@elimination_action.register(PRAEParams)
+@jit
+def _prae_action(p: PRAEParams, s: ElimState, noise: NoiseView, run: int) -> int:
+    if p.first_phase == ROUND_RANDOM and s.t[run] < p.first_phase_rounds:
+        return min(int(take_uniform(noise, run) * p.K), p.K - 1)  # Remark 5.1
+    return s.arm[run]
+
+
+@begin_segment.register(PRAEParams)
+@jit
+def _prae_begin(p: PRAEParams, s: ElimState, run: int) -> None:
+    pass
+
+
+@accumulate.register(PRAEParams)
+@jit
+def _prae_accumulate(p: PRAEParams, s: ElimState, run: int, reward: float) -> None:
+    """Line 11: observe x_i^a (kept only while it can still be released)."""
+    if _stores_rewards(p, s, run) and s.buf.shape[1] > 0:
+        s.buf[run, min(s.t[run] - s.acc_start[run], s.buf.shape[1] - 1)] = reward
+
+
+@elimination_ready.register(PRAEParams)
+@jit
+def _prae_ready(p: PRAEParams, s: ElimState, run: int) -> int:
+    """Code 1: the buffer cannot hold the current segment, which will be released."""
+    fits = s.seg_end[run] <= p.horizon
+    room = s.t[run] - s.acc_start[run] < s.buf.shape[1]
+    return 1 if fits and not room and _stores_rewards(p, s, run) else 0
+
+
+@end_segment.register(PRAEParams)
+@jit(allocates=True)
+def _prae_end_segment(p: PRAEParams, s: ElimState, noise: NoiseView, run: int) -> None:
+    """Line 16: μ̃_a = PRM(this batch's rewards) (and the ledger's record of it)."""
+    tau = s.epoch[run]
+    if tau < p.first_elimination_batch and p.first_phase != GREEDY:
+        return  # a first-phase batch: no reward is used
+    M = p.M_table[tau, s.n_active[run]]
+    start, stop = s.acc_start[run], s.seg_end[run]
+    B = s.seg_len[run]
+    if p.central:
+        n = B // 2
+        u_hist = np.empty(p.n_bins)
+        for b in range(p.n_bins):
+            u_hist[b] = take_uniform(noise, run)
+        mu, _ = algorithm_3(s.buf[run], n, M, p.epsilon, p.D, p.r, p.n_bins, u_hist,
+                            take_uniform(noise, run), p.noise_multiplier)
+        record_release(s.releases, run, start, start + n, p.epsilon, 1)
+        record_release(s.releases, run, start + n, stop, p.epsilon, 2)
+    else:
+        n_used = stop - start  # B: this batch only (forgetting)
+        mean = pairwise_truncated_sum(s.buf[run], 0, n_used, 0.0, M) / n_used
+        mu = mean + laplace_noise(take_uniform(noise, run), 1.0) * (
+            p.noise_multiplier * (2.0 * M / (B * p.epsilon)))
+        record_release(s.releases, run, start, stop, p.epsilon, 0)
+    s.estimates[run, s.arm[run]] = mu
+
+
+@end_epoch.register(PRAEParams)
+@jit
+def _prae_end_epoch(p: PRAEParams, s: ElimState, run: int) -> None:
+    """Lines 18–20: remove every arm with μ̃_max − μ̃_a > 2β_τ."""
+    tau = s.epoch[run]
+    if tau >= p.first_elimination_batch:
+        eliminate(p, s, run, 2.0 * p.beta_table[tau, s.n_active[run]])
 
 
 class PRAER(PrivateRobustArmElimination):
@@ -421,18 +638,9 @@ class PRAER(PrivateRobustArmElimination):
     def samples_needed(self, delta: np.ndarray | float) -> np.ndarray:
         return raw_moment_threshold(delta, self.alpha)
 
-    def prm(self, runs: np.ndarray, x: np.ndarray, delta: np.ndarray) -> np.ndarray:
-        assert self.noise is not None
-        M, _ = raw_moment_parameters(x.shape[1], self.epsilon, delta, self.alpha,
-                                     self.moment_order)
-        mu = prm_raw_moment(x, self.scale * M, self.epsilon, self.noise.uniform(runs))
-        self.charge_rounds(runs, self.seg_start[runs], self.seg_end[runs], self.epsilon,
-                           "Algorithm 2 mean")
-        return mu
-
-    def radius(self, B: np.ndarray, delta: np.ndarray) -> np.ndarray:
-        return self.scale * raw_moment_parameters(B, self.epsilon, delta, self.alpha,
-                                                  self.moment_order)[1]
+    def prm_parameters(self, B: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        M, beta = raw_moment_parameters(B, self.epsilon, delta, self.alpha, self.moment_order)
+        return self.scale * M, self.scale * beta
 
 
 class DPRSE(PRAER):
@@ -506,19 +714,8 @@ class PRAEC(PrivateRobustArmElimination):
         return 2.0 * central_moment_threshold(delta, self.alpha, self.epsilon,
                                               self.D / self.scale)
 
-    def prm(self, runs: np.ndarray, x: np.ndarray, delta: np.ndarray) -> np.ndarray:
-        assert self.noise is not None
-        n = x.shape[1] // 2
-        _, M, _ = central_moment_parameters(n, self.epsilon, delta, self.alpha, self.moment_order)
-        u_hist = np.stack([self.noise.uniforms(int(i), self.n_bins) for i in runs])
-        u_mean = self.noise.uniform(runs)
-        mu = prm_central_moment(x, self.scale * M, self.epsilon, self.D, self.r, u_hist, u_mean)
-        start, mid = self.seg_start[runs], self.seg_start[runs] + n
-        self.charge_rounds(runs, start, mid, self.epsilon, "Algorithm 3 histogram (fold 1)")
-        self.charge_rounds(runs, mid, self.seg_end[runs], self.epsilon, "Algorithm 3 mean (fold 2)")
-        return mu
-
-    def radius(self, B: np.ndarray, delta: np.ndarray) -> np.ndarray:
-        n = np.asarray(B) // 2
-        return self.scale * central_moment_parameters(n, self.epsilon, delta, self.alpha,
-                                                      self.moment_order)[2]
+    def prm_parameters(self, B: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n = np.asarray(B) // 2  # the fold size
+        _, M, beta = central_moment_parameters(n, self.epsilon, delta, self.alpha,
+                                               self.moment_order)
+        return self.scale * M, self.scale * beta

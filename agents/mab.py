@@ -1,22 +1,36 @@
 """Multi-armed bandit baselines and building blocks.
 
 * :class:`UCB1`, :class:`RobustUCB` (truncated-mean UCB for heavy tails), :class:`EpsilonGreedy`:
-  index policies, non-private.
+  index policies, non-private, written as compiled kernels over one run
+  (:mod:`privenv.agents.kernel`): :func:`index_act` / :func:`index_observe` with each policy's
+  :func:`index_choice` and :func:`index_update`.
 * :class:`Uniform`: uniformly random actions, the reference every regret is compared with.
 * :class:`BatchedElimination`: the per-run schedule of *batched successive elimination*, shared by
   Algorithm 1 of paper 1 (PRAE-R, PRAE-C, DPRSE in :mod:`privenv.agents.huber`) and DP-SE
-  (:mod:`privenv.agents.dp_se`). Subclasses add only their estimator and elimination rule.
+  (:mod:`privenv.agents.dp_se`), as a kernel (:func:`elimination_act`,
+  :func:`elimination_observe`). Each estimator adds only its ingredients (the plan of an epoch,
+  what a segment accumulates, its release, the elimination rule).
 """
 
 from __future__ import annotations
 
-import heapq
 import math
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from privenv._jit import generic, jit
 from privenv._validation import check_choice, check_int, check_probability, check_real
 from privenv.agents.base import Agent
+from privenv.agents.kernel import (
+    KernelAgent,
+    Releases,
+    agent_act,
+    agent_observe,
+    agent_ready,
+    charge_recorded,
+)
+from privenv.seeding import NoiseView, take_uniform
 
 
 class Uniform(Agent):
@@ -52,28 +66,77 @@ class Uniform(Agent):
         self.t += 1
 
 
-#: segment end of a segment that never ends (the survivor of an elimination, played to the end)
-NEVER = np.iinfo(np.int64).max // 4
+# =================================================================================================
+# Index policies: UCB1, ε-greedy, Robust UCB
+# =================================================================================================
 
 
-class _IndexAgent(Agent):
-    """Shared state of index policies: pull counts N_a and reward sums S_a per run."""
+class IndexState(NamedTuple):
+    """Per-run state of an index policy: ``t`` (rounds observed), pull counts N_a and reward sums
+    S_a (Robust UCB: the truncated sums), and Robust UCB's heap of drop times (``heap_c``,
+    ``heap_arm``, ``heap_x``, ``heap_size``; capacity 0 for the other policies)."""
+
+    t: np.ndarray
+    counts: np.ndarray
+    sums: np.ndarray
+    heap_c: np.ndarray
+    heap_arm: np.ndarray
+    heap_x: np.ndarray
+    heap_size: np.ndarray
+
+    @classmethod
+    def start(cls, n_runs: int, K: int, heap: int = 0) -> IndexState:
+        return cls(np.zeros(n_runs, np.int64), np.zeros((n_runs, K), np.int64),
+                   np.zeros((n_runs, K)), np.zeros((n_runs, heap)),
+                   np.zeros((n_runs, heap), np.int64), np.zeros((n_runs, heap)),
+                   np.zeros(n_runs, np.int64))
+
+
+@generic
+def index_choice(p: Any, s: IndexState, noise: NoiseView, run: int) -> int:
+    """The arm a policy pulls in ``run`` now."""
+    raise NotImplementedError
+
+
+@generic
+def index_update(p: Any, s: IndexState, run: int, arm: int, reward: float) -> None:
+    """Take in the reward of ``arm`` (its count is already updated)."""
+    raise NotImplementedError
+
+
+@agent_act.register(IndexState)
+@jit
+def index_act(s: IndexState, p: Any, noise: NoiseView, run: int) -> int:
+    return index_choice(p, s, noise, run)
+
+
+@agent_observe.register(IndexState)
+@jit
+def index_observe(s: IndexState, p: Any, noise: NoiseView, run: int, action: int,
+                  value: float) -> None:
+    s.counts[run, action] += 1
+    index_update(p, s, run, action, value)
+    s.t[run] += 1
+
+
+@agent_ready.register(IndexState)
+@jit
+def index_ready(s: IndexState, p: Any, run: int) -> int:
+    """Robust UCB needs room for one more drop time in its heap (code 1: grow it)."""
+    return 1 if s.heap_c.shape[1] > 0 and s.heap_size[run] == s.heap_c.shape[1] else 0
+
+
+class _IndexAgent(KernelAgent):
+    """Shared shell of index policies: pull counts N_a and reward sums S_a per run."""
+
+    State = IndexState
 
     def __init__(self, K: int, n_runs: int = 1) -> None:
         super().__init__(n_runs)
         self.K = check_int("K", K, low=2)
-        self._runs = np.arange(self.n_runs)
 
-    def reset_state(self) -> None:
-        self.counts = np.zeros((self.n_runs, self.K), dtype=np.int64)
-        self.sums = np.zeros((self.n_runs, self.K))
-
-    def observe_batch(
-        self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray
-    ) -> None:
-        self.counts[self._runs, actions] += 1
-        self.sums[self._runs, actions] += rewards
-        self.t += 1
+    def new_state(self) -> IndexState:
+        return IndexState.start(self.n_runs, self.K)
 
 
 def _scale_from_moment(central_moment_bound: float | None, moment_order: float) -> float | None:
@@ -83,6 +146,35 @@ def _scale_from_moment(central_moment_bound: float | None, moment_order: float) 
     v = check_real("central_moment_bound", central_moment_bound, low=0.0, low_open=True)
     k = check_real("moment_order", moment_order, low=2.0)
     return v ** (1.0 / k)
+
+
+class UCB1Params(NamedTuple):
+    K: int
+    sigma: float
+    uniforms_per_step: int = 0
+    normals_per_step: int = 0
+
+
+@index_choice.register(UCB1Params)
+@jit
+def _ucb1_choice(p: UCB1Params, s: IndexState, noise: NoiseView, run: int) -> int:
+    """One pull per arm, then argmax_a μ̂_a + σ·√(2 log t / N_a), t = rounds played so far."""
+    if s.t[run] < p.K:
+        return s.t[run]
+    log_t = np.log(s.t[run])
+    best, index = 0, -np.inf
+    for a in range(p.K):
+        n = s.counts[run, a]
+        value = s.sums[run, a] / n + p.sigma * np.sqrt(2.0 * log_t / n)
+        if value > index:
+            best, index = a, value
+    return best
+
+
+@index_update.register(UCB1Params)
+@jit
+def _sum_update(p: Any, s: IndexState, run: int, arm: int, reward: float) -> None:
+    s.sums[run, arm] += reward
 
 
 class UCB1(_IndexAgent):
@@ -117,12 +209,100 @@ class UCB1(_IndexAgent):
             sigma = _scale_from_moment(central_moment_bound, moment_order) or 1.0
         self.sigma = check_real("sigma", sigma, low=0.0, low_open=True)
 
-    def act_batch(self, observations: np.ndarray) -> np.ndarray:
-        if self.t < self.K:  # initialisation: one pull per arm
-            return np.full(self.n_runs, self.t)
-        means = self.sums / self.counts
-        bonus = self.sigma * np.sqrt(2.0 * np.log(self.t) / self.counts)
-        return np.argmax(means + bonus, axis=1)
+    def kernel_params(self) -> UCB1Params:
+        return UCB1Params(self.K, self.sigma)
+
+
+class RobustUCBParams(NamedTuple):
+    K: int
+    u: float
+    log_t_max: float
+    uniforms_per_step: int = 0
+    normals_per_step: int = 0
+
+
+@jit
+def _heap_less(s: IndexState, run: int, i: int, j: int) -> bool:
+    """Entry i before entry j: the order of the tuples (c, arm, x)."""
+    ci, cj = s.heap_c[run, i], s.heap_c[run, j]
+    if ci != cj:
+        return ci < cj
+    ai, aj = s.heap_arm[run, i], s.heap_arm[run, j]
+    if ai != aj:
+        return ai < aj
+    return s.heap_x[run, i] < s.heap_x[run, j]
+
+
+@jit
+def _heap_swap(s: IndexState, run: int, i: int, j: int) -> None:
+    s.heap_c[run, i], s.heap_c[run, j] = s.heap_c[run, j], s.heap_c[run, i]
+    s.heap_arm[run, i], s.heap_arm[run, j] = s.heap_arm[run, j], s.heap_arm[run, i]
+    s.heap_x[run, i], s.heap_x[run, j] = s.heap_x[run, j], s.heap_x[run, i]
+
+
+@jit
+def _heap_push(s: IndexState, run: int, c: float, arm: int, x: float) -> None:
+    i = s.heap_size[run]
+    s.heap_size[run] = i + 1
+    s.heap_c[run, i], s.heap_arm[run, i], s.heap_x[run, i] = c, arm, x
+    while i > 0 and _heap_less(s, run, i, (i - 1) // 2):
+        _heap_swap(s, run, i, (i - 1) // 2)
+        i = (i - 1) // 2
+
+
+@jit
+def _heap_pop(s: IndexState, run: int) -> None:
+    """Remove the first entry (the caller has read it)."""
+    n = s.heap_size[run] - 1
+    s.heap_size[run] = n
+    _heap_swap(s, run, 0, n)
+    i = 0
+    while True:
+        first, left, right = i, 2 * i + 1, 2 * i + 2
+        if left < n and _heap_less(s, run, left, first):
+            first = left
+        if right < n and _heap_less(s, run, right, first):
+            first = right
+        if first == i:
+            return
+        _heap_swap(s, run, i, first)
+        i = first
+
+
+@index_choice.register(RobustUCBParams)
+@jit
+def _robust_choice(p: RobustUCBParams, s: IndexState, noise: NoiseView, run: int) -> int:
+    """One pull per arm; then drop the samples whose threshold has fallen below them
+    (2 log t > u·s/X_s²) and play argmax_a μ̂_a + 4·√(u · 2 log t / N_a) (Proposition 1,
+    c = 4², ε = 1)."""
+    if s.t[run] < p.K:
+        return s.t[run]
+    log_t = math.log(s.t[run] + 1)  # this round, 1-based
+    while s.heap_size[run] > 0 and s.heap_c[run, 0] < log_t:
+        s.sums[run, s.heap_arm[run, 0]] -= s.heap_x[run, 0]
+        _heap_pop(s, run)
+    best, index = 0, -np.inf
+    for a in range(p.K):
+        n = s.counts[run, a]
+        value = s.sums[run, a] / n + 4.0 * np.sqrt(p.u * 2.0 * log_t / n)
+        if value > index:
+            best, index = a, value
+    return best
+
+
+@index_update.register(RobustUCBParams)
+@jit
+def _robust_update(p: RobustUCBParams, s: IndexState, run: int, arm: int,
+                   reward: float) -> None:
+    """Sample s of ``arm`` counts while 2 log t ≤ u·s/X², i.e. until log t exceeds
+    c = u·s/(2X²); a sample already too large at the next round never counts."""
+    n = s.counts[run, arm]  # this sample's index s
+    x2 = reward * reward
+    c = p.u * n / (2.0 * x2) if x2 > 0 else np.inf
+    if c >= math.log(s.t[run] + 2):
+        s.sums[run, arm] += reward
+        if c < p.log_t_max:  # it will be dropped before the horizon
+            _heap_push(s, run, c, arm, reward)
 
 
 class RobustUCB(_IndexAgent):
@@ -138,8 +318,8 @@ class RobustUCB(_IndexAgent):
 
     after one pull of each arm. The threshold of the s-th sample shrinks as t grows, so sample s
     counts while 2 log t ≤ u·s/X_s² and is dropped for good afterwards; the agent keeps a heap of
-    these drop times (only samples that can be dropped before the horizon go in), which makes the
-    exact anytime estimator O(1) per round instead of re-truncating all samples.
+    these drop times per run (only samples that can be dropped before the horizon go in), which
+    makes the exact anytime estimator O(log n) per round instead of re-truncating all samples.
 
     Args:
         K: number of arms.
@@ -170,36 +350,48 @@ class RobustUCB(_IndexAgent):
         # a sample whose drop time c = u·s/(2X²) (in units of log t) exceeds this is never dropped
         self._log_t_max = math.log(self.horizon + 1) if self.horizon else 700.0
 
-    def reset_state(self) -> None:
-        super().reset_state()  # self.sums holds the truncated sums Σ X_s·1{s still counts}
-        self._drops: list[tuple[float, int, int, float]] = []  # heap of (c, run, arm, X)
+    def kernel_params(self) -> RobustUCBParams:
+        return RobustUCBParams(self.K, self.u, self._log_t_max)
 
-    def act_batch(self, observations: np.ndarray) -> np.ndarray:
-        if self.t < self.K:  # initialisation: one pull per arm
-            return np.full(self.n_runs, self.t)
-        t = self.t + 1  # this round, 1-based
-        log_t = math.log(t)
-        while self._drops and self._drops[0][0] < log_t:  # 2 log t > u·s/X²: drop sample s
-            _, run, arm, x = heapq.heappop(self._drops)
-            self.sums[run, arm] -= x
-        bonus = 4.0 * np.sqrt(self.u * 2.0 * log_t / self.counts)
-        return np.argmax(self.sums / self.counts + bonus, axis=1)
+    def new_state(self) -> IndexState:
+        return IndexState.start(self.n_runs, self.K, heap=16)
 
-    def observe_batch(
-        self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray
-    ) -> None:
-        runs = self._runs
-        self.counts[runs, actions] += 1
-        s = self.counts[runs, actions]  # this sample's index s for its arm
-        x2 = rewards * rewards
-        with np.errstate(divide="ignore"):
-            c = np.where(x2 > 0, self.u * s / (2.0 * x2), np.inf)  # dropped once log t > c
-        # a sample already too large at the next round never counts (log t only grows)
-        keep = c >= math.log(self.t + 2)
-        self.sums[runs, actions] += np.where(keep, rewards, 0.0)
-        for i in np.flatnonzero(keep & (c < self._log_t_max)):
-            heapq.heappush(self._drops, (float(c[i]), int(i), int(actions[i]), float(rewards[i])))
-        self.t += 1
+    def serve(self, run: int, code: int) -> None:
+        """Double the heaps' capacity (one run's heap is full)."""
+        s = self.state
+        if s.heap_size[run] < s.heap_c.shape[1]:  # (grown already for another run)
+            return
+        cap = 2 * s.heap_c.shape[1]
+        grown = [np.zeros((self.n_runs, cap), a.dtype) for a in (s.heap_c, s.heap_arm, s.heap_x)]
+        for new, old in zip(grown, (s.heap_c, s.heap_arm, s.heap_x), strict=True):
+            new[:, : old.shape[1]] = old
+        self.state = s._replace(heap_c=grown[0], heap_arm=grown[1], heap_x=grown[2])
+
+
+class EpsilonGreedyParams(NamedTuple):
+    K: int
+    explore: float
+    uniforms_per_step: int = 1
+    normals_per_step: int = 0
+
+
+@index_choice.register(EpsilonGreedyParams)
+@jit
+def _greedy_choice(p: EpsilonGreedyParams, s: IndexState, noise: NoiseView, run: int) -> int:
+    """One uniform u every round: a uniform arm if u < ε, else the best empirical mean."""
+    u = take_uniform(noise, run)
+    if u < p.explore:  # given u < ε, u/ε is U(0, 1): the same uniform picks the arm
+        return min(int(u / max(p.explore, 1e-300) * p.K), p.K - 1)
+    best, index = 0, -np.inf  # the best empirical mean (untried arms first)
+    for a in range(p.K):
+        n = s.counts[run, a]
+        value = s.sums[run, a] / max(n, 1) if n > 0 else np.inf
+        if value > index:
+            best, index = a, value
+    return best
+
+
+index_update.register(EpsilonGreedyParams)(_sum_update)
 
 
 class EpsilonGreedy(_IndexAgent):
@@ -218,19 +410,195 @@ class EpsilonGreedy(_IndexAgent):
         super().__init__(K, n_runs)
         self.explore = check_probability(explore, "explore")
 
-    def act_batch(self, observations: np.ndarray) -> np.ndarray:
-        assert self.noise is not None
-        means = np.where(self.counts > 0, self.sums / np.maximum(self.counts, 1), np.inf)
-        greedy = np.argmax(means, axis=1)
-        u = self.noise.uniform()
-        explore = u < self.explore
-        # reuse the same uniform to pick the arm: given u < ε, u/ε is U(0,1)
-        random_arm = np.minimum((u / max(self.explore, 1e-300) * self.K).astype(np.int64),
-                                self.K - 1)
-        return np.where(explore, random_arm, greedy)
+    def kernel_params(self) -> EpsilonGreedyParams:
+        return EpsilonGreedyParams(self.K, self.explore)
 
 
-class BatchedElimination(Agent):
+# =================================================================================================
+# Batched successive elimination: the per-run schedule, written once
+# =================================================================================================
+
+#: segment end of a segment that never ends (the survivor of an elimination, played to the end)
+NEVER = np.iinfo(np.int64).max // 4
+
+
+class ElimState(NamedTuple):
+    """Per-run state of batched successive elimination (one row per run; see
+    :class:`BatchedElimination`). The estimators use: ``seg_sum`` (DP-SE's sum of the
+    segment's mapped rewards), ``buf`` (paper 1's PRM: the segment's rewards), ``delta_tau``
+    (δ_τ of the batch), ``cum_count`` (an audit hook's cumulative counts), and DP-SE's
+    best-arm-identification version ``stopped``, ``recommendation``, ``stopping_time``;
+    ``releases`` records the step's releases in checking mode."""
+
+    t: np.ndarray
+    epoch: np.ndarray
+    active: np.ndarray
+    todo: np.ndarray
+    arm: np.ndarray
+    seg_len: np.ndarray
+    seg_start: np.ndarray
+    seg_end: np.ndarray
+    acc_start: np.ndarray
+    estimates: np.ndarray
+    priority: np.ndarray
+    n_active: np.ndarray
+    delta_tau: np.ndarray
+    seg_sum: np.ndarray
+    buf: np.ndarray
+    stopped: np.ndarray
+    recommendation: np.ndarray
+    stopping_time: np.ndarray
+    cum_count: np.ndarray
+    releases: Releases
+
+    @classmethod
+    def start(cls, n_runs: int, K: int, buffer: int = 0, n_users: int = 0) -> ElimState:
+        i8, shape = np.int64, (n_runs, K)
+        return cls(np.zeros(n_runs, i8), np.zeros(n_runs, i8), np.ones(shape, bool),
+                   np.zeros(shape, bool), np.zeros(n_runs, i8), np.zeros(n_runs, i8),
+                   np.zeros(n_runs, i8), np.zeros(n_runs, i8), np.zeros(n_runs, i8),
+                   np.full(shape, np.nan), np.tile(-np.arange(K, dtype=float), (n_runs, 1)),
+                   np.full(n_runs, K, i8), np.zeros(n_runs), np.zeros(n_runs),
+                   np.zeros((n_runs, buffer)), np.zeros(n_runs, bool), np.full(n_runs, -1, i8),
+                   np.zeros(n_runs, i8), np.zeros(shape, i8), Releases.make(n_runs, n_users))
+
+
+@generic
+def plan_epoch(p: Any, s: ElimState, noise: NoiseView, run: int) -> int:
+    """The next epoch of ``run``: set ``s.todo[run]`` (the arms to pull) and return the pulls per
+    arm (``NEVER`` for a segment that lasts to the end)."""
+    raise NotImplementedError
+
+
+@generic
+def begin_segment(p: Any, s: ElimState, run: int) -> None:
+    """Reset what the estimator accumulates over a segment."""
+    raise NotImplementedError
+
+
+@generic
+def accumulate(p: Any, s: ElimState, run: int, reward: float) -> None:
+    """Take in the reward of the pull ``s.t[run]`` (of the segment's arm)."""
+    raise NotImplementedError
+
+
+@generic
+def end_segment(p: Any, s: ElimState, noise: NoiseView, run: int) -> None:
+    """Estimate ``s.arm[run]`` from the segment that just ended (one private release)."""
+    raise NotImplementedError
+
+
+@generic
+def end_epoch(p: Any, s: ElimState, run: int) -> None:
+    """Eliminate arms at the end of an epoch (see :func:`eliminate`)."""
+    raise NotImplementedError
+
+
+@generic
+def elimination_action(p: Any, s: ElimState, noise: NoiseView, run: int) -> int:
+    """The action of ``run`` (normally the segment's arm)."""
+    raise NotImplementedError
+
+
+@generic
+def elimination_ready(p: Any, s: ElimState, run: int) -> int:
+    """0, or a code for the agent's ``serve`` (e.g. a buffer to grow) before the next step."""
+    raise NotImplementedError
+
+
+@jit
+def _start_epoch(p: Any, s: ElimState, noise: NoiseView, run: int) -> None:
+    s.epoch[run] += 1
+    s.seg_len[run] = plan_epoch(p, s, noise, run)
+    if p.random_order:  # a fresh uniformly random order of the plan's arms
+        for a in range(p.K):
+            s.priority[run, a] = take_uniform(noise, run)
+    _start_segment(p, s, run)
+
+
+@jit
+def _start_segment(p: Any, s: ElimState, run: int) -> None:
+    arm, best = 0, -np.inf  # the next arm of the plan: the highest priority still to do
+    for a in range(p.K):
+        if s.todo[run, a] and s.priority[run, a] > best:
+            arm, best = a, s.priority[run, a]
+    s.arm[run] = arm
+    s.seg_start[run] = s.t[run]
+    s.seg_end[run] = min(s.t[run] + s.seg_len[run], NEVER)
+    if p.forget:  # the next release uses this segment's rewards only
+        s.acc_start[run] = s.t[run]
+    begin_segment(p, s, run)
+
+
+@jit
+def _next_segment(p: Any, s: ElimState, noise: NoiseView, run: int) -> None:
+    end_segment(p, s, noise, run)
+    s.todo[run, s.arm[run]] = False
+    for a in range(p.K):
+        if s.todo[run, a]:
+            _start_segment(p, s, run)
+            return
+    end_epoch(p, s, run)
+    _start_epoch(p, s, noise, run)
+
+
+@jit
+def eliminate(p: Any, s: ElimState, run: int, threshold: float) -> None:
+    """Remove every active arm a with max_b μ̃_b − μ̃_a > ``threshold``."""
+    top = -np.inf
+    for a in range(p.K):
+        if s.active[run, a]:
+            e = s.estimates[run, a]
+            if e != e:  # a NaN estimate: numpy's max is NaN, so nothing is removed
+                return
+            top = max(top, e)
+    for a in range(p.K):
+        if s.active[run, a] and top - s.estimates[run, a] > threshold:
+            s.active[run, a] = False
+
+
+@jit
+def first_active(s: ElimState, run: int) -> int:
+    for a in range(s.active.shape[1]):
+        if s.active[run, a]:
+            return a
+    return 0
+
+
+@jit
+def elimination_init(s: ElimState, p: Any, noise: NoiseView, run: int) -> None:
+    _start_epoch(p, s, noise, run)
+
+
+@agent_act.register(ElimState)
+@jit
+def elimination_act(s: ElimState, p: Any, noise: NoiseView, run: int) -> int:
+    return elimination_action(p, s, noise, run)
+
+
+@agent_observe.register(ElimState)
+@jit
+def elimination_observe(s: ElimState, p: Any, noise: NoiseView, run: int, action: int,
+                        value: float) -> None:
+    accumulate(p, s, run, value if action < p.K else 0.0)  # a stop carries no sample
+    s.t[run] += 1
+    if s.seg_end[run] == s.t[run]:
+        _next_segment(p, s, noise, run)
+
+
+@agent_ready.register(ElimState)
+@jit
+def _elimination_ready(s: ElimState, p: Any, run: int) -> int:
+    return elimination_ready(p, s, run)
+
+
+@jit
+def _init_all(s: ElimState, p: Any, noise: NoiseView) -> None:
+    for run in range(s.t.size):
+        elimination_init(s, p, noise, run)
+
+
+class BatchedElimination(KernelAgent):
     """Batched successive elimination: the per-run schedule, written once.
 
     Time is cut into *epochs* (the "batches" τ of paper 1, the epochs e of DP-SE). In an epoch a
@@ -239,15 +607,12 @@ class BatchedElimination(Agent):
     order; ``arm_order="index"`` (default) goes through the arms in index order, ``"random"`` in
     a fresh uniformly random order per epoch and run (drawn from the agent's noise; no data).
     This matters when the horizon cuts an epoch short: with index order the last, unfinished
-    epoch favours whichever arm has the smallest index. When a segment ends, the subclass
-    turns its rewards into one estimate of that arm (one private release, then the rewards are
-    forgotten); when the plan is done, the subclass eliminates arms and the next epoch starts.
+    epoch favours whichever arm has the smallest index. When a segment ends, the estimator turns
+    its rewards into one estimate of that arm (one private release, then the rewards are
+    forgotten); when the plan is done, it eliminates arms and the next epoch starts.
 
     Runs eliminate different arms at different times, so every run has its own schedule: the state
-    is per run (leading axis ``n_runs``) and a round costs a few numpy operations whatever the
-    number of runs; Python work happens only at segment ends.
-
-    Per-run state, readable by subclasses and tests:
+    is per run (:class:`ElimState`, read as ``agent.epoch``, ``agent.active`` etc.):
 
     * ``epoch`` — current epoch (1, 2, …); ``active`` (n_runs, K) — arms not eliminated;
     * ``todo`` (n_runs, K) — arms still to be pulled in this epoch; ``arm`` — the arm pulled now;
@@ -255,108 +620,51 @@ class BatchedElimination(Agent):
       ``seg_start … seg_end − 1``; ``seg_len`` — pulls per arm in this epoch;
     * ``estimates`` (n_runs, K) — the latest estimate of each arm.
 
-    Subclasses write:
+    An estimator gives a parameter class with the fields ``K``, ``random_order``, ``forget``,
+    ``uniforms_per_step``, ``normals_per_step`` and registers its ingredients for it:
+    :func:`plan_epoch`, :func:`begin_segment`, :func:`accumulate`, :func:`end_segment`,
+    :func:`end_epoch`, :func:`elimination_action`, :func:`elimination_ready`.
 
-    * ``_plan_epoch(runs) -> (plan, n)``: the arms (bool (m, K)) and pulls per arm ((m,) ints,
-      ``NEVER`` for a segment that lasts to the end) of the next epoch of ``runs``;
-    * ``_begin_segment(runs)`` / ``_accumulate(rewards)``: reset and update what the estimator
-      needs (a sum, or the segment's rewards);
-    * ``_end_segment(runs)``: estimate ``self.arm[runs]`` from the segments that just ended (and
-      charge the ledger);
-    * ``_end_epoch(runs)``: eliminate (see :meth:`eliminate`).
+    Audit hooks (class attributes; tests and ``privenv audit`` use them to show that the checks
+    can fail): ``forget = False`` makes every release reuse all the run's earlier rewards, and
+    ``noise_multiplier`` scales every noise scale (1 in every real agent).
     """
 
     ARM_ORDERS = ("index", "random")
+    State = ElimState
+    #: audit hook: ``False`` makes each release use every reward since the run started
+    forget: bool = True
+    #: audit hook: multiplies every Laplace scale (1 in every real agent)
+    noise_multiplier: float = 1.0
+    #: labels of the releases recorded in checking mode (index = :attr:`Releases.label`)
+    RELEASE_LABELS: tuple[str, ...] = ()
 
     def __init__(self, K: int, horizon: int, n_runs: int = 1, arm_order: str = "index") -> None:
         super().__init__(n_runs)
         self.K = check_int("K", K, low=2)
         self.horizon = check_int("horizon", horizon, low=1)
         self.arm_order = check_choice("arm_order", arm_order, self.ARM_ORDERS)
-        self._runs = np.arange(self.n_runs)
 
-    # -- the schedule ---------------------------------------------------------------------------
+    def buffer_size(self) -> int:
+        """Rewards a segment keeps (0 unless the estimator needs them)."""
+        return 0
+
+    def new_state(self) -> ElimState:
+        users = 0 if self.ledger is None else self.ledger.n_users
+        return ElimState.start(self.n_runs, self.K, self.buffer_size(), users)
+
     def reset_state(self) -> None:
-        n, K = self.n_runs, self.K
-        self.epoch = np.zeros(n, dtype=np.int64)
-        self.active = np.ones((n, K), dtype=bool)
-        self.todo = np.zeros((n, K), dtype=bool)
-        self.arm = np.zeros(n, dtype=np.int64)
-        self.seg_len = np.zeros(n, dtype=np.int64)
-        self.seg_start = np.zeros(n, dtype=np.int64)
-        self.seg_end = np.zeros(n, dtype=np.int64)
-        self.estimates = np.full((n, K), np.nan)
-        self._priority = np.tile(-np.arange(K, dtype=float), (n, 1))  # next arm: highest first
-        self._start_epoch(self._runs)
+        super().reset_state()
+        p = self.params
+        self.noise.ensure(p.uniforms_per_step, p.normals_per_step)
+        _init_all(self.state, p, self.noise.view())
 
-    def act_batch(self, observations: np.ndarray) -> np.ndarray:
-        return self.arm.copy()
+    def charge_releases(self) -> None:
+        charge_recorded(self, self.state.releases, self.RELEASE_LABELS)
 
-    def observe_batch(
-        self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray
-    ) -> None:
-        self._accumulate(np.asarray(rewards, dtype=float))
-        self.t += 1
-        ended = self.seg_end == self.t
-        if ended.any():
-            self._next_segment(np.flatnonzero(ended))
-
-    def _next_segment(self, runs: np.ndarray) -> None:
-        self._end_segment(runs)
-        self.todo[runs, self.arm[runs]] = False
-        more = self.todo[runs].any(axis=1)
-        if more.any():
-            self._start_segment(runs[more])
-        done = runs[~more]
-        if done.size:
-            self._end_epoch(done)
-            self._start_epoch(done)
-
-    def _start_epoch(self, runs: np.ndarray) -> None:
-        self.epoch[runs] += 1
-        plan, n = self._plan_epoch(runs)
-        self.todo[runs] = plan
-        self.seg_len[runs] = n
-        if self.arm_order == "random":
-            assert self.noise is not None
-            self._priority[runs] = np.stack([self.noise.uniforms(int(i), self.K) for i in runs])
-        self._start_segment(runs)
-
-    def _start_segment(self, runs: np.ndarray) -> None:
-        # the next arm of the plan
-        self.arm[runs] = np.argmax(np.where(self.todo[runs], self._priority[runs], -np.inf), axis=1)
-        self.seg_start[runs] = self.t
-        self.seg_end[runs] = np.minimum(self.t + self.seg_len[runs], NEVER)
-        self._begin_segment(runs)
-
-    def eliminate(self, runs: np.ndarray, threshold: np.ndarray) -> None:
-        """Remove every active arm a of each run with max_b μ̃_b − μ̃_a > ``threshold`` (per run)."""
-        mu = np.where(self.active[runs], self.estimates[runs], -np.inf)
-        gap = mu.max(axis=1, keepdims=True) - mu
-        self.active[runs] &= ~(gap > np.asarray(threshold, dtype=float).reshape(-1, 1))
-
-    def charge_rounds(self, runs: np.ndarray, start: np.ndarray, stop: np.ndarray,
-                      epsilon: float, label: str) -> None:
-        """Charge ``epsilon`` to the users (rounds) ``start[j] … stop[j] − 1`` of each run
-        ``runs[j]``: the rewards that entered one release (checking mode only)."""
-        if self.ledger is None:
-            return
-        lengths = np.asarray(stop) - np.asarray(start)
-        users = np.concatenate([np.arange(a, b) for a, b in zip(start, stop, strict=True)])
-        self.charge(np.repeat(runs, lengths), users, epsilon, label=label)
-
-    # -- what subclasses write ------------------------------------------------------------------
-    def _plan_epoch(self, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        raise NotImplementedError
-
-    def _begin_segment(self, runs: np.ndarray) -> None:
-        raise NotImplementedError
-
-    def _accumulate(self, rewards: np.ndarray) -> None:
-        raise NotImplementedError
-
-    def _end_segment(self, runs: np.ndarray) -> None:
-        raise NotImplementedError
-
-    def _end_epoch(self, runs: np.ndarray) -> None:
-        raise NotImplementedError
+    def eliminate(self, runs: np.ndarray, threshold: np.ndarray | float) -> None:
+        """Apply the kernel's elimination rule (:func:`eliminate`) to ``runs``, with one
+        threshold per run."""
+        threshold = np.broadcast_to(np.asarray(threshold, dtype=float), np.shape(runs))
+        for run, thr in zip(np.asarray(runs), threshold, strict=True):
+            eliminate(self.params, self.state, int(run), float(thr))

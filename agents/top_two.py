@@ -2,21 +2,23 @@
 
 Azize, Jourdan, Al Marjani, Basu, *Differentially Private Best-Arm Identification*: the TTUCB
 meta-algorithm (Algorithm 1) and its non-private instance TTUCB (Algorithm 6; Jourdan and
-Degenne 2024). SPEC §3.2.
+Degenne 2024).
 
-:class:`TopTwo` is Algorithm 1 written once, batched over ``n_runs`` runs. Its ingredients are
-methods that an instance overrides:
+:func:`top_two_act` and :func:`top_two_observe` are Algorithm 1 written once, as a compiled kernel
+over one run (:mod:`privenv.agents.kernel`). Its ingredients are generic kernel functions that an
+instance implements for its parameter class (:mod:`privenv._jit`):
 
-* the estimator (line 13): :meth:`TopTwo.estimates` → (μ̃, Ñ), :meth:`TopTwo.update_estimator`;
-* the transportation cost W_{a,b} (lines 5 and 9): :meth:`TopTwo.transport`;
-* the confidence bonus b_a (line 8): :meth:`TopTwo.bonus`;
-* the GLR stopping statistic and threshold c_{a,b} (eq. 2, line 5): :meth:`TopTwo.stop_statistic`,
-  :meth:`TopTwo.stop_threshold`.
+* the estimator (line 13): :func:`estimate` → (μ̃_a, Ñ_a), :func:`update_estimator`;
+* the transportation cost W_{a,b} (lines 5 and 9): :func:`transport`;
+* the confidence bonus b_a (line 8): :func:`bonus`;
+* the GLR stopping rule (eq. 2, lines 5–7): :func:`glr_excess` = W_{â,b}(μ̃, Ñ) − c_{â,b}(Ñ, δ),
+  after :func:`prepare_stop`.
 
-:class:`TTUCB` uses the MLE (Algorithm 2), W^G and b^G (eq. 3) and c^G (eq. 4). The local-DP
-systems :class:`CTBTT` (Algorithm 7) and :class:`GaussianLDPTTUCB` (Algorithm 8) are TTUCB behind a
-randomizer wrapper (:meth:`~privenv.agents.base.Agent.wrap_env`); the global-DP instances
-(AdaP-TT, AdaP-TT*, :mod:`privenv.agents.adap_tt`) change the estimator and the methods above.
+:class:`TTUCB` (:class:`TTUCBParams`) uses the MLE (Algorithm 2), W^G and b^G (eq. 3) and c^G
+(eq. 4). The local-DP systems :class:`CTBTT` (Algorithm 7) and :class:`GaussianLDPTTUCB`
+(Algorithm 8) are TTUCB behind a randomizer wrapper (:meth:`~privenv.agents.base.Agent.wrap_env`);
+the global-DP instances (AdaP-TT, AdaP-TT*, :mod:`privenv.agents.adap_tt`) change the estimator and
+the ingredients above.
 
 Ties in every argmax/argmin (recommendation, leader, challenger) go to the smallest arm index
 (numpy's rule; the paper does not specify one). No randomness is used.
@@ -26,12 +28,13 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import zeta
 
+from privenv._jit import generic, jit
 from privenv._validation import (
     check_choice,
     check_delta,
@@ -39,7 +42,8 @@ from privenv._validation import (
     check_int,
     check_real,
 )
-from privenv.agents.base import Agent
+from privenv.agents.kernel import KernelAgent, Releases, agent_act, agent_observe, agent_ready
+from privenv.seeding import NoiseView
 
 THRESHOLDS = ("theory", "empirical")
 REWARD_MODES = ("sample", "cost")
@@ -69,19 +73,24 @@ def C_G(x: float) -> float:
 
 
 # -- eq. 3 and 4: the Gaussian (σ-sub-Gaussian) ingredients ------------------------------------
-def gaussian_transport(
-    mu_a: np.ndarray, mu_b: np.ndarray, w_a: np.ndarray, w_b: np.ndarray, sigma: float
-) -> np.ndarray:
+# Written once for scalars (the kernels) and arrays (numpy callers): numba compiles both.
+@jit(allocates=True)  # also called on arrays, from Python
+def gaussian_transport(mu_a: Any, mu_b: Any, w_a: Any, w_b: Any, sigma: float) -> Any:
     """W^G_{a,b}(μ, ω) = (μ_a − μ_b)₊² / (2σ²(1/ω_a + 1/ω_b)) (eq. 3), broadcast."""
     gap = np.maximum(mu_a - mu_b, 0.0)
     return gap * gap / (2.0 * sigma * sigma * (1.0 / w_a + 1.0 / w_b))
 
 
-def gaussian_bonus(
-    w: np.ndarray, total: np.ndarray, sigma: float, alpha: float, s: float
-) -> np.ndarray:
+@jit(allocates=True)  # also called on arrays, from Python
+def gaussian_bonus(w: Any, total: Any, sigma: float, alpha: float, s: float) -> Any:
     """b^G_a(ω) = √(2σ²α(1+s) log‖ω‖₁ / ω_a) (eq. 3); ``total`` = ‖ω‖₁ (broadcast against ω)."""
-    return np.sqrt(2.0 * sigma * sigma * alpha * (1.0 + s) * np.log(total) / w)
+    return gaussian_bonus_log(w, np.log(total), sigma, alpha, s)
+
+
+@jit(allocates=True)  # also called on arrays, from Python
+def gaussian_bonus_log(w: Any, log_total: Any, sigma: float, alpha: float, s: float) -> Any:
+    """b^G_a(ω) of eq. 3 from ``log_total`` = log‖ω‖₁ (computed once per step for all arms)."""
+    return np.sqrt(2.0 * sigma * sigma * alpha * (1.0 + s) * log_total / w)
 
 
 def glr_threshold_constant(K: int, delta: float) -> float:
@@ -89,49 +98,276 @@ def glr_threshold_constant(K: int, delta: float) -> float:
     return 2.0 * C_G(math.log((K - 1) / delta) / 2.0)
 
 
+@jit(allocates=True)  # also called on arrays, from Python
+def count_term(w: Any) -> Any:
+    """2 log(4 + log ω): the per-arm term of c^G (eq. 4)."""
+    return 2.0 * np.log(4.0 + np.log(w))
+
+
 def glr_threshold(w_a: np.ndarray, w_b: np.ndarray, K: int, delta: float) -> np.ndarray:
     """c^G_{a,b}(ω, δ) = 2𝒞_G(log((K−1)/δ)/2) + 2 log(4 + log ω_a) + 2 log(4 + log ω_b) (eq. 4)."""
-    return (
-        glr_threshold_constant(K, delta)
-        + 2.0 * np.log(4.0 + np.log(w_a))
-        + 2.0 * np.log(4.0 + np.log(w_b))
-    )
+    w_a, w_b = (np.array(v) for v in np.broadcast_arrays(np.asarray(w_a, dtype=float),
+                                                          np.asarray(w_b, dtype=float)))
+    return glr_threshold_constant(K, delta) + count_term(w_a) + count_term(w_b)
 
 
-def at_arm(x: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """x[i, a_i] as a column (rows, 1), for all runs or any subset of rows."""
-    return x[np.arange(x.shape[0]), a][:, None]
-
-
-def empirical_threshold(n: np.ndarray, delta: float) -> np.ndarray:
+@jit(allocates=True)  # also called on arrays, from Python
+def empirical_threshold(n: Any, delta: float) -> Any:
     """The authors' public-code TTUCB threshold c = log((1 + log n)/δ), n = total pulls.
 
-    It goes with the **unit-variance** statistic ½(μ_a − μ_b)²/(1/N_a + 1/N_b) (SPEC §3.2), i.e.
+    It goes with the **unit-variance** statistic ½(μ_a − μ_b)²/(1/N_a + 1/N_b), i.e.
     :func:`gaussian_transport` with σ = 1.
     """
     return np.log((1.0 + np.log(n)) / delta)
 
 
-class TopTwo(Agent):
-    """The TTUCB meta-algorithm (paper 3, Algorithm 1), batched over ``n_runs`` runs.
+# -- Algorithm 1: the meta-algorithm over one run ---------------------------------------------
 
-    Per step n > K (one numpy pass over all runs):
 
-    * line 4: recommendation â = argmax_a μ̃_a;
-    * line 5: stop (action ``stop(â)``) if STOP_{â,a} = W_{â,a}(μ̃, Ñ) − c_{â,a}(Ñ, δ) ≥ 0 for all
-      a ≠ â (eq. 2);
-    * line 8: leader B = argmax_a μ̃_a + b_a(Ñ);
-    * line 9: challenger C = argmin_{a≠B} W_{B,a}(μ̃, N);
-    * line 10: L_B ← L_B + 1, pull B if N^B_B ≤ β·L_B (the incremented L_{n+1,B}), else C;
-      N^B_B ← N^B_B + 1{pulled B} (line 12; L_a = N^a_a = 0 initially, Algorithm 6 line 2).
+class TopTwoState(NamedTuple):
+    """The state of ``n_runs`` runs of a Top Two algorithm (one row per run).
+
+    ``counts`` N_{n,a}, ``sums`` (the MLE's), ``leader_counts`` L_{n,a}, ``leader_pulls``
+    N^a_{n,a}, ``stopped``, ``recommendation`` (−1 while running), ``stopping_time`` (pulls when
+    it stopped), ``t`` (steps observed). The doubling estimators (:mod:`privenv.agents.adap_tt`)
+    use the rest: ``phase_start`` N_{T_k(a),a}, ``phase_sum``, ``mu_tilde`` μ̃, ``n_tilde`` Ñ,
+    ``phases`` k_{n,a}, the GLR statistic and threshold memoised between phase ends
+    (``glr_stat``, ``glr_thr``, ``dirty``), and in checking mode the users each phase has used
+    (``contrib``, (runs, K, users)) and the step's releases.
+    """
+
+    t: np.ndarray
+    counts: np.ndarray
+    sums: np.ndarray
+    leader_counts: np.ndarray
+    leader_pulls: np.ndarray
+    stopped: np.ndarray
+    recommendation: np.ndarray
+    stopping_time: np.ndarray
+    phase_start: np.ndarray
+    phase_sum: np.ndarray
+    mu_tilde: np.ndarray
+    n_tilde: np.ndarray
+    phases: np.ndarray
+    glr_stat: np.ndarray
+    glr_thr: np.ndarray
+    dirty: np.ndarray
+    contrib: np.ndarray
+    releases: Releases
+
+    @classmethod
+    def start(cls, n_runs: int, K: int, n_users: int = 0) -> TopTwoState:
+        """Fresh runs (``n_users`` > 0: checking mode, for the ledger)."""
+        i8, shape = np.int64, (n_runs, K)
+        return cls(np.zeros(n_runs, i8), np.zeros(shape, i8), np.zeros(shape),
+                   np.zeros(shape, i8), np.zeros(shape, i8), np.zeros(n_runs, bool),
+                   np.full(n_runs, -1, i8), np.zeros(n_runs, i8), np.zeros(shape, i8),
+                   np.zeros(shape), np.zeros(shape), np.ones(shape), np.zeros(shape, i8),
+                   np.zeros(shape), np.zeros(shape), np.ones(n_runs, bool),
+                   np.zeros((n_runs, K, n_users), bool), Releases.make(n_runs, n_users, 1))
+
+
+@generic
+def estimate(p: Any, s: TopTwoState, run: int, a: int) -> tuple[float, float]:
+    """(μ̃_a, Ñ_a): the estimator's mean of arm ``a`` and the number of rewards behind it."""
+    raise NotImplementedError
+
+
+@generic
+def update_estimator(p: Any, s: TopTwoState, noise: NoiseView, run: int, arm: int,
+                     reward: float) -> None:
+    """Line 13: take in the reward of ``arm`` (its count N is already updated)."""
+    raise NotImplementedError
+
+
+@generic
+def bonus_total_term(p: Any, total: int) -> float:
+    """The part of the bonus b_a(Ñ) that depends on ‖N_n‖₁ = ``total`` only (e.g. log ‖N_n‖₁),
+    computed once per step for all arms."""
+    raise NotImplementedError
+
+
+@generic
+def bonus(p: Any, w: float, total_term: float) -> float:
+    """b_a(Ñ) of line 8 for an arm with Ñ_a = ``w``; ``total_term`` from
+    :func:`bonus_total_term`."""
+    raise NotImplementedError
+
+
+@generic
+def transport(p: Any, mu_a: float, mu_b: float, w_a: float, w_b: float, sigma: float) -> float:
+    """W_{a,b}(μ, ω) at scale σ (lines 5 and 9)."""
+    raise NotImplementedError
+
+
+@generic
+def prepare_stop(p: Any, s: TopTwoState, run: int, a_hat: int, total: int) -> None:
+    """Whatever the stopping rule needs before :func:`glr_excess` (a memo refresh)."""
+    raise NotImplementedError
+
+
+@generic
+def glr_excess(p: Any, s: TopTwoState, run: int, a_hat: int, b: int, total: int) -> float:
+    """STOP_{â,b} = W_{â,b}(μ̃, Ñ) − c_{â,b}(Ñ, δ) of eq. 2 (line 5); the run stops when it is
+    ≥ 0 for every b ≠ â."""
+    raise NotImplementedError
+
+
+@agent_act.register(TopTwoState)
+@jit
+def top_two_act(s: TopTwoState, p: Any, noise: NoiseView, run: int) -> int:
+    """Algorithm 1, one step of ``run``: stop and recommend, or the arm to pull."""
+    K = p.K
+    if s.stopped[run]:  # a stopped run's state is frozen: it repeats its stop
+        return K + s.recommendation[run]
+    t = s.t[run]
+    if t < K:  # line 2: initialisation, one pull per arm
+        return t
+    total = 0
+    for a in range(K):
+        total += s.counts[run, a]
+    # line 4: recommendation â = argmax_a μ̃_a
+    a_hat, best = 0, -np.inf
+    for a in range(K):
+        mu, _ = estimate(p, s, run, a)
+        if mu > best:
+            a_hat, best = a, mu
+    # lines 5–7: stop if STOP_{â,b} ≥ 0 for every b ≠ â (eq. 2)
+    prepare_stop(p, s, run, a_hat, total)
+    stops = True
+    for b in range(K):
+        if b != a_hat and not glr_excess(p, s, run, a_hat, b, total) >= 0.0:
+            stops = False
+            break
+    if stops:
+        s.stopped[run] = True
+        s.recommendation[run] = a_hat
+        s.stopping_time[run] = total
+        return K + a_hat
+    # line 8: UCB leader B = argmax_a μ̃_a + b_a(Ñ)
+    leader, best = 0, -np.inf
+    total_term = bonus_total_term(p, total)
+    for a in range(K):
+        mu, w = estimate(p, s, run, a)
+        index = mu + bonus(p, w, total_term)
+        if index > best:
+            leader, best = a, index
+    # line 9: TC challenger C = argmin_{a ≠ B} W_{B,a}(μ̃, N), with the global counts N
+    mu_b, _ = estimate(p, s, run, leader)
+    challenger, best = 0, np.inf  # the first smallest cost (W_{B,B} counts as +∞)
+    for a in range(K):
+        if a != leader:
+            mu, _ = estimate(p, s, run, a)
+            cost = transport(p, mu_b, mu, s.counts[run, leader], s.counts[run, a], p.sigma)
+            if cost < best:
+                challenger, best = a, cost
+    # line 10: L_B ← L_B + 1; pull B if N^B_B ≤ β·L_B, else C (line 12: N^B_B counts it)
+    s.leader_counts[run, leader] += 1
+    if s.leader_pulls[run, leader] <= p.beta * s.leader_counts[run, leader]:
+        s.leader_pulls[run, leader] += 1
+        return leader
+    return challenger
+
+
+@agent_observe.register(TopTwoState)
+@jit
+def top_two_observe(s: TopTwoState, p: Any, noise: NoiseView, run: int, action: int,
+                    value: float) -> None:
+    """Lines 12–13: count the pull and update the estimator (a stop carries no sample)."""
+    if action < p.K and not s.stopped[run]:
+        s.counts[run, action] += 1  # line 12
+        update_estimator(p, s, noise, run, action, value)  # line 13 (pull index s.t[run])
+    s.t[run] += 1
+
+
+@agent_ready.register(TopTwoState)
+@jit
+def _top_two_ready(s: TopTwoState, p: Any, run: int) -> int:
+    return 0
+
+
+# -- TTUCB: the MLE with W^G, b^G and c^G ------------------------------------------------------
+
+
+class TTUCBParams(NamedTuple):
+    """TTUCB's constants: ``glr_sigma`` is σ with the theoretical thresholds, 1 with the empirical
+    ones (the unit-variance statistic); ``c0`` = 2𝒞_G(log((K − 1)/δ)/2) (eq. 4)."""
+
+    K: int
+    delta: float
+    beta: float
+    sigma: float
+    glr_sigma: float
+    alpha: float
+    s: float
+    empirical: bool
+    c0: float
+    uniforms_per_step: int = 0
+    normals_per_step: int = 0
+
+
+@estimate.register(TTUCBParams)
+@jit
+def _mle_estimate(p: TTUCBParams, s: TopTwoState, run: int, a: int) -> tuple[float, float]:
+    """The MLE (Algorithm 2): the empirical mean and the count."""
+    n = s.counts[run, a]
+    return s.sums[run, a] / n, float(n)
+
+
+@update_estimator.register(TTUCBParams)
+@jit
+def _mle_update(p: TTUCBParams, s: TopTwoState, noise: NoiseView, run: int, arm: int,
+                reward: float) -> None:
+    s.sums[run, arm] += reward
+
+
+@bonus_total_term.register(TTUCBParams)
+@jit
+def _ttucb_bonus_total(p: TTUCBParams, total: int) -> float:
+    return np.log(total)
+
+
+@bonus.register(TTUCBParams)
+@jit
+def _ttucb_bonus(p: TTUCBParams, w: float, log_total: float) -> float:
+    return gaussian_bonus_log(w, log_total, p.sigma, p.alpha, p.s)  # b^G, eq. 3
+
+
+@transport.register(TTUCBParams)
+@jit
+def _ttucb_transport(p: TTUCBParams, mu_a: float, mu_b: float, w_a: float, w_b: float,
+                     sigma: float) -> float:
+    return gaussian_transport(mu_a, mu_b, w_a, w_b, sigma)  # W^G, eq. 3
+
+
+@prepare_stop.register(TTUCBParams)
+@jit
+def _ttucb_prepare(p: TTUCBParams, s: TopTwoState, run: int, a_hat: int, total: int) -> None:
+    pass
+
+
+@glr_excess.register(TTUCBParams)
+@jit
+def _ttucb_excess(p: TTUCBParams, s: TopTwoState, run: int, a_hat: int, b: int,
+                  total: int) -> float:
+    mu_a, w_a = _mle_estimate(p, s, run, a_hat)
+    mu_b, w_b = _mle_estimate(p, s, run, b)
+    stat = gaussian_transport(mu_a, mu_b, w_a, w_b, p.glr_sigma)
+    if p.empirical:
+        return stat - empirical_threshold(total, p.delta)
+    return stat - (p.c0 + count_term(w_a) + count_term(w_b))  # c^G, eq. 4
+
+
+class TopTwo(KernelAgent):
+    """The shell of a Top Two algorithm (paper 3, Algorithm 1): the kernel
+    :func:`top_two_act` / :func:`top_two_observe` over a :class:`TopTwoState`.
 
     Initialisation (line 2): arm t is pulled at step t = 0 … K−1 in every run. Once a run has
-    stopped its state is frozen; the runner keeps calling :meth:`act_batch`/:meth:`observe_batch`
-    for it, the agent keeps returning its stop action and ignores its feedback.
+    stopped its state is frozen; a driver that keeps calling it gets its stop action again and its
+    feedback is ignored.
 
-    Per-run state (leading axis ``n_runs``): ``counts`` N, ``sums``, ``leader_counts`` L,
-    ``leader_pulls`` N^a_a, ``stopped``, ``recommendation`` (−1 while running),
-    ``stopping_time`` (pulls when it stopped).
+    Per-run state (leading axis ``n_runs``, read as ``agent.counts`` etc.): see
+    :class:`TopTwoState`.
 
     Args:
         K: number of arms.
@@ -141,6 +377,8 @@ class TopTwo(Agent):
             (``BestArmIdentification-v0``'s two encodings).
         n_runs: number of runs.
     """
+
+    State = TopTwoState
 
     def __init__(
         self,
@@ -155,8 +393,6 @@ class TopTwo(Agent):
         self.reward_mode = check_choice("reward_mode", reward_mode, REWARD_MODES)
         self.delta = check_delta(delta)
         self.beta = check_real("beta", beta, low=0.0, high=1.0, low_open=True, high_open=True)
-        self._runs = np.arange(self.n_runs)
-        self._arms = np.arange(self.K)
 
     def set_gaussian_parameters(
         self, threshold: str, sigma: float, alpha: float | None = None, s: float | None = None
@@ -172,97 +408,15 @@ class TopTwo(Agent):
         if s is not None:
             self.s = check_real("s", s, low=1.0, low_open=True, high=math.inf, high_open=True)
 
-    # -- ingredients (overridden by instances) ---------------------------------------------------
-    def estimates(self) -> tuple[np.ndarray, np.ndarray]:
-        """(μ̃, Ñ), each (n_runs, K): the MLE (Algorithm 2) — empirical means and counts."""
-        return self.sums / self.counts, self.counts
+    @property
+    def glr_sigma(self) -> float:
+        """σ of the GLR statistic: the agent's σ against the theoretical thresholds, 1 (unit
+        variance) against the empirical ones — the two are never mixed."""
+        return self.sigma if self.threshold == "theory" else 1.0
 
-    def update_estimator(self, live: np.ndarray, arms: np.ndarray, rewards: np.ndarray) -> None:
-        """Line 13 for the MLE: add the reward of arm ``arms[i]`` to run i's sum (``live`` runs)."""
-        self.sums[self._runs, arms] += np.where(live, rewards, 0.0)
-
-    def pair_cost(self, mu_a: np.ndarray, mu: np.ndarray, w_a: np.ndarray, w: np.ndarray,
-                  sigma: float) -> np.ndarray:
-        """W_{a,b} at scale σ for the columns (μ_a, ω_a) against every arm b: W^G (eq. 3) by
-        default (AdaP-TT* uses W^{G,ε}, eq. 13)."""
-        return gaussian_transport(mu_a, mu, w_a, w, sigma)
-
-    def transport(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
-        """W_{a_i, b}(μ_i, ω_i) for every row i and arm b, at the agent's σ."""
-        return self.pair_cost(at_arm(mu, a), mu, at_arm(w, a), w, self.sigma)
-
-    def glr(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
-        """The GLR statistic of eq. 2 for every row: the transportation cost at σ against the
-        theoretical thresholds, at σ = 1 (unit variance) against the empirical ones — the two are
-        never mixed."""
-        sigma = self.sigma if self.threshold == "theory" else 1.0
-        return self.pair_cost(at_arm(mu, a), mu, at_arm(w, a), w, sigma)
-
-    def bonus(self, w: np.ndarray, total: np.ndarray) -> np.ndarray:
-        """b_a(ω) for every run and arm (default b^G, eq. 3); ``total`` (n_runs, 1) = pulls."""
-        return gaussian_bonus(w, total, self.sigma, self.alpha, self.s)
-
-    def stop_statistic(self, mu: np.ndarray, w: np.ndarray, a: np.ndarray) -> np.ndarray:
-        """The GLR statistic of eq. 2 (default: :meth:`glr`)."""
-        return self.glr(mu, w, a)
-
-    def stop_threshold(self, w: np.ndarray, a: np.ndarray, total: np.ndarray) -> np.ndarray:
-        """c_{a_i, b}(ω_i, δ) for every run i and arm b, shape (n_runs, K)."""
-        raise NotImplementedError
-
-    # -- Algorithm 1 -----------------------------------------------------------------------------
-    def reset_state(self) -> None:
-        n, K = self.n_runs, self.K
-        self.counts = np.zeros((n, K), dtype=np.int64)  # N_{n,a}
-        self.sums = np.zeros((n, K))
-        self.leader_counts = np.zeros((n, K), dtype=np.int64)  # L_{n,a}
-        self.leader_pulls = np.zeros((n, K), dtype=np.int64)  # N^a_{n,a}
-        self.stopped = np.zeros(n, dtype=bool)
-        self.recommendation = np.full(n, -1, dtype=np.int64)
-        self.stopping_time = np.zeros(n, dtype=np.int64)
-
-    def act_batch(self, observations: np.ndarray) -> np.ndarray:
-        if self.t < self.K:  # line 2: initialisation, one pull per arm
-            return np.full(self.n_runs, self.t, dtype=np.int64)
-        runs, live = self._runs, ~self.stopped
-        mu, w = self.estimates()
-        total = self.counts.sum(axis=1, keepdims=True)  # ‖N_n‖₁
-
-        # lines 4–7: recommendation and GLR stopping rule (eq. 2)
-        a_hat = np.argmax(mu, axis=1)
-        glr = self.stop_statistic(mu, w, a_hat) - self.stop_threshold(w, a_hat, total)
-        glr[runs, a_hat] = 0.0  # the condition is over a ≠ â
-        stops = live & (glr >= 0.0).all(axis=1)
-        if stops.any():
-            self.stopped |= stops
-            self.recommendation[stops] = a_hat[stops]
-            self.stopping_time[stops] = total[stops, 0]
-            live = ~self.stopped
-
-        # line 8: UCB leader; line 9: TC challenger (with the global counts N)
-        leader = np.argmax(mu + self.bonus(w, total), axis=1)
-        cost = self.transport(mu, self.counts, leader)
-        cost[runs, leader] = np.inf
-        challenger = np.argmin(cost, axis=1)
-
-        # lines 10 and 12: β-tracking of the leader's own pulls (only runs still going)
-        self.leader_counts[runs, leader] += live
-        L_B = self.leader_counts[runs, leader]
-        take_leader = self.leader_pulls[runs, leader] <= self.beta * L_B
-        self.leader_pulls[runs, leader] += live & take_leader
-        arm = np.where(take_leader, leader, challenger)
-        return np.where(self.stopped, self.recommendation + self.K, arm)
-
-    def observe_batch(
-        self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray
-    ) -> None:
-        live = actions < self.K  # stop actions (and every action of a stopped run) carry no sample
-        arms = np.where(live, actions, 0)
-        if self.reward_mode == "cost":
-            rewards = np.asarray(observations, dtype=float).reshape(self.n_runs, -1)[:, 0]
-        self.counts[self._runs, arms] += live  # line 12
-        self.update_estimator(live, arms, rewards)  # line 13
-        self.t += 1
+    def new_state(self) -> TopTwoState:
+        users = 0 if self.ledger is None else self.ledger.n_users
+        return TopTwoState.start(self.n_runs, self.K, users)
 
 
 class TTUCB(TopTwo):
@@ -304,14 +458,11 @@ class TTUCB(TopTwo):
     ) -> None:
         super().__init__(K, delta=delta, beta=beta, reward_mode=reward_mode, n_runs=n_runs)
         self.set_gaussian_parameters(threshold, sigma, alpha, s)
-        if self.threshold == "theory":
-            self._c0 = glr_threshold_constant(self.K, self.delta)
 
-    def stop_threshold(self, w: np.ndarray, a: np.ndarray, total: np.ndarray) -> np.ndarray:
-        if self.threshold == "empirical":
-            return empirical_threshold(total, self.delta)
-        h = 2.0 * np.log(4.0 + np.log(w))  # eq. 4, one term per arm
-        return self._c0 + h[self._runs, a][:, None] + h
+    def kernel_params(self) -> TTUCBParams:
+        c0 = glr_threshold_constant(self.K, self.delta) if self.threshold == "theory" else 0.0
+        return TTUCBParams(self.K, self.delta, self.beta, self.sigma, self.glr_sigma, self.alpha,
+                           self.s, self.threshold == "empirical", c0)
 
 
 # -- local DP: a randomizer wrapper in front of TTUCB (SPEC §3.2) -------------------------------

@@ -56,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         wall = time.perf_counter() - start
     print(f"{'protocol':<22} {'cell wall s':>11} {'µs per run-step':>16} {'R(T)/T':>8}")
     for r in rep.results:
-        print(f"{r.cell.label:<22} {r.wall_s:>11.1f} {r.ns_per_run_step / 1e3:>16.0f} "
+        x = r.result
+        print(f"{r.cell.label:<22} {x.wall_s:>11.1f} {x.ns_per_run_step / 1e3:>16.0f} "
               f"{float(fed.time_average(r)[:, -1].mean()):>8.4f}")
     target = args.runs == fed.SYNTHETIC.full.runs and args.horizon == fed.SYNTHETIC.full.horizon
     print(f"wall time of the reproduction: {wall:.0f} s = {wall / 60:.1f} min"

@@ -66,7 +66,7 @@ def full_figure(fraction: float, workers: int) -> dict[str, Any]:
     horizon = round(fraction * huber_fig1.FULL.horizon)
     with tempfile.TemporaryDirectory() as out:
         rep = huber_fig1.reproduce(out, horizon=horizon, workers=workers, progress=False)
-        cells = sum(r.wall_s for r in rep.results)
+        cells = sum(r.result.wall_s for r in rep.results)
         steps = len(rep.results) * rep.cells[0].runs * horizon
         return {
             "horizon": horizon,

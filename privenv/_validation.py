@@ -64,15 +64,20 @@ def check_probability(value: Any, name: str, *, high_open: bool = False) -> floa
     return check_real(name, value, low=0.0, high=1.0, high_open=high_open)
 
 
+#: the largest integer a parameter may take: numpy's and SQLite's (the results store's) int64
+INT64_MAX = 2**63 - 1
+
+
 def check_int(name: str, value: Any, *, low: int = 1, high: int | None = None) -> int:
-    """An integer (Python or numpy, not bool) in [low, high]."""
+    """An integer (Python or numpy, not bool) in [low, high]; ``high`` is at most
+    :data:`INT64_MAX` (the default), the range numpy arrays and the results store hold exactly.
+    Compared as exact integers, never through a float."""
+    high = INT64_MAX if high is None else min(high, INT64_MAX)
     ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-    if ok and float(value) == int(value):
-        v = int(value)
-        if v >= low and (high is None or v <= high):
-            return v
-    hi = "∞)" if high is None else f"{high}]"
-    raise ValueError(f"{name} must be an integer in [{low}, {hi}, got {value!r}")
+    if ok and low <= int(value) <= high:
+        return int(value)
+    hi = "2**63 - 1" if high == INT64_MAX else str(high)
+    raise ValueError(f"{name} must be an integer in [{low}, {hi}], got {value!r}")
 
 
 def check_vector(
@@ -84,7 +89,10 @@ def check_vector(
     finite: bool = True,
 ) -> np.ndarray:
     """A 1-D float array (optionally of a given length), all finite."""
-    arr = np.asarray(value, dtype=float)
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be a 1-D sequence of numbers, got {value!r}") from None
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D sequence of numbers, got shape {arr.shape}")
     if length is not None and arr.shape[0] != length:

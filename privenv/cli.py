@@ -350,7 +350,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_audit(args: argparse.Namespace) -> int:
     from privenv.privacy import harness
 
-    targets = None if args.targets is None else [t for t in args.targets.split(",") if t]
+    targets = None if args.targets is None else [t.strip() for t in args.targets.split(",")
+                                                  if t.strip()]
+    if targets == []:
+        raise UsageError(f"--targets names no target (got {args.targets!r}); known targets: "
+                         f"{', '.join(harness.CASES)}")
     records = harness.run(targets, size=args.size, seed=args.seed)
     if args.format == "json":
         print(_dumps([r.as_dict() for r in records], allow_nan=False))
@@ -420,7 +424,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from privenv.store import plot_regret
+    from privenv.plotting import plot_regret
 
     with _open_store(args.store) as store:
         paths = plot_regret(store, args.output)
@@ -529,12 +533,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_plot)
 
     p = sub.add_parser(
-        "audit", help="statistical privacy audits (ε lower bounds) with mutation tests",
+        "audit", help="privacy audits (ε lower bounds, exact preimages) with mutation tests",
         description="Run the privacy audits of privenv.privacy.harness: for each target an ε "
                     "lower bound from neighbouring inputs (Clopper–Pearson, false alarm ≤ 1e-6) "
-                    "against the declared ε, and each injected bug, which must be caught. "
-                    "Exit code 1 if a correct target violates its ε (a paper's own flawed "
-                    "mechanism excepted) or a mutation is missed.",
+                    "against the declared ε, or (preimage-* targets) the releases of one input "
+                    "provably impossible from the other, and each injected bug, which must be "
+                    "caught. Exit code 1 if a correct target violates its ε (a paper's own "
+                    "flawed mechanism and the documented float samplers excepted) or a "
+                    "mutation is missed.",
     )
     p.add_argument("--targets", default=None, metavar="LIST",
                    help="comma-separated targets (default: all)")
@@ -576,6 +582,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("PRIVENV_DEBUG"):
             raise
         return _error(args.command, str(e))
+    except (ArithmeticError, MemoryError) as e:  # a value beyond what floats or memory hold
+        if os.environ.get("PRIVENV_DEBUG"):
+            raise
+        what = "out of memory" if isinstance(e, MemoryError) else "numeric overflow"
+        return _error(args.command, f"{what} ({type(e).__name__}: {e}); a parameter is too "
+                                    "large for this machine (PRIVENV_DEBUG=1 shows where)")
     except (ConnectionError, TimeoutError) as e:  # e.g. no scheduler at --address
         if os.environ.get("PRIVENV_DEBUG"):
             raise

@@ -21,10 +21,14 @@ Regret against the horizon T on log–log axes (paper 4's rates) uses :class:`Lo
 :func:`loglog_grid`: per agent the mean final regret of each horizon with its ± 1 sd, the
 least-squares line of log mean regret on log T (:func:`loglog_slope`, with a bootstrap confidence
 interval over runs) and its slope in the legend, references as grey lines.
+
+A results store's regret curves (``privenv plot``): :func:`plot_regret`.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from privenv._validation import check_int, check_real
+from privenv.results import canonical_json
 
 #: line styles of reference (theory) curves, in order
 REFERENCE_STYLES = ((0, (5, 2)), (0, (1, 1.5)), (0, (5, 2, 1, 2)), (0, (8, 3)))
@@ -523,7 +528,50 @@ def loglog_grid(
     return fig
 
 
+# -- a results store ----------------------------------------------------------------------------
+
+
+def plot_regret(store: Any, output: str | os.PathLike[str], stem: str = "regret",
+                ncols: int = 3) -> list[Path]:
+    """Regret against t, mean ± 1 sd over runs: one panel per (env, env parameters, horizon),
+    one line per (agent, agent parameters); writes ``output/stem.png`` and ``.pdf``.
+
+    ``store``: a :class:`privenv.store.Store` (``privenv plot``)."""
+    from privenv.store import StoreError
+
+    results = store.results()
+    if not results:
+        raise StoreError(f"results store {str(store.path)!r} has no finished cells to plot")
+    panels: dict[tuple[Any, ...], dict[str, np.ndarray]] = {}
+    times: dict[tuple[Any, ...], np.ndarray] = {}
+    seeds = {r.seed for r in results}
+    for r in results:
+        key = (r.env, canonical_json(r.env_kwargs), r.horizon, r.n_checkpoints)
+        label = r.agent + (f"({_kwargs_label(r.agent_kwargs)})" if r.agent_kwargs else "")
+        if len(seeds) > 1:
+            label += f" seed {r.seed}"
+        panels.setdefault(key, {})[label] = r.regret_curve
+        times[key] = r.checkpoint_times
+    grid = []
+    for key, curves in panels.items():
+        env, env_kwargs, horizon, _ = key
+        kw = _kwargs_label(json.loads(env_kwargs))
+        title = f"{env}" + (f"\n{kw}" if kw else "") + f", T = {horizon:,}"
+        grid.append(RegretPanel(title, times[key], curves))
+    runs = sorted({len(r.runs) for r in results})
+    fig = regret_grid(grid, ncols=ncols,
+                      suptitle=f"{store.path.name}: cumulative regret, mean ± 1 sd over "
+                               f"{'/'.join(map(str, runs))} runs")
+    return save_figure(fig, Path(output) / stem)
+
+
+def _kwargs_label(kwargs: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={canonical_json(v) if isinstance(v, (list, dict)) else v}"
+                     for k, v in kwargs.items())
+
+
 __all__ = ["Baseline", "LogLogPanel", "LogLogSeries", "Reference", "RegretPanel", "SlopeFit",
            "StoppingSeries", "StoppingTimePanel", "agent_colors", "draw_loglog", "draw_regret",
-           "draw_stopping_time", "loglog_grid", "loglog_slope", "mean_sd", "regret_grid",
+           "draw_stopping_time", "loglog_grid", "loglog_slope", "mean_sd", "plot_regret",
+           "regret_grid",
            "save_figure", "stopping_time_grid"]

@@ -11,17 +11,22 @@ in a batch of 1000, in another process or on a cluster worker. The rule, used ev
   rewards (common random numbers), and the k-th pull of arm *a* returns the same reward whichever
   agent plays.
 
-:class:`RunStreams` hands out values row by row from per-row buffers, so a batched agent or
-problem draws for many runs with a few numpy calls while each row's values still come from that
-row's own generator, in order.
+:class:`RunStreams` (an environment's block-drawn reward streams) and :class:`DrawStream` (an
+agent's or a wrapper's noise, inside :class:`RunNoise`) hand out values row by row from per-row
+buffers, so a batched agent or problem draws for many runs with a few numpy calls while each row's
+values still come from that row's own generator, in order. Compiled kernels read the same buffers,
+so the two ways of running an algorithm (step by step through Gymnasium, or a whole run inside
+compiled code) see the same numbers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+
+from privenv._jit import jit
 
 # The purpose keys of a run's seed (``child(run_seed, PURPOSE, ...)``): distinct, so that no two
 # consumers ever share a stream (tests/test_seeding.py checks they stay distinct).
@@ -61,6 +66,9 @@ def run_seed_sequences(
         return [
             np.random.SeedSequence(int(seed), spawn_key=(first_run + i,)) for i in range(n_runs)
         ]
+    if isinstance(seed, (bool, np.bool_, str, bytes)) or not hasattr(seed, "__iter__"):
+        raise ValueError(f"seed must be a non-negative integer, a sequence of them (one per run) "
+                         f"or None, got {seed!r}")
     seeds = list(seed)
     if len(seeds) != n_runs:
         raise ValueError(f"seed must have one entry per run ({n_runs}), got {len(seeds)}")
@@ -88,12 +96,18 @@ Fill = Callable[[np.random.Generator, int, int], np.ndarray]
 
 
 class RunStreams:
-    """Buffered per-row random streams.
+    """Buffered per-row random streams drawn in fixed blocks (an environment's reward streams).
 
     Row ``r`` owns ``Generator(seeds[r])``; ``fill(generator, n, r)`` must return an array of
     ``n`` values (shape ``(n, *value_shape)``) drawn from that generator only. :meth:`take` returns
-    the next value of each requested row. Values are produced in blocks, so the cost per value is a
-    few numpy operations whatever the number of rows.
+    the next value of each requested row. Values are produced in blocks of ``block``, so the cost
+    per value is a few numpy operations whatever the number of rows. The block size is part of the
+    numbers when ``fill`` interleaves several draws (e.g. n inlier draws, then n coins).
+
+    Compiled kernels read the same buffers (:meth:`view`): ``values[r, pos[r]]`` is row r's next
+    value; a row is exhausted when ``pos[r] == block``, and :meth:`refill` draws its next block.
+    Refills happen when a value is needed, never ahead, so a row's values are the same whoever
+    consumes them.
 
     Args:
         seeds: one ``SeedSequence`` per row.
@@ -116,61 +130,190 @@ class RunStreams:
     def n_rows(self) -> int:
         return len(self._gens)
 
+    def view(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(values, pos)``: the buffers a kernel reads (``values`` shape (rows, block, …))."""
+        return self._buf, self._pos
+
+    def refill(self, rows: np.ndarray) -> None:
+        """Draw the next block of each (exhausted) row in ``rows``."""
+        for r in rows:
+            self._buf[r] = self._fill(self._gens[r], self.block, int(r))
+            self._pos[r] = 0
+
     def take(self, rows: np.ndarray | None = None) -> np.ndarray:
         """Next value of each row in ``rows`` (distinct row indices; ``None`` = all rows)."""
         if rows is None:
             rows = np.arange(self.n_rows)
         pos = self._pos[rows]
+        empty = pos == self.block
+        if empty.any():
+            self.refill(rows[empty])
+            pos = self._pos[rows]
         out = self._buf[rows, pos]
-        pos += 1
-        self._pos[rows] = pos
-        full = rows[pos == self.block]
-        for r in full:
-            self._buf[r] = self._fill(self._gens[r], self.block, int(r))
-            self._pos[r] = 0
+        self._pos[rows] = pos + 1
         return out
-
-    def reseed(self, rows: np.ndarray, seeds: Sequence[np.random.SeedSequence]) -> None:
-        """Restart the given rows from new seeds (a partial reset)."""
-        for r, s in zip(rows, seeds, strict=True):
-            self._gens[r] = np.random.Generator(np.random.PCG64(s))
-            self._buf[r] = self._fill(self._gens[r], self.block, int(r))
-            self._pos[r] = 0
 
     def take_many(self, row: int, n: int) -> np.ndarray:
         """The next ``n`` values of one row, in order."""
         parts = []
         while n > 0:
+            if self._pos[row] == self.block:
+                self.refill(np.array([row]))
             p = int(self._pos[row])
             m = min(n, self.block - p)
             parts.append(self._buf[row, p : p + m].copy())
             self._pos[row] = p + m
             n -= m
-            if self._pos[row] == self.block:
-                self._buf[row] = self._fill(self._gens[row], self.block, row)
-                self._pos[row] = 0
         return np.concatenate(parts) if parts else self._buf[row, :0].copy()
 
+    def reseed(self, rows: np.ndarray, seeds: Sequence[np.random.SeedSequence]) -> None:
+        """Restart the given rows from new seeds (a partial reset)."""
+        for r, s in zip(rows, seeds, strict=True):
+            self._gens[r] = np.random.Generator(np.random.PCG64(s))
+        self.refill(np.asarray(rows))
 
-def _uniform_fill(gen: np.random.Generator, n: int, _row: int) -> np.ndarray:
+
+Draw = Callable[[np.random.Generator, int], np.ndarray]
+
+
+class DrawStream:
+    """Per-row buffered draws of one standard law (uniforms or normals) for compiled kernels.
+
+    Row ``r`` owns ``Generator(seeds[r])`` and holds its next unread values in
+    ``values[r, pos[r]:end[r]]``. ``draw(generator, n)`` must give the same sequence however it
+    is chunked (``Generator.random`` and ``Generator.standard_normal`` do), so the buffering never
+    changes the values: a row's k-th value is the k-th draw of its generator. A kernel that may
+    take up to m values in a call is given rows holding at least m (:meth:`ensure`); it takes a
+    value as ``values[r, pos[r]]`` and advances ``pos[r]``.
+
+    Args:
+        seeds: one ``SeedSequence`` per row.
+        draw: the sampler.
+        block: values drawn per top-up.
+    """
+
+    def __init__(self, seeds: Sequence[np.random.SeedSequence], draw: Draw, block: int = 256):
+        self._gens = generators(seeds)
+        self._draw = draw
+        self.block = int(block)
+        n = len(self._gens)
+        self.values = np.empty((n, self.block))
+        for r, g in enumerate(self._gens):
+            self.values[r] = draw(g, self.block)
+        self.pos = np.zeros(n, dtype=np.int64)
+        self.end = np.full(n, self.block, dtype=np.int64)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self._gens)
+
+    def view(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(values, pos, end)``: the buffers a kernel reads (valid until the next top-up)."""
+        return self.values, self.pos, self.end
+
+    def ensure(self, need: int, rows: np.ndarray | None = None) -> None:
+        """Give every row in ``rows`` (all rows if ``None``) at least ``need`` unread values."""
+        idx = np.arange(self.n_rows) if rows is None else np.asarray(rows)
+        for r in idx[self.end[idx] - self.pos[idx] < need]:
+            self.top_up(int(r), need)
+
+    def top_up(self, row: int, need: int) -> None:
+        """Append whole blocks to row ``row`` until it holds at least ``need`` unread values."""
+        p, e = int(self.pos[row]), int(self.end[row])
+        rest = e - p
+        blocks = max(1, -(-(need - rest) // self.block))
+        size = rest + blocks * self.block
+        if size > self.values.shape[1]:  # grow every row's capacity (rare: a large ``need``)
+            grown = np.empty((self.n_rows, size))
+            grown[:, : self.values.shape[1]] = self.values
+            self.values = grown
+        self.values[row, :rest] = self.values[row, p:e]
+        self.values[row, rest:size] = self._draw(self._gens[row], blocks * self.block)
+        self.pos[row] = 0
+        self.end[row] = size
+
+    def take(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Next value of each row in ``rows`` (distinct row indices; ``None`` = all rows)."""
+        if rows is None:
+            rows = np.arange(self.n_rows)
+        self.ensure(1, rows)
+        pos = self.pos[rows]
+        out = self.values[rows, pos]
+        self.pos[rows] = pos + 1
+        return out
+
+    def take_many(self, row: int, n: int) -> np.ndarray:
+        """The next ``n`` values of one row, in order."""
+        self.ensure(n, np.array([row]))
+        p = int(self.pos[row])
+        self.pos[row] = p + n
+        return self.values[row, p : p + n].copy()
+
+    def reseed(self, rows: np.ndarray, seeds: Sequence[np.random.SeedSequence]) -> None:
+        """Restart the given rows from new seeds (a partial reset)."""
+        for r, s in zip(rows, seeds, strict=True):
+            self._gens[r] = np.random.Generator(np.random.PCG64(s))
+            self.pos[r] = self.end[r] = 0
+            self.top_up(int(r), 1)
+
+
+def _uniform_draw(gen: np.random.Generator, n: int) -> np.ndarray:
     return gen.random(n)
 
 
-def _normal_fill(gen: np.random.Generator, n: int, _row: int) -> np.ndarray:
+def _normal_draw(gen: np.random.Generator, n: int) -> np.ndarray:
     return gen.standard_normal(n)
+
+
+class NoiseView(NamedTuple):
+    """What a kernel sees of a :class:`RunNoise`: the buffers of its uniform and normal streams
+    (row = run). :func:`take_uniform` / :func:`take_normal` read them."""
+
+    u: np.ndarray
+    u_pos: np.ndarray
+    u_end: np.ndarray
+    z: np.ndarray
+    z_pos: np.ndarray
+    z_end: np.ndarray
+
+
+@jit
+def take_uniform(noise: NoiseView, run: int) -> float:
+    """The next U[0, 1) draw of ``run`` (the caller has ensured one is there)."""
+    i = noise.u_pos[run]
+    noise.u_pos[run] = i + 1
+    return noise.u[run, i]
+
+
+@jit
+def take_normal(noise: NoiseView, run: int) -> float:
+    """The next N(0, 1) draw of ``run`` (the caller has ensured one is there)."""
+    i = noise.z_pos[run]
+    noise.z_pos[run] = i + 1
+    return noise.z[run, i]
+
+
+@jit
+def available(noise: NoiseView, run: int, uniforms: int, normals: int) -> bool:
+    """Whether ``run`` holds at least ``uniforms`` uniforms and ``normals`` normals."""
+    return (noise.u_end[run] - noise.u_pos[run] >= uniforms
+            and noise.z_end[run] - noise.z_pos[run] >= normals)
 
 
 class RunNoise:
     """The per-run noise source of an agent or a wrapper: standard uniforms and normals.
 
-    Each run draws from its own stream, so run *i*'s noise does not depend on the batch size.
-    All the mechanisms of :mod:`privenv.privacy.mechanisms` are transforms of these.
+    Each run draws from its own streams (``child(seed, 0)`` uniforms, ``child(seed, 1)``
+    normals), so run *i*'s noise does not depend on the batch size. All the mechanisms of
+    :mod:`privenv.privacy.mechanisms` are transforms of these. Python code takes values with
+    :meth:`uniform`, :meth:`normal`, :meth:`uniforms`, :meth:`normals`; compiled kernels read
+    :meth:`view` after :meth:`ensure`.
     """
 
     def __init__(self, seeds: Sequence[np.random.SeedSequence], block: int = 256):
         self.n_runs = len(seeds)
-        self._uniform = RunStreams([child(s, 0) for s in seeds], _uniform_fill, block)
-        self._normal = RunStreams([child(s, 1) for s in seeds], _normal_fill, block)
+        self._uniform = DrawStream([child(s, 0) for s in seeds], _uniform_draw, block)
+        self._normal = DrawStream([child(s, 1) for s in seeds], _normal_draw, block)
 
     def reseed(self, runs: np.ndarray, seeds: Sequence[np.random.SeedSequence]) -> None:
         """Restart the given runs from new seeds (a partial reset, e.g. an autoreset)."""
@@ -192,6 +335,22 @@ class RunNoise:
     def normals(self, run: int, n: int) -> np.ndarray:
         """``n`` consecutive N(0,1) draws of one run."""
         return self._normal.take_many(run, n)
+
+    def ensure(self, uniforms: int, normals: int = 0, runs: np.ndarray | None = None) -> None:
+        """Give every run in ``runs`` at least ``uniforms`` uniforms and ``normals`` normals."""
+        if uniforms:
+            self._uniform.ensure(uniforms, runs)
+        if normals:
+            self._normal.ensure(normals, runs)
+
+    def top_up(self, run: int, uniforms: int, normals: int) -> None:
+        """Give one run at least ``uniforms`` uniforms and ``normals`` normals (what a compiled
+        driver asks for when it has stopped on a run)."""
+        self.ensure(uniforms, normals, np.array([run]))
+
+    def view(self) -> NoiseView:
+        """The buffers a kernel reads (rebuild after :meth:`ensure`: a top-up may reallocate)."""
+        return NoiseView(*self._uniform.view(), *self._normal.view())
 
 
 def noise_for(seed: Any, n_runs: int, purpose: int, first_run: int = 0) -> RunNoise:

@@ -1,29 +1,32 @@
-"""The runner (SPEC §6): drive an agent on a batched problem, and the documented Gymnasium loop.
+"""The runner: drive an agent on a batched problem, and the documented Gymnasium loop.
 
-:func:`simulate` steps a native vector env (no per-step Gymnasium wrappers) for ``n_runs`` runs at
-once, records the cumulative clean pseudo-regret at log-spaced checkpoints (never O(T) arrays),
-stopping times, recommendations and correctness, the privacy guarantee of the whole system, seeds,
-versions and wall time. :func:`play` is the plain step-by-step loop on a ``gym.make`` env; both
-give identical numbers for the same seed (tested).
+:func:`simulate` runs ``n_runs`` runs of an agent on a native vector env and records the
+cumulative clean pseudo-regret at log-spaced checkpoints (never O(T) arrays), stopping times,
+recommendations and correctness, the privacy guarantee of the whole system, seeds, versions and
+wall time. A compiled agent on a K-armed problem (:func:`fast_path`) plays each run to its own end
+inside compiled code (:mod:`privenv.agents.kernel`), so a run that has stopped costs nothing;
+anything else steps every run together through the vector env. :func:`play` is the plain
+step-by-step loop on a ``gym.make`` env; all three give identical numbers for the same seed
+(tested).
 """
 
 from __future__ import annotations
 
-import platform
+import secrets
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-import privenv
-from privenv._stats import sample_sd
+from privenv._memory import check_simulation_fits
 from privenv._validation import check_int
 from privenv.agents import Agent, as_batched, env_kwargs_for, make
 from privenv.privacy.guarantee import PrivacyGuarantee, system_guarantee
+from privenv.problems.base import Problem
+from privenv.results import RunResults, versions
 
 #: keys an env may put in ``info`` at the end of an episode that the runner records per run
 EPISODE_KEYS = ("stopping_time", "recommendation", "correct")
@@ -35,129 +38,9 @@ def checkpoints(horizon: int, n: int = 40) -> np.ndarray:
     return np.unique(np.append(pts, horizon))
 
 
-class RunTotals:
-    """Derived totals of per-run results with ``regret_curve``, ``steps`` and ``wall_s``."""
-
-    regret_curve: np.ndarray
-    steps: np.ndarray
-    wall_s: float
-
-    @property
-    def regret(self) -> np.ndarray:
-        """Final cumulative pseudo-regret of each run."""
-        return self.regret_curve[:, -1]
-
-    @property
-    def ns_per_run_step(self) -> float:
-        """Wall time per (run, round) in nanoseconds."""
-        total = float(self.steps.sum())
-        return 1e9 * self.wall_s / total if total else float("nan")
-
-
-@dataclass
-class SimulationResult(RunTotals):
-    """Per-run results of one configuration (one agent on one env)."""
-
-    env: str
-    agent: str
-    privacy: PrivacyGuarantee
-    n_runs: int
-    horizon: int
-    seed: int
-    first_run: int
-    env_kwargs: dict[str, Any]
-    agent_kwargs: dict[str, Any]
-    checkpoint_times: np.ndarray
-    regret_curve: np.ndarray  # (n_runs, len(checkpoint_times)), cumulative pseudo-regret
-    steps: np.ndarray  # rounds played by each run
-    episode: dict[str, np.ndarray] = field(default_factory=dict)  # EPISODE_KEYS recorded per run
-    wall_s: float = 0.0
-    versions: dict[str, str] = field(default_factory=dict)
-
-    def summary(self) -> dict[str, Any]:
-        """The JSON object printed by ``privenv run --format json``."""
-
-        def mean_sd(x: np.ndarray | None) -> tuple[float | None, float | None]:
-            if x is None or len(x) == 0:
-                return None, None
-            x = np.asarray(x, dtype=float)
-            return float(x.mean()), sample_sd(x)
-
-        stopping = self.episode.get("stopping_time")
-        correct = self.episode.get("correct")
-        is_bai = stopping is not None
-        r_mean, r_sd = (None, None) if is_bai else mean_sd(self.regret)
-        s_mean, s_sd = mean_sd(stopping)
-        return {
-            "env": self.env,
-            "agent": self.agent,
-            "privacy": str(self.privacy),
-            **{k: _json_number(v) for k, v in self.privacy.as_dict().items() if k != "privacy"},
-            "runs": self.n_runs,
-            "horizon": self.horizon,
-            "seed": self.seed,
-            "first_run": self.first_run,
-            "regret_mean": r_mean,
-            "regret_sd": r_sd,
-            "stopping_time_mean": s_mean,
-            "stopping_time_sd": s_sd,
-            "error_rate": None if correct is None else float(1.0 - np.mean(correct)),
-            "wall_s": self.wall_s,
-            "ns_per_run_step": self.ns_per_run_step,
-            "env_kwargs": self.env_kwargs,
-            "agent_kwargs": self.agent_kwargs,
-            "versions": self.versions,
-        }
-
-    def to_frame(self) -> Any:
-        """One row per run (pandas): configuration, privacy, seed, final regret, episode keys."""
-        import pandas as pd
-
-        rows = {
-            "env": self.env,
-            "agent": self.agent,
-            **self.privacy.as_dict(),
-            "seed": self.seed,
-            "run": np.arange(self.first_run, self.first_run + self.n_runs),
-            "horizon": self.horizon,
-            "steps": self.steps,
-            "regret": self.regret,
-            **{k: v for k, v in self.episode.items()},
-            "wall_s": self.wall_s,
-        }
-        return pd.DataFrame(rows)
-
-    def curve_frame(self) -> Any:
-        """Long table of the regret curve: (run, t, regret)."""
-        import pandas as pd
-
-        n, m = self.regret_curve.shape
-        return pd.DataFrame(
-            {
-                "run": np.repeat(np.arange(self.first_run, self.first_run + n), m),
-                "t": np.tile(self.checkpoint_times, n),
-                "regret": self.regret_curve.ravel(),
-            }
-        )
-
-
-def _json_number(v: Any) -> Any:
-    if isinstance(v, float) and not np.isfinite(v):
-        return None
-    return v
-
-
-def versions() -> dict[str, str]:
-    """Versions recorded with every result."""
-    import scipy
-
-    return {
-        "privenv": privenv.__version__,
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "gymnasium": gym.__version__,
-        "python": platform.python_version(),
-    }
+#: the record :func:`simulate` returns: the one results record of simulations, sweeps, the
+#: store and the reproductions (:class:`privenv.results.RunResults`)
+SimulationResult = RunResults
 
 
 Wrapper = Callable[[VectorEnv], VectorEnv]
@@ -198,13 +81,35 @@ def wrapper_guarantees(env: Any) -> tuple[PrivacyGuarantee, ...]:
     return tuple(out)
 
 
+def check_wrappers(wrappers: Any) -> tuple[Wrapper, ...]:
+    """``wrappers`` as a tuple of functions ``VectorEnv -> VectorEnv``, else ``ValueError`` saying
+    what is expected (a single-env wrapper class or a ``(class, kwargs)`` pair is named)."""
+    example = "e.g. wrappers=[lambda e: VectorLaplaceReward(e, 1.0, (0.0, 1.0))]"
+    if callable(wrappers) or isinstance(wrappers, (str, bytes)) or not isinstance(
+        wrappers, Sequence
+    ):
+        raise ValueError(f"wrappers must be a sequence of functions VectorEnv -> VectorEnv "
+                         f"({example}), got {wrappers!r}")
+    for i, w in enumerate(wrappers):
+        if isinstance(w, type) and issubclass(w, gym.Wrapper):
+            raise ValueError(
+                f"wrappers[{i}] must be a function VectorEnv -> VectorEnv, got the single-env "
+                f"wrapper class {w.__name__}: simulate runs a native vector env; use its vector "
+                f"twin with its arguments ({example})"
+            )
+        if not callable(w):
+            raise ValueError(f"wrappers[{i}] must be a function VectorEnv -> VectorEnv "
+                             f"({example}), got {w!r}")
+    return tuple(wrappers)
+
+
 def simulate(
     agent: Agent | str | Any,
     env: str | VectorEnv = "HuberBandit-v0",
     *,
     n_runs: int = 1,
     horizon: int | None = None,
-    seed: int = 0,
+    seed: int | None = 0,
     first_run: int = 0,
     env_kwargs: dict[str, Any] | None = None,
     agent_kwargs: dict[str, Any] | None = None,
@@ -221,10 +126,11 @@ def simulate(
         env: a registered id (built natively vectorized with ``env_kwargs`` and ``wrappers``) or a
             ``VectorEnv`` with ``autoreset_mode=DISABLED``.
         n_runs: number of runs (the vector env's ``num_envs``).
-        horizon: rounds per run (regret) or sample budget (best-arm identification); defaults to
-            the env's.
+        horizon: rounds per run (regret) or sample budget (best-arm identification), ≥ 1;
+            defaults to the env's.
         seed: run *i* uses run ``first_run + i`` of this seed, for the env and the agent alike
-            (separate streams, see :mod:`privenv.seeding`).
+            (separate streams, see :mod:`privenv.seeding`); ``None``: a fresh seed drawn from OS
+            entropy, recorded in the result (so the runs can be repeated).
         first_run: index of the first run, so that any slice of runs can be reproduced alone.
         n_checkpoints: number of log-spaced regret checkpoints.
         ledger: checking mode: attach a per-user privacy ledger to the agent (tests).
@@ -232,9 +138,19 @@ def simulate(
     Returns:
         A :class:`SimulationResult`.
     """
+    # -- arguments (checked before anything is built) --
     n_runs = check_int("n_runs", n_runs, low=1)
+    horizon = None if horizon is None else check_int("horizon", horizon, low=1)
+    seed = secrets.randbits(63) if seed is None else check_int("seed", seed, low=0)
+    first_run = check_int("first_run", first_run, low=0)
+    n_checkpoints = check_int("n_checkpoints", n_checkpoints, low=1)
+    wrappers = check_wrappers(wrappers)
     env_kwargs = dict(env_kwargs or {})
     agent_kwargs = dict(agent_kwargs or {})
+    if isinstance(env, str):
+        check_simulation_fits(agent, env, n_runs, horizon, wrappers, env_kwargs, agent_kwargs,
+                              n_checkpoints)
+    # -- building --
     if isinstance(env, str):
         env_id = env
         venv = make_vector_env(env, n_runs, horizon, wrappers,
@@ -265,15 +181,91 @@ def simulate(
         agent.ledger = Ledger(n_runs, getattr(agent, "ledger_users", horizon))
 
     times = checkpoints(horizon, n_checkpoints)
+    start = time.perf_counter()
+    obs, _ = venv.reset(seed=seed, options={"first_run": first_run})
+    agent.reset(seed=seed, first_run=first_run)
+    fast = None if ledger else fast_path(agent, venv)
+    if fast is not None:
+        curve, regret, steps, episode = _run_fast(agent, fast, times, horizon)
+    else:
+        curve, regret, steps, episode = _run_stepwise(agent, venv, obs, times, horizon)
+    wall = time.perf_counter() - start
+    episode.update(agent.episode_info())
+
+    return SimulationResult(
+        env=env_id,
+        agent=name,
+        privacy=system_guarantee(agent.privacy, wrapper_guarantees(venv)),
+        runs=np.arange(first_run, first_run + n_runs),
+        n_checkpoints=n_checkpoints,
+        horizon=horizon,
+        seed=seed,
+        env_kwargs=env_kwargs,
+        agent_kwargs=agent_kwargs,
+        checkpoint_times=times,
+        regret_curve=curve,
+        steps=steps,
+        episode=episode,
+        wall_s=wall,
+        versions=versions(),
+    )
+
+
+def fast_path(agent: Any, venv: Any) -> tuple[Any, Any, Any] | None:
+    """``(problem, randomizer, randomizer_noise)`` if ``simulate`` may run ``agent`` on ``venv``
+    (both reset) inside compiled code (:func:`privenv.agents.kernel.run_fast`), else ``None``.
+
+    It may when the agent is a compiled agent whose act/observe are its kernels, the env is a
+    privenv K-armed problem with compiled reward streams, and between them there is nothing, or
+    one privenv local-DP reward wrapper with a compiled randomizer (e.g. CTB-TT's). Anything else
+    (a Python agent, another wrapper, a randomizer that overrides its release) runs step by step,
+    to the same numbers.
+    """
+    from privenv.agents.kernel import KernelAgent
+    from privenv.wrappers.ldp import LocalDPVectorRewardWrapper, LocalRandomizer
+
+    if not (isinstance(agent, KernelAgent) and type(agent).runs_fast()):
+        return None
+    problem = getattr(venv.unwrapped, "problem", None)
+    if problem is None or type(problem).arm_view is Problem.arm_view:
+        return None
+    randomizer = noise = None
+    env = venv
+    while env is not venv.unwrapped:
+        if not isinstance(env, LocalDPVectorRewardWrapper) or randomizer is not None:
+            return None
+        randomizer, noise = env.randomizer, env.noise
+        cls = type(randomizer)
+        if (cls.perturb is not LocalRandomizer.perturb
+                or cls.validate is not LocalRandomizer.validate):
+            return None
+        env = env.env
+    return problem, randomizer, noise
+
+
+def _run_fast(agent: Any, fast: tuple[Any, Any, Any], times: np.ndarray,
+              horizon: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    from privenv.agents.kernel import run_fast
+
+    problem, randomizer, noise = fast
+    out = run_fast(agent, problem, randomizer, noise, times, horizon)
+    episode: dict[str, np.ndarray] = {}
+    if problem.terminates:  # best-arm identification: what the env's last info would say
+        episode = {"stopping_time": out.pulls, "recommendation": out.recommendation,
+                   "correct": out.correct}
+    return out.curve, out.regret, out.steps, episode
+
+
+def _run_stepwise(agent: Agent, venv: VectorEnv, obs: Any, times: np.ndarray,
+                  horizon: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                         dict[str, np.ndarray]]:
+    """The runner's loop: every run steps together until the last one ends."""
+    n_runs = venv.num_envs
     curve = np.zeros((n_runs, len(times)))
     regret = np.zeros(n_runs)
     steps = np.zeros(n_runs, dtype=np.int64)
     episode: dict[str, np.ndarray] = {}
     done = np.zeros(n_runs, dtype=bool)
-
-    start = time.perf_counter()
-    obs, _ = venv.reset(seed=seed, options={"first_run": first_run})
-    agent.reset(seed=seed, first_run=first_run)
     k = 0
     any_done = False
     for t in range(1, horizon + 1):
@@ -303,26 +295,7 @@ def simulate(
             if done.all():
                 break
     curve[:, k:] = regret[:, None]
-    wall = time.perf_counter() - start
-    episode.update(agent.episode_info())
-
-    return SimulationResult(
-        env=env_id,
-        agent=name,
-        privacy=system_guarantee(agent.privacy, wrapper_guarantees(venv)),
-        n_runs=n_runs,
-        horizon=horizon,
-        seed=seed,
-        first_run=first_run,
-        env_kwargs=env_kwargs,
-        agent_kwargs=agent_kwargs,
-        checkpoint_times=times,
-        regret_curve=curve,
-        steps=steps,
-        episode=episode,
-        wall_s=wall,
-        versions=versions(),
-    )
+    return curve, regret, steps, episode
 
 
 def play(

@@ -5,7 +5,13 @@ each finished cell is **one transaction**: its metadata row and all its run rows
 or not at all. A sweep killed at any moment (Ctrl-C, SIGKILL, a dead machine) therefore leaves
 every cell either complete or absent — never half a cell — and ``--resume`` runs exactly the
 absent (and the failed) ones. The primary key of a run is (configuration, run index), so a run can
-never be stored twice.
+never be stored twice. A sweep holds the store's writer lock while it runs
+(:meth:`Store.begin_sweep`), so a second sweep on the same store is refused at once.
+
+Every SQLite or file-system fault — a damaged (page-corrupted) file, a full disk, a read-only file
+system, a directory where the file should be — is a :class:`StoreError` of one line naming the
+store and what to do; a transaction it interrupts is rolled back, so what was stored stays intact.
+Records are :class:`privenv.results.RunResults` (a cell's result in, a configuration's runs out).
 
 Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`)::
 
@@ -45,18 +51,19 @@ import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from privenv._stats import sample_sd
-from privenv.simulation import RunTotals
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: no writer lock
+    fcntl = None  # type: ignore[assignment]
 
-if TYPE_CHECKING:  # pragma: no cover
-    from privenv.sweep import Cell, CellResult
+from privenv._stats import sample_sd
+from privenv.privacy.guarantee import PrivacyGuarantee
+from privenv.results import Cell, RunResults, canonical_json, utc_now, versions
 
 SCHEMA_VERSION = 1
 
@@ -129,49 +136,37 @@ _ORDER = "c.env, c.agent, c.env_kwargs, c.agent_kwargs, c.horizon, c.n_checkpoin
 
 
 class StoreError(ValueError):
-    """A results store cannot be used as asked (missing, another sweep's, a newer schema)."""
+    """A results store cannot be used as asked (missing, another sweep's, a newer schema,
+    damaged, being written by another sweep, or on a full or read-only disk)."""
 
 
-def canonical_json(value: Any) -> str:
-    """Canonical JSON text: sorted keys, no spaces, numpy values as Python ones."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_json_default)
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Roll back the open transaction, if SQLite has not already (it does on a full disk)."""
+    try:
+        conn.execute("ROLLBACK")
+    except sqlite3.OperationalError:  # "no transaction is active"
+        pass
 
 
-def _json_default(obj: Any) -> Any:
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    raise TypeError(f"{type(obj).__name__} value {obj!r} is not JSON serializable")
-
-
-def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-@dataclass
-class ConfigResult(RunTotals):
-    """The stored runs of one configuration (all its done cells), read back from a store."""
-
-    config_id: str
-    env: str
-    env_kwargs: dict[str, Any]
-    agent: str
-    agent_kwargs: dict[str, Any]
-    horizon: int
-    seed: int
-    n_checkpoints: int
-    runs: np.ndarray  # run indices, ascending
-    checkpoint_times: np.ndarray
-    regret_curve: np.ndarray  # (len(runs), len(checkpoint_times))
-    steps: np.ndarray
-    episode: dict[str, np.ndarray] = field(default_factory=dict)
-    privacy: dict[str, Any] = field(default_factory=dict)  # PrivacyGuarantee.as_dict()
-    agent_params: dict[str, Any] = field(default_factory=dict)
-    versions: dict[str, str] = field(default_factory=dict)
-    wall_s: float = 0.0  # the sum over its cells
-    n_cells: int = 0
-
+def _store_error(path: Path, e: BaseException, doing: str = "use") -> StoreError:
+    """A one-line :class:`StoreError` for a SQLite or file-system error on the store at
+    ``path`` (what went wrong and what to do)."""
+    text = str(e) if isinstance(e, sqlite3.Error) else (getattr(e, "strerror", None) or str(e))
+    name = repr(str(path))
+    low = text.lower()
+    if "malformed" in low or "not a database" in low or "corrupt" in low:
+        return StoreError(f"results store {name} is damaged (SQLite: {text}); it cannot be read "
+                          "reliably: restore it from a copy, or run the sweep into a new store")
+    if "full" in low:
+        return StoreError(f"cannot write to results store {name}: {text}; the cells stored "
+                          "before are kept: free space (or move the store), then rerun with "
+                          "--resume")
+    if isinstance(e, sqlite3.IntegrityError):
+        return StoreError(f"results store {name} refuses the write: {text} (a run stored twice: "
+                          "two sweeps writing one store, or overlapping chunks)")
+    if "readonly" in low or "read-only" in low:
+        return StoreError(f"cannot write to results store {name}: it is read-only ({text})")
+    return StoreError(f"cannot {doing} results store {name}: {text}")
 
 
 class Store:
@@ -186,8 +181,51 @@ class Store:
     def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
         self.path = Path(path)
         self.readonly = not create
+        self._lock_fd: int | None = None
+        self._conn: sqlite3.Connection | None = None
+        self._created = False  # this object created the file (removed again if unusable)
+        if self.path.is_dir():
+            raise StoreError(f"results store {str(self.path)!r} is a directory; give the path "
+                             "of a file (e.g. results.sqlite)")
+        try:
+            self._open(create)
+        except sqlite3.Error as e:
+            self._discard()
+            raise _store_error(self.path, e, "open") from e
+        except OSError as e:
+            self._discard()
+            raise _store_error(self.path, e, "create" if create else "open") from e
+        except BaseException:
+            self._discard()
+            raise
+
+    def _discard(self) -> None:
+        """Close after a failed open, removing the file if this object created it and it is
+        still empty (never a file another process has begun to use meanwhile)."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        try:
+            if self._created and self.path.stat().st_size == 0:
+                self.path.unlink()
+        except OSError:  # gone already, or a read-only file system: nothing to remove
+            pass
+
+    def _open(self, create: bool) -> None:
         if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            parent = self.path.parent
+            for p in (parent, *parent.parents):
+                if p.exists():
+                    if not p.is_dir():
+                        raise StoreError(f"cannot create results store {str(self.path)!r}: "
+                                         f"{str(p)!r} is not a directory")
+                    break
+            parent.mkdir(parents=True, exist_ok=True)
+            try:  # (an OSError here names the cause, unlike SQLite's "unable to open")
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                self._created = True
+            except FileExistsError:
+                pass
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         else:
             if not self.path.is_file():
@@ -206,14 +244,15 @@ class Store:
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
         except sqlite3.DatabaseError as e:
-            conn.close()
-            raise StoreError(f"{str(self.path)!r} is not a results store (SQLite): {e}") from e
+            if "not a database" in str(e):
+                raise StoreError(f"{str(self.path)!r} is not a results store (SQLite): "
+                                 f"{e}") from e
+            raise
         if version > SCHEMA_VERSION:
-            conn.close()
             raise StoreError(f"{str(self.path)!r} has store schema {version}; this privenv "
                              f"reads schema ≤ {SCHEMA_VERSION} (upgrade privenv)")
         if version == 0 and conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]:
-            conn.close()  # someone else's database: never add tables to it
+            self._created = False  # someone else's database: never add tables to it
             raise StoreError(f"{str(self.path)!r} is a SQLite database but not a privenv "
                              "results store")
         # (SQLite's default rollback journal: the store stays one file, a commit is durable)
@@ -226,13 +265,17 @@ class Store:
                             conn.execute(statement)
                     conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         elif version == 0:
-            conn.close()
             raise StoreError(f"{str(self.path)!r} is not a privenv results store")
+        self._created = False  # a usable store from here on
 
     # -- plumbing -------------------------------------------------------------------------------
 
     def close(self) -> None:
-        self._conn.close()
+        if self._conn is not None:
+            self._conn.close()
+        if self._lock_fd is not None:  # after the connection (see _lock_for_writing)
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def __enter__(self) -> Store:
         return self
@@ -245,16 +288,67 @@ class Store:
         if self.readonly:
             raise StoreError(f"results store {str(self.path)!r} was opened for reading "
                              "(create=False)")
-        self._conn.execute("BEGIN IMMEDIATE")
+        conn = self._conn
         try:
-            yield self._conn
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                _rollback(conn)
+                raise
+            conn.execute("COMMIT")
+        except sqlite3.Error as e:
+            _rollback(conn)
+            raise _store_error(self.path, e, "write to") from e
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        return self._conn.execute(sql, params).fetchall()
+        try:
+            return self._conn.execute(sql, params).fetchall()
+        except sqlite3.Error as e:
+            raise _store_error(self.path, e, "read") from e
+
+    def _lock_for_writing(self) -> None:
+        """Take the store's writer lock, held until :meth:`close`: one sweep writes a store at a
+        time, and a second one is refused at once (whatever its config).
+
+        An exclusive ``flock`` on the database file, which the kernel releases when the process
+        ends however it ends (SIGKILL included), so a killed sweep never leaves the store locked.
+        It is independent of SQLite's own (``fcntl``) locks; the descriptor is closed only after
+        the SQLite connection. On a file system without ``flock`` the lock is skipped (each
+        cell's transaction still refuses a cell stored twice)."""
+        if self._lock_fd is not None or fcntl is None:
+            return
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise StoreError(f"results store {str(self.path)!r} is being written by another "
+                             "sweep; wait until it ends (then --resume extends it), or choose "
+                             "another store") from None
+        except OSError:  # no flock on this file system
+            os.close(fd)
+            return
+        self._lock_fd = fd
+
+    @staticmethod
+    def is_being_written(path: str | os.PathLike[str]) -> bool:
+        """Whether a sweep holds the writer lock of the store at ``path`` now."""
+        if fcntl is None:
+            return False
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+        return False
 
     # -- writing (the sweep's parent process only) ----------------------------------------------
 
@@ -269,39 +363,21 @@ class Store:
         backend: str | None = None,
         resume: bool = False,
     ) -> int:
-        """Check that this sweep may write here and record it; returns its ``sweep_id``.
+        """Check that this sweep may write here and record it; returns its ``sweep_id``. Takes
+        the store's writer lock (held until :meth:`close`): a store another sweep is writing is
+        refused at once.
 
         An empty store takes any sweep. A store with cells takes one only with ``resume``, and
         only if every stored cell (done or failed) is a cell of the new sweep — the same config,
         or one that extends it (more agents, instances, parameter values, or more chunks of the
         same size). Anything else is refused: its runs could not be told apart from this sweep's.
         """
-        stored = {r[0] for r in self._query("SELECT cell_id FROM cells")}
-        if stored:
-            last = self.last_sweep() or {}
-            what = (f"{len(stored)} cells of sweep {last.get('name')!r} "
-                    f"(config hash {last.get('config_hash')})")
-            if not resume:
-                raise StoreError(
-                    f"results store {str(self.path)!r} already holds {what}; pass --resume "
-                    "(resume=True) to continue it, or choose another store"
-                )
-            foreign = stored - set(cell_ids)
-            if foreign:
-                example = self._query("SELECT agent, agent_kwargs, env, env_kwargs, first_run, "
-                                      "n_runs FROM cells WHERE cell_id = ?", (min(foreign),))[0]
-                raise StoreError(
-                    f"results store {str(self.path)!r} holds {what}, and {len(foreign)} of them "
-                    f"are not cells of this config (e.g. {example['agent']} "
-                    f"{example['agent_kwargs']} on {example['env']} {example['env_kwargs']}, "
-                    f"runs {example['first_run']}..{example['first_run'] + example['n_runs'] - 1}"
-                    "); a store can be resumed only by the same config or one that extends it "
-                    "(more agents, instances, values or chunks of the same size); use another "
-                    "store"
-                )
-        from privenv.simulation import versions
-
+        self._lock_for_writing()
+        # the check and the record in one write transaction: nothing can come in between
         with self._transaction() as conn:
+            stored = {r[0] for r in conn.execute("SELECT cell_id FROM cells")}
+            if stored:
+                self._check_resumable(stored, cell_ids, resume)
             cur = conn.execute(
                 "INSERT INTO sweeps (config_hash, name, config, source, n_cells, backend, "
                 "resumed, started, versions) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -309,6 +385,29 @@ class Store:
                  int(bool(stored)), utc_now(), canonical_json(versions())),
             )
             return int(cur.lastrowid)
+
+    def _check_resumable(self, stored: set[str], cell_ids: Sequence[str], resume: bool) -> None:
+        last = self.last_sweep() or {}
+        what = (f"{len(stored)} cells of sweep {last.get('name')!r} "
+                f"(config hash {last.get('config_hash')})")
+        if not resume:
+            raise StoreError(
+                f"results store {str(self.path)!r} already holds {what}; pass --resume "
+                "(resume=True) to continue it, or choose another store"
+            )
+        foreign = stored - set(cell_ids)
+        if foreign:
+            example = self._query("SELECT agent, agent_kwargs, env, env_kwargs, first_run, "
+                                  "n_runs FROM cells WHERE cell_id = ?", (min(foreign),))[0]
+            raise StoreError(
+                f"results store {str(self.path)!r} holds {what}, and {len(foreign)} of them "
+                f"are not cells of this config (e.g. {example['agent']} "
+                f"{example['agent_kwargs']} on {example['env']} {example['env_kwargs']}, "
+                f"runs {example['first_run']}..{example['first_run'] + example['n_runs'] - 1}"
+                "); a store can be resumed only by the same config or one that extends it "
+                "(more agents, instances, values or chunks of the same size); use another "
+                "store"
+            )
 
     def _cell_values(self, cell: Cell, status: str, config_hash: str,
                      sweep_id: int | None) -> dict[str, Any]:
@@ -334,9 +433,10 @@ class Store:
             raise StoreError(f"cell {cell_id} is already stored as done (two sweeps writing "
                              "the same store?)")
 
-    def record_result(self, result: CellResult, config_hash: str,
+    def record_result(self, result: RunResults, config_hash: str,
                       sweep_id: int | None = None) -> None:
-        """Store a finished cell and all its runs in one transaction."""
+        """Store a finished cell (``result.cell``: consecutive runs) and all its runs in one
+        transaction."""
         cell = result.cell
         curve = np.asarray(result.regret_curve, dtype=float)
         n = cell.n_runs
@@ -425,7 +525,7 @@ class Store:
     def failures(self) -> list[dict[str, Any]]:
         return self.cells("failed")
 
-    def results(self) -> list[ConfigResult]:
+    def results(self) -> list[RunResults]:
         """Every configuration with at least one done cell, its runs in ascending order."""
         cells = self.cells("done")
         by_config: dict[str, list[dict[str, Any]]] = {}
@@ -443,8 +543,7 @@ class Store:
             extras = [json.loads(r["extra"]) for r in rows if r["extra"] is not None]
             for key in sorted({k for e in extras for k in e}):
                 episode[key] = [e.get(key) for e in extras]
-            out.append(ConfigResult(
-                config_id=config_id,
+            out.append(RunResults(
                 **{k: first[k] for k in CONFIG_COLUMNS},
                 runs=np.array([r["run"] for r in rows], dtype=np.int64),
                 checkpoint_times=np.asarray(first["checkpoint_times"], dtype=np.int64),
@@ -452,11 +551,13 @@ class Store:
                 steps=np.array([r["steps"] for r in rows], dtype=np.int64),
                 episode={k: np.asarray(v, dtype=bool) if k == "correct" else np.asarray(v)
                          for k, v in episode.items()},
-                privacy={k: first[k] for k in PRIVACY_COLUMNS},
+                privacy=PrivacyGuarantee(
+                    model=first["privacy_model"], epsilon=first["privacy_epsilon"],
+                    delta=first["privacy_delta"], unit=first["privacy_unit"],
+                    neighbouring=first["privacy_neighbouring"]),
                 agent_params=first["agent_params"],
                 versions=first["versions"],
                 wall_s=float(sum(c["wall_s"] for c in group)),
-                n_cells=len(group),
             ))
         return out
 
@@ -541,6 +642,17 @@ class Store:
         if format not in ("csv", "parquet"):
             raise ValueError(f"format must be one of ['csv', 'parquet'], got {format!r}")
         columns, rows = self.table(table)
+        try:
+            return self._write_export(path, format, columns, rows)
+        except OSError as e:  # an unwritable place: one line naming it (BrokenPipe: the caller's)
+            if isinstance(e, BrokenPipeError):
+                raise
+            where = "stdout" if path is None else repr(str(path))
+            raise StoreError(f"cannot write the export to {where}: "
+                             f"{e.strerror or e}") from e
+
+    def _write_export(self, path: str | os.PathLike[str] | None, format: str,
+                      columns: list[str], rows: list[tuple[Any, ...]]) -> Path | None:
         if format == "parquet":
             try:
                 import pyarrow as pa
@@ -574,7 +686,7 @@ class Store:
                 "agent_kwargs": r.agent_kwargs, "horizon": r.horizon, "seed": r.seed,
                 "runs": len(x), "regret_mean": float(x.mean()),
                 "regret_sd": sample_sd(x),
-                "privacy": r.privacy["privacy"], "failed_cells": failed.pop(r.config_id, 0),
+                "privacy": str(r.privacy), "failed_cells": failed.pop(r.config_id, 0),
             })
         return out
 
@@ -608,42 +720,4 @@ def _write_csv(f: Any, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) 
 
 
 
-def plot_regret(store: Store, output: str | os.PathLike[str], stem: str = "regret",
-                ncols: int = 3) -> list[Path]:
-    """Regret against t, mean ± 1 sd over runs: one panel per (env, env parameters, horizon),
-    one line per (agent, agent parameters); writes ``output/stem.png`` and ``.pdf``."""
-    from privenv.plotting import RegretPanel, regret_grid, save_figure
-
-    results = store.results()
-    if not results:
-        raise StoreError(f"results store {str(store.path)!r} has no finished cells to plot")
-    panels: dict[tuple[Any, ...], dict[str, np.ndarray]] = {}
-    times: dict[tuple[Any, ...], np.ndarray] = {}
-    seeds = {r.seed for r in results}
-    for r in results:
-        key = (r.env, canonical_json(r.env_kwargs), r.horizon, r.n_checkpoints)
-        label = r.agent + (f"({_kwargs_label(r.agent_kwargs)})" if r.agent_kwargs else "")
-        if len(seeds) > 1:
-            label += f" seed {r.seed}"
-        panels.setdefault(key, {})[label] = r.regret_curve
-        times[key] = r.checkpoint_times
-    grid = []
-    for key, curves in panels.items():
-        env, env_kwargs, horizon, _ = key
-        kw = _kwargs_label(json.loads(env_kwargs))
-        title = f"{env}" + (f"\n{kw}" if kw else "") + f", T = {horizon:,}"
-        grid.append(RegretPanel(title, times[key], curves))
-    runs = sorted({len(r.runs) for r in results})
-    fig = regret_grid(grid, ncols=ncols,
-                      suptitle=f"{store.path.name}: cumulative regret, mean ± 1 sd over "
-                               f"{'/'.join(map(str, runs))} runs")
-    return save_figure(fig, Path(output) / stem)
-
-
-def _kwargs_label(kwargs: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={canonical_json(v) if isinstance(v, (list, dict)) else v}"
-                     for k, v in kwargs.items())
-
-
-__all__ = ["ConfigResult", "SCHEMA_VERSION", "Store", "StoreError", "canonical_json",
-           "plot_regret", "utc_now"]
+__all__ = ["SCHEMA_VERSION", "Store", "StoreError", "canonical_json", "utc_now"]

@@ -15,7 +15,7 @@ import pytest
 
 import privenv  # noqa: F401
 from privenv import agents
-from privenv.envs import ENV_IDS
+from privenv.envs import ENV_IDS, RL_IDS
 from privenv.simulation import simulate
 from privenv.wrappers import GaussianReward, LaplaceReward, RandomizedResponse
 
@@ -93,7 +93,86 @@ BAD_INPUT: list[tuple[str, Callable[[], object], str]] = [
     # unknown names
     ("unknown agent", lambda: agents.make("no-such-agent", "HuberBandit-v0"), "agent"),
     ("unknown agent parameter", _agent("ucb1", epsilon=1.0), "parameter"),
+    # conflicting or malformed env arguments
+    ("Huber K ≠ len(means)",
+     lambda: gym.make("HuberBandit-v0", K=3, means=[1, 2, 3, 4, 5]), "K"),
+    ("means not numbers", lambda: gym.make("HuberBandit-v0", means="abc"), "means"),
+    ("means whose square overflows",
+     lambda: gym.make("HuberBandit-v0", means=[1e308, 0, 0, 0, 0]), "means"),
+    # a horizon of 0 is refused everywhere, never replaced by the default
+    ("simulate horizon 0", lambda: simulate("ucb1", horizon=0), "horizon"),
+    ("vector env horizon 0",
+     lambda: gym.make_vec("HuberBandit-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                          horizon=0), "horizon"),
+    # seeds and reset options
+    ("reset seed True", lambda: gym.make("HuberBandit-v0").reset(seed=True), "seed"),
+    ("simulate seed True", lambda: simulate("ucb1", horizon=5, seed=True), "seed"),
+    ("simulate seed -1", lambda: simulate("ucb1", horizon=5, seed=-1), "seed"),
+    ("reset with an unknown option",
+     lambda: gym.make("HuberBandit-v0").reset(seed=0, options={"frist_run": 1}), "frist_run"),
+    ("vector reset with an unknown option",
+     lambda: gym.make_vec("HuberBandit-v0", num_envs=2, vectorization_mode="vector_entry_point")
+     .reset(seed=0, options={"mask": [True, False]}), "mask"),
+    # more runs than memory can hold: refused before anything is allocated
+    ("runs beyond memory", lambda: simulate("ucb1", n_runs=10**12, horizon=5), "memory"),
+    ("uniform on best-arm identification",
+     lambda: agents.make("uniform", "BestArmIdentification-v0"), "uniform"),
+    # the runner's wrappers: functions VectorEnv -> VectorEnv
+    ("simulate wrappers as (class, kwargs)",
+     lambda: simulate("ucb1", n_runs=2, horizon=5,
+                      wrappers=[(LaplaceReward, {"epsilon": 1.0})]), "wrappers"),
+    ("simulate wrappers: a single-env wrapper class",
+     lambda: simulate("ucb1", n_runs=2, horizon=5, wrappers=[LaplaceReward]), "wrappers"),
+    ("simulate wrappers not a sequence",
+     lambda: simulate("ucb1", n_runs=2, horizon=5, wrappers=lambda e: e), "wrappers"),
+    # the RL ids' ldp= keyword
+    ("RL id: unknown ldp", lambda: gym.make("HuberBandit-RL-v0", ldp="laplce"), "ldp"),
+    ("RL id: ldp parameter without ldp",
+     lambda: gym.make("HuberBandit-RL-v0", epsilon=1.0), "epsilon"),
+    ("RL id: ldp missing its range",
+     lambda: gym.make("HuberBandit-RL-v0", ldp="laplace", epsilon=1.0), "reward_range"),
+    ("RL id: parameter of another wrapper",
+     lambda: gym.make("HuberBandit-RL-v0", ldp="randomized-response", epsilon=1.0,
+                      delta=1e-6), "delta"),
+    ("RL id: ldp on the federated id",
+     lambda: gym.make("FederatedLinearBandit-RL-v0", ldp="laplace"), "ldp"),
+    ("RL id: a message randomizer",
+     lambda: gym.make("LinearContextualBandit-RL-v0", ldp="gaussian-statistics"), "ldp"),
+    ("RL id: wrapper's own bad ε",
+     lambda: gym.make("HuberBandit-RL-v0", ldp="laplace", epsilon=0.0,
+                      reward_range=(0.0, 1.0)), "epsilon"),
+    ("RL id: argument fixed by the view",
+     lambda: gym.make("BestArmIdentification-RL-v0", reward_mode="cost"), "reward_mode"),
+    ("RL vector id: negative seed",
+     lambda: gym.make_vec("HuberBandit-RL-v0", num_envs=2).reset(seed=-1), "seed"),
+    # a trained model that does not fit the env (any object with predict and SB3's spaces)
+    ("SB3Agent: model for K = 3 on K = 5",
+     lambda: simulate(_sb3_agent(3), "HuberBandit-v0", horizon=10), "K 3"),
+    ("SB3Agent: model spaces differ",
+     lambda: simulate(_sb3_agent(3, env=None), "HuberBandit-v0", horizon=10), "model must"),
+    ("SB3Agent: no statistics and no env",
+     lambda: _sb3_agent(3, env=None).reset(seed=0), "statistics"),
 ]
+
+
+def _sb3_agent(K: int, env: object = "trained") -> object:
+    """An SB3Agent around a stand-in for a trained model (``predict`` and SB3's spaces) whose
+    training env was ``HuberBandit-RL-v0`` with K arms (or none, as loaded without an env)."""
+    from privenv.rl import SB3Agent
+
+    rl_env = gym.make("HuberBandit-RL-v0", K=K, horizon=10)
+
+    class Model:
+        observation_space = rl_env.observation_space
+        action_space = rl_env.action_space
+
+        def predict(self, obs, deterministic=True):
+            return np.zeros(len(obs), dtype=np.int64), None
+
+        def get_env(self):
+            return None if env is None else rl_env
+
+    return SB3Agent(Model())
 
 
 def _vector_step(actions: np.ndarray) -> object:
@@ -218,6 +297,21 @@ def test_the_env_table_covers_every_registered_id():
     assert {e for e, p, _ in ENV_CASES if p == "horizon"} == set(ENV_IDS)
 
 
+RL_ENV_CASES = [(rl_id, p, bad) for rl_id in RL_IDS for e, p, bad in ENV_CASES
+                if e == rl_id.replace("-RL", "")]
+
+
+@pytest.mark.parametrize("rl_id,param,bad", RL_ENV_CASES,
+                         ids=[f"{e}-{p}={b!r}" for e, p, b in RL_ENV_CASES])
+def test_every_rl_id_rejects_bad_parameters_of_its_research_env(rl_id, param, bad):
+    with pytest.raises(ValueError, match=_named(param)):
+        gym.make(rl_id, disable_env_checker=True, **{param: bad})
+
+
+def test_the_rl_env_table_covers_every_rl_id():
+    assert {e for e, p, _ in RL_ENV_CASES if p == "horizon"} == set(RL_IDS)
+
+
 def _wrapper_env(cls: type) -> object:
     """A valid env (or vector env) for a wrapper class, by the kind of feedback it protects."""
     from gymnasium.vector import VectorEnv
@@ -284,3 +378,21 @@ def test_the_wrapper_table_covers_the_exported_wrappers():
             "GaussianStatistics", "LaplaceInput", "VectorGaussianStatistics",
             "VectorLaplaceInput", "GaussianStatisticsRandomizer",
             "LaplaceInputRandomizer"} <= names
+
+
+# -- integers: exact, whatever their size, within int64 -----------------------------------------
+
+
+@pytest.mark.parametrize("value", [2**53 + 1, 2**63 - 1, np.int64(2**63 - 1), np.uint64(2**62)])
+def test_check_int_accepts_exact_large_integers(value):
+    from privenv._validation import check_int
+
+    assert check_int("n", value) == int(value)
+
+
+@pytest.mark.parametrize("value", [2**63, 2**64, np.uint64(2**64 - 1)])
+def test_check_int_refuses_integers_beyond_int64_naming_the_range(value):
+    from privenv._validation import check_int
+
+    with pytest.raises(ValueError, match=r"^n must be an integer in \[1, 2\*\*63 - 1\], got"):
+        check_int("n", value)

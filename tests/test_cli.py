@@ -109,12 +109,25 @@ def error(capsys, *args: str) -> str:
         (["--agent", "ucb1", "--set", "K=1"], "K"),
         (["--agent", "ucb1", "--runs", "0"], "n_runs"),
         (["--agent", "ucb1", "--set", "env.horizon=5"], "--horizon"),
+        (["--agent", "ucb1", "--horizon", "0"], "horizon must be an integer in [1, "),
+        (["--agent", "ucb1", "--seed", "-1"], "seed"),
+        (["--agent", "ucb1", "--first-run", "-1"], "first_run"),
+        (["--agent", "ucb1", "--runs", "1000000000000"], "memory"),
+        (["--agent", "prae-c", "--set", "env.means=[1e308,0,0,0,0]"], "means"),
+        (["--agent", "ucb1", "--set", "env.means=\"abc\""], "means"),
+        (["--agent", "ucb1", "--set", "env.K=3", "--set", "env.means=[1,2,3,4,5]"], "K"),
     ],
 )
 def test_errors_exit_2_with_a_clear_message(capsys, args, message):
     err = error(capsys, "run", "--horizon", "100", *args)
-    assert err.startswith("privenv run: error:")
+    assert err.startswith("privenv run: error:") and err.count("\n") == 1
     assert message in err
+
+
+def test_audit_without_a_target_is_an_error(capsys):
+    err = error(capsys, "audit", "--targets", ",")
+    assert err.startswith("privenv audit: error:") and err.count("\n") == 1
+    assert "--targets" in err
 
 
 def _private_agent() -> str | None:
@@ -148,7 +161,7 @@ def test_envs_and_agents_listings(capsys):
     assert main(["envs", "--format", "json"]) == 0
     envs = {e["id"]: e for e in json.loads(capsys.readouterr().out)}
     huber = envs["HuberBandit-v0"]
-    assert huber["defaults"]["K"] == 5 and huber["defaults"]["horizon"] == 100_000
+    assert huber["defaults"]["horizon"] == 100_000
     assert "Huber" in huber["description"]
 
     assert main(["agents", "--format", "json"]) == 0

@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 from privenv.cli import main
+from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.reproduce import FIGURES, fed
-from privenv.reproduce.cells import CellResult
+from privenv.reproduce.cells import FigureResult
+from privenv.results import RunResults
 
 TINY = ["--runs", "2", "--horizon", "100", "--workers", "2"]
 TINY_ENV = {"M": 3, "K": 4}
@@ -78,7 +80,7 @@ def test_a_cell_equals_its_privenv_run_command(tmp_path, capsys):
     args = shlex.split(result.cell.command())[1:]
     assert main([*args, "--format", "json"]) == 0
     s = json.loads(capsys.readouterr().out)
-    assert s["regret_mean"] == pytest.approx(float(np.mean(result.regret)), rel=1e-12)
+    assert s["regret_mean"] == pytest.approx(float(np.mean(result.result.regret)), rel=1e-12)
 
 
 def test_privacy_cost_exponent_is_recovered_from_known_costs():
@@ -93,7 +95,10 @@ def test_privacy_cost_exponent_is_recovered_from_known_costs():
             cell = fed.Cell(panel, p, runs, 10, 0, {"M": m})
             cells.append(cell)
             curve = np.stack([value / 2, value], axis=1)
-            results.append(CellResult(cell, np.array([5, 10]), curve, {}, {}, 0.0, 0.0))
+            stored = RunResults("FederatedLinearBandit-v0", p, PrivacyGuarantee.none(), 10, 0,
+                                np.arange(runs), {"M": m}, {}, np.array([5, 10]), curve,
+                                np.full(runs, 10))
+            results.append(FigureResult(cell, stored))
     (e,) = fed.privacy_cost_exponents(results)
     assert e.protocol == "ldp" and e.theory == 0.75
     assert e.fit.slope == pytest.approx(0.75, abs=0.03)

@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 
 from privenv.cli import main
+from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.reproduce import FIGURES, fed
 from privenv.reproduce import fed_communication as fig
-from privenv.reproduce.cells import CellResult
+from privenv.reproduce.cells import FigureResult
+from privenv.results import RunResults
 
 
 def test_quick_form(tmp_path, capsys):
@@ -65,8 +67,10 @@ def test_super_agent_cost_is_measured_against_its_own_learner():
         for p, value in (("none", base - 90.0), ("super-none", base),
                          ("super-central", base + 40.0 * m**0.5 * rng.normal(1, .05, runs))):
             cell = fed.Cell(panel, p, runs, 10, 0, {"M": m})
-            results.append(CellResult(cell, np.array([5, 10]), np.stack([value / 2, value], 1),
-                                      {}, {}, 0.0, 0.0))
+            stored = RunResults("FederatedLinearBandit-v0", cell.agent, PrivacyGuarantee.none(),
+                                10, 0, np.arange(runs), {"M": m}, {}, np.array([5, 10]),
+                                np.stack([value / 2, value], 1), np.full(runs, 10))
+            results.append(FigureResult(cell, stored))
     (e,) = fed.privacy_cost_exponents(results)
     assert e.protocol == "super-central" and e.theory == 0.5
     assert e.fit.low < 0.5 < e.fit.high

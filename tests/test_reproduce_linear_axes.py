@@ -74,7 +74,7 @@ def test_a_cell_equals_its_privenv_run_command(tmp_path, capsys):
     args = shlex.split(result.cell.command())[1:]
     assert main([*args, "--format", "json"]) == 0
     s = json.loads(capsys.readouterr().out)
-    assert s["regret_mean"] == pytest.approx(float(np.mean(result.regret)), rel=1e-12)
+    assert s["regret_mean"] == pytest.approx(float(np.mean(result.result.regret)), rel=1e-12)
 
 
 @pytest.mark.parametrize("figure, args, message", [

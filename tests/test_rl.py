@@ -36,16 +36,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecCheckNan, VecMonito
 
 from privenv.rl import SB3VecEnv  # noqa: E402
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    """Small MLPs train fastest on one thread (and do not oversubscribe a shared machine)."""
-    import torch
-
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 HUBER = {"K": 3, "horizon": 10}
 BAI = {"horizon": 10}
@@ -92,20 +83,20 @@ def test_statistics_stacks_pass_gymnasium_and_sb3_checkers(name):
 
 
 @pytest.mark.parametrize("env_id", sorted(ENV_IDS))
-def test_every_registered_env_is_summarised_or_refused(env_id):
-    """K-armed bandits get the statistics; contextual ones are refused (counts and means are not
-    sufficient there) with a ValueError naming the env."""
+def test_every_registered_env_is_summarised(env_id):
+    """Every family has its statistics (K-armed counts and means; linear ridge statistics); the
+    federated view needs each silo's reward and refuses the summed one, naming the argument."""
     small = {
         "HuberBandit-v0": HUBER, "BestArmIdentification-v0": BAI,
         "LinearContextualBandit-v0": {"horizon": 10, "d": 3, "A": 4},
-        "FederatedLinearBandit-v0": {"horizon": 10, "M": 2, "K": 3, "d": 3},
+        "FederatedLinearBandit-v0": {"horizon": 10, "M": 2, "K": 3, "d": 3, "reward": "silo"},
     }[env_id]
-    env = gym.make(env_id, **small)
-    if env_id in ("HuberBandit-v0", "BestArmIdentification-v0"):
-        SufficientStatistics(env)
-    else:
-        with pytest.raises(ValueError, match="without contexts.*" + env_id):
-            SufficientStatistics(env)
+    env = SufficientStatistics(gym.make(env_id, **small))
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (env.statistics_spec.dim,) and obs in env.observation_space
+    if env_id == "FederatedLinearBandit-v0":
+        with pytest.raises(ValueError, match="reward='silo'"):
+            SufficientStatistics(gym.make(env_id, **{**small, "reward": "sum"}))
 
 
 def test_import_does_not_need_torch_and_sb3vecenv_names_the_extra():
@@ -290,8 +281,9 @@ def test_sb3_vec_env_refuses_next_step_autoreset_and_non_vector_envs():
         SB3VecEnv(_native("HuberBandit-v0", HUBER, 2, AutoresetMode.NEXT_STEP))
     with pytest.raises(TypeError, match="gymnasium.vector.VectorEnv"):
         SB3VecEnv(gym.make("HuberBandit-v0"))
-    with pytest.raises(ValueError, match="SAME_STEP"):
-        VectorSufficientStatistics(_native("HuberBandit-v0", HUBER, 2, AutoresetMode.DISABLED))
+    with pytest.raises(ValueError, match="SAME_STEP for one-step"):
+        VectorSufficientStatistics(_native("HuberBandit-v0", HUBER, 2, AutoresetMode.DISABLED),
+                                   "one-step")
 
 
 # -- PPO, A2C and DQN reach the best arm ----------------------------------------------------------
@@ -408,19 +400,20 @@ def test_bad_input(a2c_model):
         StatisticsSpec(K=1, horizon=10)
     with pytest.raises(TypeError, match="predict"):
         SB3Agent(object(), StatisticsSpec(K=3, horizon=10))
-    with pytest.raises(ValueError, match="statistics must match the model"):
+    with pytest.raises(ValueError, match="model must match the env: the model observes"):
         SB3Agent(a2c_model, StatisticsSpec(K=4, horizon=10))
     with pytest.raises(ValueError, match="statistics must be a StatisticsSpec"):
         SB3Agent(a2c_model, env)  # a bare env: no statistics wrapper
     saved = A2C("MlpPolicy", DummyVecEnv([_learn_env]), device="cpu")
     saved.env = None  # as after A2C.load(path) without an env
     with pytest.raises(ValueError, match="statistics must be given"):
-        SB3Agent(saved)
+        SB3Agent(saved).reset(seed=0)  # not run through simulate/play: no env to learn them from
 
 
 @pytest.mark.slow
 def test_examples_readme_rl_snippets_run():
-    """The code blocks of examples/README-rl.md run as written (one A2C training: ~10 s)."""
+    """The ``python`` code blocks of examples/README-rl.md run as written, in order (one PPO
+    training of 3000 steps; the ``py`` blocks are illustrations of longer runs)."""
     import pathlib
     import re
 
@@ -430,6 +423,7 @@ def test_examples_readme_rl_snippets_run():
     namespace: dict = {}
     for block in blocks:
         exec(compile(block, "README-rl.md", "exec"), namespace)
-    assert namespace["rl"].regret.mean() < namespace["ucb"].regret.mean()
+    assert namespace["mean"] / 100 > 90.0
+    assert namespace["rl"].regret.mean() < 0.2 * namespace["uniform"].regret.mean()
     assert [p.suffix for p in namespace["files"]] == [".png", ".pdf"]
     assert all(p.stat().st_size > 0 for p in namespace["files"])

@@ -3,7 +3,14 @@
 import numpy as np
 import pytest
 
-from privenv.seeding import AGENT, RunStreams, child, noise_for, run_seed_sequences
+from privenv.seeding import (
+    AGENT,
+    DrawStream,
+    RunStreams,
+    child,
+    noise_for,
+    run_seed_sequences,
+)
 
 
 def _fill(gen, n, row):
@@ -48,12 +55,45 @@ def test_run_streams_row_values_do_not_depend_on_other_rows_or_block():
     np.testing.assert_array_equal(a.take_many(2, 11), b.take_many(0, 11))
 
 
+def test_run_streams_refill_only_when_a_value_is_needed():
+    seeds = run_seed_sequences(3, 2)
+    s = RunStreams(seeds, _fill, block=4)
+    values, pos = s.view()
+    for _ in range(4):
+        s.take(np.array([1]))
+    assert pos[1] == 4 and pos[0] == 0  # row 1 exhausted, not yet refilled
+    again = RunStreams(seeds, _fill, block=4)
+    expected = [again.take(np.array([1]))[0] for _ in range(5)][4]
+    assert s.take(np.array([1]))[0] == expected and pos[1] == 1
+
+
 def test_reseed_restarts_a_row():
     seeds = run_seed_sequences(3, 2)
     s = RunStreams(seeds, _fill, block=4)
-    first = s.take_many(1, 6)
+    first = [s.take(np.array([1]))[0] for _ in range(6)]
     s.reseed(np.array([1]), [seeds[1]])
-    np.testing.assert_array_equal(s.take_many(1, 6), first)
+    np.testing.assert_array_equal([s.take(np.array([1]))[0] for _ in range(6)], first)
+
+
+def _uniforms(gen: np.random.Generator, n: int) -> np.ndarray:
+    return gen.random(n)
+
+
+def test_draw_stream_values_do_not_depend_on_block_or_chunking():
+    """A DrawStream row's k-th value is its generator's k-th draw, however it is taken."""
+    seeds = run_seed_sequences(5, 3)
+    a = DrawStream(seeds, _uniforms, block=7)
+    b = DrawStream(seeds[1:2], _uniforms, block=64)
+    got = np.concatenate([a.take(np.array([1, 2]))[:1], a.take_many(1, 20), a.take(np.array([1])),
+                          a.take_many(1, 3)])
+    np.testing.assert_array_equal(got, b.take_many(0, 25))
+    np.testing.assert_array_equal(got, np.random.default_rng(seeds[1]).random(25))
+    a.ensure(100, np.array([0]))  # grows the capacity of every row; values unchanged
+    assert a.end[0] - a.pos[0] >= 100
+    later = np.random.default_rng(seeds[1]).random(30)[25:]
+    np.testing.assert_array_equal(a.take_many(1, 5), later)
+    a.reseed(np.array([1]), [seeds[1]])
+    np.testing.assert_array_equal(a.take_many(1, 4), got[:4])
 
 
 def test_agent_noise_is_batch_size_independent():

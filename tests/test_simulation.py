@@ -139,3 +139,13 @@ def test_private_agents_run_i_identical_alone_or_in_a_batch_of_1000(name):
         agent, alone = run(1, i)
         np.testing.assert_array_equal(alone.regret_curve[0], big.regret_curve[i])
         np.testing.assert_array_equal(agent.estimates[0], big_agent.estimates[i])
+
+
+def test_seed_none_records_the_entropy_used_so_the_run_repeats():
+    first = simulate("eps-greedy", n_runs=3, horizon=300, seed=None)
+    second = simulate("eps-greedy", n_runs=3, horizon=300, seed=None)
+    assert isinstance(first.seed, int) and first.seed >= 0
+    assert first.seed != second.seed  # fresh entropy each time
+    again = simulate("eps-greedy", n_runs=3, horizon=300, seed=first.seed)
+    np.testing.assert_array_equal(again.regret_curve, first.regret_curve)
+    assert again.seed == first.seed

@@ -57,33 +57,42 @@ env, the seed or ``info`` to an agent; an agent written for privenv must only us
 The Laplace and Gaussian samplers use idealized floating-point arithmetic (Mironov 2012; see
 :mod:`privenv.privacy.mechanisms`): acceptable because released numbers never leave the simulator.
 
-Rewards outside the declared range raise ``ValueError`` naming ``reward`` and the range; they are
-clipped only if the caller asks for it (``clip=True``).
+Rewards outside the declared range raise ``ValueError`` naming ``reward`` and the range (never the
+raw value); they are clipped only if the caller asks for it (``clip=True``).
+
+## Compiled form
+
+Each randomizer is one compiled kernel pair (:func:`admit`: check or clip a value; :func:`release`:
+perturb it with the run's next draws) over a :class:`RandomizerView` of its constants. The wrappers
+apply it to a batch of runs; the compiled fast path of the scalar-state agents
+(:mod:`privenv.agents.kernel`) applies it to one reward at a time, to the same numbers.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any, SupportsFloat
+from typing import Any, NamedTuple, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.error import ResetNeeded
 from gymnasium.vector import AutoresetMode, VectorEnv, VectorRewardWrapper
 
+from privenv._jit import jit
 from privenv._validation import check_choice, check_delta, check_epsilon, check_real
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.mechanisms import (
-    gaussian_from_standard,
+    gaussian_noise,
     gaussian_sigma_analytic,
     gaussian_sigma_classical,
-    laplace_from_uniform,
+    laplace_noise,
     laplace_scale,
-    randomized_response_from_uniform,
+    rr_release,
+    rr_zero_probability,
 )
 from privenv.problems.base import Problem
-from privenv.seeding import WRAPPER, RunNoise, child
+from privenv.seeding import WRAPPER, NoiseView, RunNoise, child, take_normal, take_uniform
 
 __all__ = [
     "GaussianRandomizer",
@@ -95,6 +104,7 @@ __all__ = [
     "LocalDPRewardWrapper",
     "LocalDPVectorRewardWrapper",
     "LocalRandomizer",
+    "RandomizerView",
     "RandomizedResponse",
     "RandomizedResponseRandomizer",
     "VectorGaussianReward",
@@ -126,6 +136,70 @@ def _check_reward_range(reward_range: Any) -> tuple[float, float]:
 
 
 # ---------------------------------------------------------------------------------------------
+# The compiled randomizers: one implementation of each mechanism
+# ---------------------------------------------------------------------------------------------
+
+#: :attr:`RandomizerView.kind` of each mechanism (``NO_RANDOMIZER``: the raw value is released)
+NO_RANDOMIZER, RANDOMIZED_RESPONSE, LAPLACE, GAUSSIAN = 0, 1, 2, 3
+
+
+class RandomizerView(NamedTuple):
+    """What a kernel sees of a :class:`LocalRandomizer`: its mechanism (``kind``), the declared
+    range, whether it clips, its one constant ``p`` (randomized response: p₀ = 1/(e^ε + 1);
+    Laplace: the scale b; Gaussian: σ) and the noise one release draws."""
+
+    kind: int
+    lo: float
+    hi: float
+    clip: bool
+    p: float
+    uniforms: int
+    normals: int
+
+    @classmethod
+    def none(cls) -> RandomizerView:
+        return cls(NO_RANDOMIZER, -np.inf, np.inf, False, 0.0, 0, 0)
+
+
+@jit
+def admit(rv: RandomizerView, x: float) -> tuple[float, bool]:
+    """(value, ok): ``x`` if it lies in the declared range; clipped into it if the randomizer
+    clips; not ok if it is NaN, or outside and the randomizer does not clip."""
+    if x != x:  # NaN
+        return x, False
+    if x < rv.lo:
+        return rv.lo, rv.clip
+    if x > rv.hi:
+        return rv.hi, rv.clip
+    return x, True
+
+
+@jit
+def release(rv: RandomizerView, noise: NoiseView, run: int, x: float) -> float:
+    """The release of an admitted value ``x`` of ``run``, with that run's next draw."""
+    if rv.kind == RANDOMIZED_RESPONSE:
+        return rr_release(x, take_uniform(noise, run), rv.p)
+    if rv.kind == LAPLACE:
+        return x + laplace_noise(take_uniform(noise, run), rv.p)
+    if rv.kind == GAUSSIAN:
+        return x + gaussian_noise(take_normal(noise, run), rv.p)
+    return x
+
+
+@jit
+def _admit_all(rv: RandomizerView, x: np.ndarray, out: np.ndarray, ok: np.ndarray) -> None:
+    for j in range(x.size):
+        out[j], ok[j] = admit(rv, x[j])
+
+
+@jit
+def _release_all(rv: RandomizerView, noise: NoiseView, runs: np.ndarray, x: np.ndarray,
+                 out: np.ndarray) -> None:
+    for j in range(x.size):
+        out[j] = release(rv, noise, runs[j], x[j])
+
+
+# ---------------------------------------------------------------------------------------------
 # Local randomizers: one implementation of each mechanism, applied to a batch of runs
 # ---------------------------------------------------------------------------------------------
 
@@ -137,6 +211,9 @@ class LocalRandomizer(ABC):
     returns their randomized release; ``values[j]`` is perturbed with the next draw of run
     ``runs[j]`` of ``noise`` (all runs in order when ``runs`` is ``None``).
 
+    Subclasses set :attr:`kind` and write :meth:`constant`; the arithmetic is the compiled
+    :func:`admit` / :func:`release`.
+
     Args:
         epsilon: ε > 0.
         delta: δ (0 for pure ε-LDP).
@@ -147,6 +224,8 @@ class LocalRandomizer(ABC):
 
     #: what the error messages call the mechanism
     description: str = "local randomizer"
+    #: :attr:`RandomizerView.kind`
+    kind: int = NO_RANDOMIZER
 
     def __init__(
         self,
@@ -175,30 +254,54 @@ class LocalRandomizer(ABC):
         lo, hi = self.reward_range
         return hi - lo
 
+    @abstractmethod
+    def constant(self) -> float:
+        """The mechanism's one constant (:attr:`RandomizerView.p`)."""
+
+    def kernel_view(self) -> RandomizerView:
+        """The compiled form's view of this randomizer."""
+        lo, hi = self.reward_range
+        gaussian = self.kind == GAUSSIAN
+        return RandomizerView(self.kind, lo, hi, self.clip, self.constant(),
+                              0 if gaussian else 1, 1 if gaussian else 0)
+
     def validate(self, values: np.ndarray, runs: np.ndarray | None = None) -> np.ndarray:
         """``values`` as floats in the range (clipped if ``clip``); else ``ValueError``."""
+        x = np.ascontiguousarray(values, dtype=float)
+        out, ok = np.empty(x.shape), np.empty(x.shape, dtype=bool)
+        _admit_all(self.kernel_view(), x.reshape(-1), out.reshape(-1), ok.reshape(-1))
+        if not ok.all():
+            j = int(np.flatnonzero(~ok.reshape(-1))[0])
+            self._raise(j if runs is None else int(runs[j]), int((~ok).sum()),
+                        bool(np.isnan(x.flat[j])))
+        return out
+
+    def raise_out_of_range(self, run: int) -> None:
+        """The error of a value the compiled path refused (``run``'s)."""
+        self._raise(run, 1, None)
+
+    def _raise(self, run: int, count: int, nan: bool | None) -> None:
         lo, hi = self.reward_range
-        x = np.asarray(values, dtype=float)
-        nan = np.isnan(x)
-        outside = nan if self.clip else ~((x >= lo) & (x <= hi))
-        if outside.any():
-            j = int(np.flatnonzero(outside)[0])
-            run = j if runs is None else int(runs[j])
-            hint = "" if self.clip else " (pass clip=True to clip it into the range)"
-            raise ValueError(
-                f"reward must lie in [{lo:g}, {hi:g}] for {self.description}{hint}, got "
-                f"{x.flat[j]!r} (run {run}); {int(outside.sum())} value(s) outside"
-            )
-        return np.clip(x, lo, hi) if self.clip else x
+        hint = "" if self.clip else " (pass clip=True to clip it into the range)"
+        # the raw value is private: the message names its run, never the value
+        what = {True: "nan", False: "a value outside"}.get(nan, "a nan or out-of-range value")
+        raise ValueError(f"reward must lie in [{lo:g}, {hi:g}] for {self.description}{hint}, "
+                         f"got {what} (run {run}); {count} value(s) outside")
 
     def __call__(
         self, values: np.ndarray, noise: RunNoise, runs: np.ndarray | None = None
     ) -> np.ndarray:
         return self.perturb(self.validate(values, runs), noise, runs)
 
-    @abstractmethod
     def perturb(self, x: np.ndarray, noise: RunNoise, runs: np.ndarray | None) -> np.ndarray:
         """The release of validated values ``x``, with one noise draw of each run in ``runs``."""
+        view = self.kernel_view()
+        runs = np.arange(noise.n_runs) if runs is None else np.asarray(runs, dtype=np.int64)
+        noise.ensure(view.uniforms, view.normals, runs)
+        x = np.ascontiguousarray(x, dtype=float)
+        out = np.empty(x.shape)
+        _release_all(view, noise.view(), runs, x.reshape(-1), out.reshape(-1))
+        return out
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.privacy})"
@@ -211,18 +314,20 @@ class RandomizedResponseRandomizer(LocalRandomizer):
     de-bias with :func:`privenv.privacy.mechanisms.rr_debias_mean`."""
 
     description = "randomized response"
+    kind = RANDOMIZED_RESPONSE
 
     def __init__(self, epsilon: float, clip: bool = False, unit: str = "reward") -> None:
         super().__init__(epsilon, 0.0, (0.0, 1.0), clip, unit)
 
-    def perturb(self, x: np.ndarray, noise: RunNoise, runs: np.ndarray | None) -> np.ndarray:
-        return randomized_response_from_uniform(x, noise.uniform(runs), self.epsilon)
+    def constant(self) -> float:
+        return rr_zero_probability(self.epsilon)
 
 
 class LaplaceRandomizer(LocalRandomizer):
     """r + Lap(b), b = (hi − lo)/ε: the Laplace mechanism on one value (ε-LDP, replace-one)."""
 
     description = "the Laplace mechanism"
+    kind = LAPLACE
 
     def __init__(
         self,
@@ -234,8 +339,8 @@ class LaplaceRandomizer(LocalRandomizer):
         super().__init__(epsilon, 0.0, reward_range, clip, unit)
         self.scale = laplace_scale(self.epsilon, self.sensitivity)
 
-    def perturb(self, x: np.ndarray, noise: RunNoise, runs: np.ndarray | None) -> np.ndarray:
-        return x + laplace_from_uniform(noise.uniform(runs), self.scale)
+    def constant(self) -> float:
+        return self.scale
 
 
 class GaussianRandomizer(LocalRandomizer):
@@ -249,6 +354,7 @@ class GaussianRandomizer(LocalRandomizer):
     """
 
     description = "the Gaussian mechanism"
+    kind = GAUSSIAN
 
     def __init__(
         self,
@@ -266,8 +372,8 @@ class GaussianRandomizer(LocalRandomizer):
         else:
             self.sigma = gaussian_sigma_classical(self.epsilon, self.delta, self.sensitivity)
 
-    def perturb(self, x: np.ndarray, noise: RunNoise, runs: np.ndarray | None) -> np.ndarray:
-        return x + gaussian_from_standard(noise.normal(runs), self.sigma)
+    def constant(self) -> float:
+        return self.sigma
 
 
 # ---------------------------------------------------------------------------------------------
@@ -461,6 +567,13 @@ class LocalDPVectorRewardWrapper(_LocalDP, VectorRewardWrapper):
             self._reseed(runs)
             self._runs.reset(runs)
         return obs, info
+
+    @property
+    def noise(self) -> RunNoise:
+        """The wrapper's per-run noise (after ``reset``)."""
+        if self._noise is None:
+            raise ResetNeeded("call reset() first")
+        return self._noise
 
     def _reseed(self, runs: np.ndarray) -> None:
         assert self._noise is not None

@@ -16,7 +16,9 @@ never share a stream and a cell's numbers do not depend on which worker runs it 
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -24,6 +26,26 @@ from typing import Any
 
 from privenv._validation import check_choice, check_int
 from privenv.backends import Backend
+
+
+def _exit_with_parent() -> None:
+    """Pool worker initializer: end this worker as soon as the sweep's process is gone.
+
+    A worker otherwise waits for work forever once its parent is killed (SIGKILL, the OOM
+    killer), holding memory and CPU. :mod:`multiprocessing` gives each worker a *sentinel*, the
+    read end of a pipe whose write end only the parent (and workers forked after this one, which
+    end the same way) holds; it becomes readable when they are all gone. A daemon thread waits on
+    it and exits the process: the cell in flight is lost, which is what a killed sweep means
+    (``--resume`` recomputes it; the store never sees half a cell)."""
+    parent = multiprocessing.parent_process()
+    if parent is None:  # pragma: no cover - not a multiprocessing child
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="privenv-exit-with-parent", daemon=True).start()
 
 
 def default_workers() -> int:
@@ -67,7 +89,8 @@ class LocalBackend(Backend):
 
     def _new_pool(self, n_items: int) -> ProcessPoolExecutor:
         ctx = multiprocessing.get_context(self.start_method) if self.start_method else None
-        return ProcessPoolExecutor(max_workers=min(self.workers, max(1, n_items)), mp_context=ctx)
+        return ProcessPoolExecutor(max_workers=min(self.workers, max(1, n_items)), mp_context=ctx,
+                                   initializer=_exit_with_parent)
 
     def imap_unordered(
         self, fn: Callable[[Any], Any], items: Sequence[Any]

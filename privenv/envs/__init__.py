@@ -1,4 +1,8 @@
-"""Gymnasium environments and their registration (done on ``import privenv``)."""
+"""Gymnasium environments and their registration (done on ``import privenv``).
+
+:data:`ENV_IDS` are the research ids (the papers' problems with faithful observations);
+:data:`~privenv.envs.rl.RL_IDS` their RL views (``HuberBandit-RL-v0``, …; :mod:`privenv.envs.rl`).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from privenv.envs.base import ProblemEnv, ProblemVectorEnv
 from privenv.envs.federated import FederatedLinearBanditEnv, FederatedLinearBanditVectorEnv
 from privenv.envs.huber import HuberBanditEnv, HuberBanditVectorEnv
 from privenv.envs.linear import LinearContextualBanditEnv, LinearContextualBanditVectorEnv
+from privenv.envs.rl import RL_IDS
 
 #: id → (single entry point, vector entry point, default horizon / sample budget)
 ENV_IDS: dict[str, tuple[str, str, int]] = {
@@ -36,7 +41,8 @@ ENV_IDS: dict[str, tuple[str, str, int]] = {
 
 
 def register_envs() -> None:
-    """Register every privenv id with Gymnasium (idempotent)."""
+    """Register every privenv id with Gymnasium (idempotent). The RL ids truncate their runs
+    themselves at ``horizon`` (no ``TimeLimit``, so ``horizon=`` alone sets the run length)."""
     for env_id, (entry, vector_entry, horizon) in ENV_IDS.items():
         if env_id in gym.registry:
             continue
@@ -47,6 +53,10 @@ def register_envs() -> None:
             max_episode_steps=horizon,
             disable_env_checker=False,
         )
+    for env_id, (entry, vector_entry, defaults) in RL_IDS.items():
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=entry, vector_entry_point=vector_entry,
+                         kwargs=dict(defaults), disable_env_checker=False)
 
 
 __all__ = [
@@ -61,5 +71,6 @@ __all__ = [
     "LinearContextualBanditVectorEnv",
     "ProblemEnv",
     "ProblemVectorEnv",
+    "RL_IDS",
     "register_envs",
 ]

@@ -41,8 +41,17 @@ def _check_horizon(horizon: Any) -> int | None:
     return None if horizon is None else check_int("horizon", horizon, low=1)
 
 
-def _first_run(options: dict | None) -> int:
-    if not options or "first_run" not in options:
+def _first_run(options: dict | None, allowed: tuple[str, ...] = ("first_run",)) -> int:
+    """``options["first_run"]`` (default 0), after checking that ``options`` holds only the keys
+    ``allowed`` (a misspelt key is an error, never ignored)."""
+    if options is None:
+        return 0
+    if not isinstance(options, dict):
+        raise ValueError(f"options must be a dict or None, got {options!r}")
+    unknown = [k for k in options if k not in allowed]
+    if unknown:
+        raise ValueError(f"options: unknown key {unknown[0]!r}; allowed keys: {list(allowed)}")
+    if "first_run" not in options:
         return 0
     return check_int("options['first_run']", options["first_run"], low=0)
 
@@ -75,11 +84,13 @@ class ProblemEnv(gym.Env, Generic[P]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
+        first_run = _first_run(options)
+        roots = None if seed is None else run_seed_sequences(seed, 1, first_run)  # checks seed
         super().reset(seed=seed)
         if seed is not None or self._run_root is None:
-            if seed is None:
-                seed = int(self.np_random.integers(2**62))
-            (self._run_root,) = run_seed_sequences(seed, 1, _first_run(options))
+            if roots is None:
+                roots = run_seed_sequences(int(self.np_random.integers(2**62)), 1, first_run)
+            (self._run_root,) = roots
             self._episode = 0
         else:  # the next episode of the same run, deterministic given the first seed
             self._episode += 1
@@ -192,17 +203,25 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
         """Reset all runs (or those in ``options["reset_mask"]``).
 
         ``seed`` an int ``s``: run *i* is run ``first_run + i`` of ``s`` (``options["first_run"]``,
-        default 0); a list: run *i* is what a single env reset with ``seed[i]`` gives.
+        default 0); a list of ints: run *i* is what a single env reset with ``seed[i]`` gives; a
+        list of ``SeedSequence``: run *i*'s root seed is ``seed[i]``.
         """
+        first_run = _first_run(options, ("first_run", "reset_mask"))
+        # checks the seed before Gymnasium's own seeding sees it
+        roots = None if seed is None else run_seed_sequences(seed, self.num_envs, first_run)
         if isinstance(seed, (list, tuple)) or seed is None:
-            super().reset(seed=None if seed is None else int(seed[0]))
+            first = None if seed is None else seed[0]
+            if isinstance(first, np.random.SeedSequence):
+                first = first.entropy  # np_random only seeds fresh runs of a later seed=None
+            super().reset(seed=None if first is None else int(first))
         else:
             super().reset(seed=seed)
         mask = None if not options else options.get("reset_mask")
         if seed is not None or self._run_roots is None:
-            if seed is None:
-                seed = int(self.np_random.integers(2**62))
-            self._run_roots = run_seed_sequences(seed, self.num_envs, _first_run(options))
+            if roots is None:
+                roots = run_seed_sequences(int(self.np_random.integers(2**62)), self.num_envs,
+                                           first_run)
+            self._run_roots = roots
             self._episodes[:] = 0
             self._run_seeds = list(self._run_roots)
         elif mask is None:  # the next episode of every run
@@ -326,7 +345,9 @@ class FamilyVectorEnv(ProblemVectorEnv[P]):
         render_mode: str | None = None,
         **kwargs: Any,
     ) -> None:
-        horizon = horizon or max_episode_steps or self.default_horizon
+        if horizon is None:  # (never `horizon or ...`: a horizon of 0 is refused, not replaced)
+            horizon = self.default_horizon if max_episode_steps is None else max_episode_steps
+        horizon = _check_horizon(horizon)
         problem = self.make_problem(num_envs, horizon, **kwargs)
         super().__init__(problem, horizon, autoreset_mode, render_mode)
 

@@ -58,7 +58,7 @@ class HuberBanditEnv(ProblemEnv[HuberProblem]):
 
     def __init__(
         self,
-        K: int = 5,
+        K: int | None = None,
         means: Any = None,
         alpha: float = 0.05,
         inlier: Any = "student-t",

@@ -1,10 +1,23 @@
-"""PettingZoo ``ParallelEnv`` view of ``FederatedLinearBandit-v0``: one agent per silo.
+"""PettingZoo view of ``FederatedLinearBandit-v0``: one agent per silo.
+
+The module follows PettingZoo's environment-module conventions:
+
+* :func:`parallel_env` — the native :class:`FederatedParallelEnv` (silos act in lock-step);
+* :func:`raw_env` — its AEC form (``pettingzoo.utils.parallel_to_aec``: silos act in turn, the
+  round is played once every live silo has acted);
+* :func:`env` — the AEC form behind PettingZoo's ``AssertOutOfBoundsWrapper`` and
+  ``OrderEnforcingWrapper``, what ``pettingzoo.test.api_test`` and ``render_test`` take.
+
+All three take the keyword arguments of :class:`FederatedParallelEnv`. Render modes: ``"human"``
+(prints the text board, returns None), ``"ansi"`` and ``"rgb_array"`` (as the Gymnasium view), so
+``render_test`` passes. ``state()`` is the global state, every silo's features of the round.
 
 PettingZoo is an optional extra (``pip install 'privenv[pettingzoo]'``); this module imports it.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -12,12 +25,14 @@ from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 
 try:
-    from pettingzoo import ParallelEnv
+    from pettingzoo import AECEnv, ParallelEnv
+    from pettingzoo.utils import parallel_to_aec, wrappers
 except ImportError:  # pragma: no cover - depends on the installation
     raise ImportError(
         "the PettingZoo view needs pettingzoo: pip install 'privenv[pettingzoo]'"
     ) from None
 
+from privenv._validation import check_choice
 from privenv.envs.federated import DEFAULT_HORIZON, FederatedLinearBanditEnv
 
 
@@ -35,6 +50,10 @@ class FederatedParallelEnv(ParallelEnv):
     ## Observation Space
     ``Box(-1, 1, (K, d), float32)`` per agent: the silo's features for this round.
 
+    ## State
+    ``state()``: every silo's features of the round, ``Box(-1, 1, (M, K, d), float32)``
+    (``state_space``) — what a centralised critic sees; after the last round, the last features.
+
     ## Rewards
     The silo's reward. ``infos[agent]``: the silo's ``regret``, ``expected_reward``,
     ``optimal_action`` and ``expected_rewards`` (never a realized reward).
@@ -44,7 +63,8 @@ class FederatedParallelEnv(ParallelEnv):
 
     ## Arguments
     The keyword arguments of :class:`~privenv.envs.federated.FederatedLinearBanditEnv`
-    (``M``, ``K``, ``d``, ``contexts``, …, ``horizon``, ``render_mode``).
+    (``M``, ``K``, ``d``, ``contexts``, …, ``horizon``), and ``render_mode`` (``"human"``: the
+    text board printed; ``"ansi"``; ``"rgb_array"``).
 
     ## Privacy
     As for the Gymnasium view: each silo's contexts and rewards are its private data; the
@@ -60,15 +80,19 @@ class FederatedParallelEnv(ParallelEnv):
 
     metadata: dict[str, Any] = {
         "name": "federated_linear_bandit_v0",
-        "render_modes": ["ansi", "rgb_array"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "is_parallelizable": True,
     }
 
     def __init__(
         self, horizon: int | None = DEFAULT_HORIZON, render_mode: str | None = None, **kwargs: Any
     ) -> None:
-        # The single Gymnasium env supplies the problem and the seeding rules (run i of seed s).
-        self._env = FederatedLinearBanditEnv(horizon=horizon, render_mode=render_mode, **kwargs)
+        if render_mode is not None:
+            check_choice("render_mode", render_mode, self.metadata["render_modes"])
+        # The single Gymnasium env supplies the problem and the seeding rules (run i of seed s);
+        # "human" prints its text board.
+        board = "ansi" if render_mode == "human" else render_mode
+        self._env = FederatedLinearBanditEnv(horizon=horizon, render_mode=board, **kwargs)
         self.problem = self._env.problem
         self.horizon = self._env.horizon
         self.render_mode = render_mode
@@ -80,6 +104,8 @@ class FederatedParallelEnv(ParallelEnv):
             agent: spaces.Box(-1.0, 1.0, (K, d), np.float32) for agent in self.possible_agents
         }
         self._action_spaces = {agent: spaces.Discrete(K) for agent in self.possible_agents}
+        self.state_space = spaces.Box(-1.0, 1.0, (M, K, d), np.float32)
+        self._state: np.ndarray | None = None
         self._t = 0
 
     def observation_space(self, agent: str) -> spaces.Box:
@@ -92,9 +118,18 @@ class FederatedParallelEnv(ParallelEnv):
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
         """Start a run: ``seed=s`` (and ``options={"first_run": i}``) is run *i* of seed *s*,
-        exactly as in the Gymnasium views."""
+        exactly as in the Gymnasium views. Other keys are not used: each one is named in a
+        warning (PettingZoo's own API test resets with an arbitrary key, so they cannot be
+        refused here as the Gymnasium views refuse them)."""
+        if options:
+            for key in options:
+                if key != "first_run":
+                    warnings.warn(f"options: unknown key {key!r} ignored (only 'first_run' is "
+                                  "used)", stacklevel=2)
+            options = {k: v for k, v in options.items() if k == "first_run"}
         obs, _ = self._env.reset(seed=seed, options=options)
         self.agents = list(self.possible_agents)
+        self._state = obs
         self._t = 0
         return {a: obs[m] for a, m in self._index.items()}, {a: {} for a in self.agents}
 
@@ -115,6 +150,7 @@ class FederatedParallelEnv(ParallelEnv):
         joint = np.array([[int(actions[a]) for a in self.possible_agents]], dtype=np.int64)
         obs, rewards, _, info = self.problem.step(joint)
         self._env.record_render(joint, obs, rewards, info)  # the Gymnasium view's board
+        self._state = obs[0]
         self._t += 1
         done = self.horizon is not None and self._t >= self.horizon
         agents = self.agents
@@ -135,10 +171,39 @@ class FederatedParallelEnv(ParallelEnv):
             self.agents = []
         return out_obs, out_rew, terminations, truncations, infos
 
+    def state(self) -> np.ndarray:
+        """The global state: every silo's features of the current round, shape (M, K, d)."""
+        if self._state is None:
+            raise ResetNeeded("call reset() before state()")
+        return np.array(self._state, dtype=np.float32)
+
     def render(self) -> str | np.ndarray | None:
         """As the Gymnasium view renders (pulls per action pooled over silos, mean observed reward,
-        regret): ``"ansi"`` text or an ``"rgb_array"`` frame. Shows raw data: a human view."""
-        return self._env.render()
+        regret): ``"ansi"`` text, an ``"rgb_array"`` frame, or (``"human"``) the text printed.
+        Shows raw data: a human view."""
+        frame = self._env.render()
+        if self.render_mode == "human":
+            print(frame)
+            return None
+        return frame
 
     def close(self) -> None:
         pass
+
+
+def parallel_env(**kwargs: Any) -> FederatedParallelEnv:
+    """The parallel env (PettingZoo's module convention): :class:`FederatedParallelEnv`."""
+    return FederatedParallelEnv(**kwargs)
+
+
+def raw_env(**kwargs: Any) -> AECEnv:
+    """The AEC form of :func:`parallel_env` (silos act in turn; a round is played once all live
+    silos have acted), without PettingZoo's checking wrappers."""
+    return parallel_to_aec(parallel_env(**kwargs))
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The AEC env of PettingZoo's convention: :func:`raw_env` behind ``AssertOutOfBoundsWrapper``
+    (actions in ``Discrete(K)``) and ``OrderEnforcingWrapper`` (``reset`` before ``step``)."""
+    aec = wrappers.AssertOutOfBoundsWrapper(raw_env(**kwargs))
+    return wrappers.OrderEnforcingWrapper(aec)

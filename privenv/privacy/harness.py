@@ -31,6 +31,16 @@ A paper's own mechanism that is known not to be DP (the Wishart mechanism of Jia
 used by paper 4's LPLR-Update and declared not-DP by our agent) is audited too; its violation is
 reported with the distinct verdict :data:`PAPER_VIOLATION` and does not fail the run.
 
+Exact-preimage audits (the ``preimage-*`` cases, :mod:`privenv.privacy.preimage`): for each
+release of D, whether it is provably unreachable from D′ (and the other way round). An unreachable
+release is an event of probability 0 under D′, so any of them refutes pure DP and their
+Clopper–Pearson lower frequency bounds δ. The float samplers are flagged — an expected,
+documented finding (Mironov 2012), reported as :data:`FLOAT_VIOLATION` without failing the run —
+and the exact samplers of :mod:`privenv.privacy.exact` must show none; each exact case has a
+mutant (a float operation after the exact noise) the audit must catch. Their records carry the
+counts in ``details``. The exact-sampler and preimage cases take about 25 s together at quick
+size (one process, measured at load average 15).
+
 Use :func:`run` (records with the keys of the ``privenv audit --format json`` output) and
 :func:`format_table`.
 """
@@ -41,7 +51,8 @@ import math
 import time
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -57,6 +68,7 @@ __all__ = [
     "AuditRecord",
     "CASES",
     "Measurement",
+    "FLOAT_VIOLATION",
     "PAPER_VIOLATION",
     "SIZES",
     "fitted_holdout_lower_bound",
@@ -77,6 +89,7 @@ DEFAULT_SEED = 20261129
 PASS = "pass"
 VIOLATION = "VIOLATION"
 PAPER_VIOLATION = "violation (paper's mechanism, documented)"
+FLOAT_VIOLATION = "violation (float sampler, documented)"
 CAUGHT = "mutation caught"
 MISSED = "MUTATION MISSED"
 
@@ -88,6 +101,7 @@ class Measurement:
     result: audit.AuditResult
     declared_epsilon: float
     declared_delta: float
+    details: dict[str, Any] | None = None
 
 
 #: sampler(mutation or None, samples per side, seed) -> Measurement
@@ -108,6 +122,8 @@ class AuditCase:
         power_floor: at quick size the correct target's ε_lb must exceed this (a check that the
             audit has power, not a privacy claim); ``None`` if not checked.
         paper_flawed: the target is a paper's own mechanism known not to be DP (documented).
+        float_sampler: the target is a floating-point sampler, known not to be DP in binary64
+            (Mironov 2012; documented).
     """
 
     target: str
@@ -117,6 +133,7 @@ class AuditCase:
     mutations: tuple[str, ...] = ()
     power_floor: float | None = None
     paper_flawed: bool = False
+    float_sampler: bool = False
 
 
 @dataclass
@@ -134,17 +151,21 @@ class AuditRecord:
     alpha: float
     seconds: float
     power_floor: float | None = field(default=None)
+    #: case-specific numbers (the preimage audits' counts of unreachable releases), or None
+    details: dict[str, Any] | None = field(default=None)
 
     @property
     def ok(self) -> bool:
-        """A correct target passed (or is a documented paper violation); a mutant was caught."""
+        """A correct target passed (or is a documented violation); a mutant was caught."""
         if self.mutation is None:
-            return self.verdict in (PASS, PAPER_VIOLATION)
+            return self.verdict in (PASS, PAPER_VIOLATION, FLOAT_VIOLATION)
         return bool(self.mutation_caught)
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        if not math.isfinite(d["epsilon_lower_bound"]):
+        if d["epsilon_lower_bound"] == math.inf:
+            d["epsilon_lower_bound"] = "inf"  # an event impossible under D′ (preimage audits)
+        elif not math.isfinite(d["epsilon_lower_bound"]):
             d["epsilon_lower_bound"] = None  # −inf: no event gave a bound (JSON has no −inf)
         return d
 
@@ -182,14 +203,16 @@ def run_case(case: AuditCase, size: str = "quick", seed: int = DEFAULT_SEED,
         meas = case.sample(variant, n, _seed(seed, case.target, variant))
         violates = meas.result.violates(meas.declared_epsilon)
         if variant is None:
-            verdict = (PAPER_VIOLATION if case.paper_flawed else VIOLATION) if violates else PASS
+            documented = PAPER_VIOLATION if case.paper_flawed else (
+                FLOAT_VIOLATION if case.float_sampler else VIOLATION)
+            verdict = documented if violates else PASS
             caught = None
         else:
             verdict, caught = (CAUGHT if violates else MISSED), bool(violates)
         out.append(AuditRecord(case.target, meas.declared_epsilon, meas.declared_delta,
                                meas.result.epsilon_lb, verdict, variant, caught, n,
                                meas.result.alpha, time.perf_counter() - start,
-                               case.power_floor if variant is None else None))
+                               case.power_floor if variant is None else None, meas.details))
     return out
 
 
@@ -206,11 +229,19 @@ def run(targets: Sequence[str] | None = None, size: str = "quick",
 def format_table(records: Sequence[AuditRecord]) -> str:
     """A plain-text table of records."""
     head = ("target", "mutation", "declared ε", "δ", "ε lower bound", "verdict", "n", "s")
+    preimage = any(r.details and "unreachable_d" in r.details for r in records)
+    head += ("unreachable D→D′, D′→D",) if preimage else ()
     rows = [head]
     for r in records:
-        lb = f"{r.epsilon_lower_bound:.3f}" if math.isfinite(r.epsilon_lower_bound) else "-inf"
-        rows.append((r.target, r.mutation or "-", f"{r.declared_epsilon:.4g}",
-                     f"{r.declared_delta:.3g}", lb, r.verdict, str(r.n), f"{r.seconds:.2f}"))
+        lb = f"{r.epsilon_lower_bound:.3f}" if math.isfinite(r.epsilon_lower_bound) else (
+            "inf" if r.epsilon_lower_bound > 0 else "-inf")
+        row = (r.target, r.mutation or "-", f"{r.declared_epsilon:.4g}",
+               f"{r.declared_delta:.3g}", lb, r.verdict, str(r.n), f"{r.seconds:.2f}")
+        if preimage:
+            d = r.details or {}
+            row += (f"{d['fraction_d']:.1%}, {d['fraction_dprime']:.1%}"
+                    if "unreachable_d" in d else "",)
+        rows.append(row)
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
              for row in rows]
@@ -312,6 +343,276 @@ _register(AuditCase(
     "randomized-response", "randomized response, ε = ln 3, rewards 0 vs 1, event {y = 1}; "
     "the mutant flips with the probability of ε + 0.1", _rr, 1_000_000, ("epsilon + 0.1",),
     power_floor=1.07))
+
+
+# =================================================================================================
+# Exact samplers (privenv.privacy.exact): statistical audits like the float cases above, and
+# exact-preimage audits of the float and the exact samplers (privenv.privacy.preimage)
+# =================================================================================================
+
+_SNAP_THRESHOLDS = np.arange(-5.0, 6.0, 2.0)  # between the multiples of Λ = 2
+
+
+def _laplace_exact_mechanism(mutation: str | None, bounds: tuple[float, float] | None = None,
+                             sampler: str = "exact") -> Any:
+    """LaplaceMechanism(ε = 1, Δ = 1) with ``sampler`` and its mutants: the scale × 0.8 (× 0.5
+    for snapping), the grid sensitivity halved."""
+    from privenv.privacy import exact
+
+    m = exact.LaplaceMechanism(epsilon=1.0, sensitivity=None if bounds else 1.0, bounds=bounds,
+                               sampler=sampler)
+    p = m.params
+    if isinstance(p, exact.DiscreteLaplaceParameters):
+        if mutation == "noise x 0.8":
+            t = p.scale * Fraction(4, 5)
+            m.params = replace(p, scale_num=t.numerator, scale_den=t.denominator)
+        elif mutation == "sensitivity halved":
+            m.params = exact.DiscreteLaplaceParameters.calibrate(1.0, p.grid,
+                                                                 p.sensitivity_grid // 2)
+    elif isinstance(p, exact.SnappingParameters) and mutation == "noise x 0.5":
+        m.params = replace(p, lam=p.lam / 2)
+    return m
+
+
+def _laplace_exact(mutation: str | None, n: int, seed: int) -> Measurement:
+    m = _laplace_exact_mechanism(mutation)
+    res = _scalar_audit(lambda v, g, k: m.release(np.full(k, v), g), n, seed,
+                        np.linspace(-3.0, 4.0, 15), 0.0)
+    return Measurement(res, _laplace_exact_mechanism(None).guarantee.epsilon, 0.0)
+
+
+_register(AuditCase(
+    "laplace-exact", "the exact Laplace mechanism (input on the grid 2⁻¹⁰ℤ + discrete Laplace of "
+    "1024 grid units, CKS20), ε = 1 exactly, inputs 0 vs 1; the events of 'laplace'; mutants: "
+    "scale × 0.8, grid sensitivity halved", _laplace_exact, 1_000_000,
+    ("noise x 0.8", "sensitivity halved"), power_floor=0.95))
+
+
+def _gaussian_exact_mechanism(mutation: str | None) -> Any:
+    from privenv.privacy import exact
+
+    m = exact.GaussianMechanism(epsilon=1.0, delta=1e-2, sensitivity=1.0, sampler="exact")
+    if mutation == "noise x 0.8":
+        v = m.params.variance * Fraction(16, 25)
+        m.params = exact.DiscreteGaussianParameters(v.numerator, v.denominator)
+    elif mutation == "sensitivity halved":
+        m.params = m._calibrate(m.sensitivity_grid // 2)
+    return m
+
+
+def _gaussian_exact(mutation: str | None, n: int, seed: int) -> Measurement:
+    m = _gaussian_exact_mechanism(mutation)
+    g = _gaussian_exact_mechanism(None).guarantee
+    res = _scalar_audit(lambda v, gen, k: m.release(np.full(k, v), gen), n, seed,
+                        np.linspace(-1.0, 6.0, 15), g.delta)
+    return Measurement(res, g.epsilon, g.delta)
+
+
+_register(AuditCase(
+    "gaussian-exact", "the exact Gaussian mechanism (grid 2⁻¹⁰ℤ, discrete Gaussian with the "
+    "smallest σ² whose exact δ(1) ≤ 1e-2, CKS20), inputs 0 vs 1, the events of 'gaussian'; "
+    "mutants: σ × 0.8, grid sensitivity halved", _gaussian_exact, 1_000_000,
+    ("noise x 0.8", "sensitivity halved"), power_floor=0.85))
+
+
+def _snapping(mutation: str | None, n: int, seed: int) -> Measurement:
+    m = _laplace_exact_mechanism(mutation, (0.0, 1.0), "snapping")
+    res = _scalar_audit(lambda v, g, k: m.release(np.full(k, v), g), n, seed,
+                        _SNAP_THRESHOLDS, 0.0)
+    return Measurement(res, _laplace_exact_mechanism(None, (0.0, 1.0), "snapping")
+                       .guarantee.epsilon, 0.0)
+
+
+_register(AuditCase(
+    "laplace-snapping", "Mironov's snapping mechanism at ε = 1 (λ = 1 + 2⁻⁴⁹B, Λ = 2, "
+    "B = 1 + 16λ), range (0, 1), inputs 0 vs 1; events {y > t} between multiples of Λ (the "
+    "event {y ≥ 2} has log-ratio exactly 1); mutant: λ × 0.5", _snapping, 1_000_000,
+    ("noise x 0.5",), power_floor=0.95))
+
+
+# -- exact preimage audits ----------------------------------------------------------------------
+
+_PRE_INPUTS = (0.0, 1.0)  # the float samplers: LaplaceRandomizer(ε = 1, range (0, 1))'s pair
+_PRE_EXACT_INPUTS = (0.0, 1.0 / 3.0)  # the exact samplers: one input off the grid
+
+
+def _preimage_measurement(unreachable: tuple[np.ndarray, np.ndarray], epsilon: float,
+                          delta: float, search: str, undecided: int = 0) -> Measurement:
+    """unreachable[0]: releases of D provably impossible from D′ (unreachable[1] the reverse).
+    Each is an event E with P_D′(E) = 0: with the one-sided Clopper–Pearson lower bound p_lo of
+    P_D(E) at α/2, (ε, δ)-DP fails for every ε as soon as p_lo > δ (ε lower bound +inf)."""
+    k = np.array([int(u.sum()) for u in unreachable])
+    n = np.array([u.size for u in unreachable])
+    p_lo = audit.clopper_pearson_lower(k, n, ALPHA / 2)
+    j = int(np.argmax(p_lo))
+    eps_lb = math.inf if p_lo[j] - delta > 0 else -math.inf
+    res = audit.AuditResult(eps_lb, j, ("D>D'", "D'>D")[j], float(p_lo[j]), 0.0, 2, ALPHA)
+    details = {"unreachable_d": int(k[0]), "unreachable_dprime": int(k[1]),
+               "fraction_d": float(k[0] / n[0]), "fraction_dprime": float(k[1] / n[1]),
+               "delta_lower_bound": float(p_lo.max()), "undecided": undecided,
+               "search": search}
+    return Measurement(res, epsilon, delta, details)
+
+
+def _float_reachable(y: np.ndarray, x: float, transform: Callable | None) -> np.ndarray:
+    """Whether x ⊕ noise = y for some noise value of the float sampler ``transform`` (of numpy's
+    uniforms; ``None``: any double at all — the addition stage alone, a lower bound on the
+    unreachable set for samplers without a monotone transform)."""
+    from privenv.privacy import preimage
+
+    lo, hi, ok = preimage.addition_preimage(x, y)
+    if transform is None:
+        return ok
+    hit = ok.copy()
+    hit[ok] = preimage.uniform_grid_hits(transform, lo[ok], hi[ok])
+    return hit
+
+
+_PRE_SIGMA = mech.gaussian_sigma_analytic(1.0, 1e-2, 1.0)
+
+
+def _float_laplace_noise(u: np.ndarray) -> np.ndarray:
+    return mech.laplace_from_uniform(u, 1.0)
+
+
+def _float_gaussian_noise(u: np.ndarray) -> np.ndarray:
+    return mech.gaussian_from_uniform(u, _PRE_SIGMA)
+
+
+def _preimage_float(kind: str) -> Sampler:
+    """Float Laplace (b = 1, ε = 1) or Gaussian (analytic σ at (1, 1e-2)) noise on inputs 0 and
+    1: by its uniform transform (full search) or, ``"ziggurat"``, by numpy's standard normals
+    (the addition stage only)."""
+    transform = _float_laplace_noise if kind == "laplace" else _float_gaussian_noise
+    eps, delta = (1.0, 0.0) if kind == "laplace" else (1.0, 1e-2)
+
+    def sample(mutation: str | None, n: int, seed: int) -> Measurement:
+        g = np.random.default_rng(seed)
+        x0, x1 = _PRE_INPUTS
+        if kind == "ziggurat":
+            y0, y1 = x0 + mech.gaussian(_PRE_SIGMA, g, n), x1 + mech.gaussian(_PRE_SIGMA, g, n)
+            support, search = None, "addition only (a lower bound)"
+        else:
+            y0, y1 = x0 + transform(g.random(n)), x1 + transform(g.random(n))
+            support = transform
+            search = "addition and the sampler's support (bisection on numpy's uniform grid)"
+        return _preimage_measurement((~_float_reachable(y0, x1, support),
+                                      ~_float_reachable(y1, x0, support)), eps, delta, search)
+    return sample
+
+
+_register(AuditCase(
+    "preimage-laplace-float", "exact preimage search of the float Laplace release x + "
+    "laplace_from_uniform(u, b = 1) (LaplaceRandomizer(ε = 1, range (0, 1))), inputs 0 vs 1: "
+    "releases of one input that no uniform on numpy's 2⁻⁵³ grid maps to from the other — not DP "
+    "in binary64 (Mironov 2012), expected", _preimage_float("laplace"), 20_000,
+    float_sampler=True))
+_register(AuditCase(
+    "preimage-gaussian-float", "exact preimage search of the float Gaussian x + "
+    "gaussian_from_uniform(u, σ) (inverse CDF on numpy's grid), σ analytic at (1, 1e-2), inputs "
+    "0 vs 1 — not DP in binary64, expected", _preimage_float("gaussian"), 20_000,
+    float_sampler=True))
+_register(AuditCase(
+    "preimage-gaussian-float-ziggurat", "the float Gaussian x + σ·standard_normal (numpy's "
+    "ziggurat, as GaussianRandomizer), σ as above, inputs 0 vs 1: releases that x ⊕ n cannot "
+    "produce for ANY double n (the addition stage alone: a lower bound) — expected",
+    _preimage_float("ziggurat"), 20_000, float_sampler=True))
+
+
+def _preimage_exact(kind: str) -> Sampler:
+    """The exact mechanism's releases are multiples of its grid g, each reachable from every
+    input (full support on ℤ); the mutant adds the raw input in binary64 after exact grid noise,
+    fl(x + Z·g), reachable from x′ iff [n_lo, n_hi] of the addition contains a multiple of g."""
+
+    def sample(mutation: str | None, n: int, seed: int) -> Measurement:
+        from privenv.privacy import exact, preimage
+
+        if kind == "laplace":
+            m = exact.LaplaceMechanism(epsilon=1.0, bounds=(0.0, 1.0), sampler="exact")
+            grid, draw = m.params.grid, lambda k, g: exact.discrete_laplace(m.params.scale, g, k)
+        else:
+            m = exact.GaussianMechanism(epsilon=1.0, delta=1e-2, bounds=(0.0, 1.0),
+                                        sampler="exact")
+            grid, draw = m.grid, lambda k, g: exact.discrete_gaussian(m.params.variance, g, k)
+        step = grid.granularity
+        rng = np.random.default_rng(seed)
+        x0, x1 = _PRE_EXACT_INPUTS
+        if mutation is None:
+            ys = [m.release(np.full(n, x), rng) for x in (x0, x1)]
+            unreachable = (~preimage.on_grid(ys[0], step), ~preimage.on_grid(ys[1], step))
+        else:  # "float addition": x + Z·g in binary64, the input never rounded to the grid
+            ys = [x + draw(n, rng).astype(float) * step for x in (x0, x1)]
+
+            def reach(y: np.ndarray, x: float) -> np.ndarray:
+                lo, hi, ok = preimage.addition_preimage(x, y)
+                return ok & preimage.grid_hits(lo, hi, step)
+
+            unreachable = (~reach(ys[0], x1), ~reach(ys[1], x0))
+        g = m.guarantee
+        return _preimage_measurement(unreachable, g.epsilon, g.delta,
+                                     "support: the grid g·ℤ (exact)" if mutation is None else
+                                     "addition and the grid support (exact)")
+    return sample
+
+
+_register(AuditCase(
+    "preimage-laplace-exact", "exact preimage search of the exact Laplace mechanism (ε = 1, "
+    "range (0, 1), grid 2⁻¹⁰ℤ), inputs 0 vs 1/3: every release is a grid point, reachable from "
+    "both; mutant: exact noise added to the raw input in binary64", _preimage_exact("laplace"),
+    20_000, ("float addition",)))
+_register(AuditCase(
+    "preimage-gaussian-exact", "exact preimage search of the exact Gaussian mechanism at "
+    "(1, 1e-2), range (0, 1), inputs 0 vs 1/3; mutant: exact noise added to the raw input in "
+    "binary64", _preimage_exact("gaussian"), 20_000, ("float addition",)))
+
+
+def _preimage_snapping(mutation: str | None, n: int, seed: int) -> Measurement:
+    """Snapping's releases must be multiples of Λ in [−B, B] or ±B (else provably unreachable);
+    each is then shown reachable from the other input by a witness (U*, S). The mutant skips the
+    final rounding to Λ: its releases clamp_B(x ⊕ S⊗λ⊗LN(U*)) are checked by the addition stage
+    alone."""
+    from privenv.privacy import exact, preimage
+
+    m = exact.LaplaceMechanism(epsilon=1.0, bounds=(0.0, 1.0), sampler="snapping")
+    p = m.params
+    rng = np.random.default_rng(seed)
+    x0, x1 = _PRE_EXACT_INPUTS
+    undecided = 0
+    unreachable = []
+    if mutation is None:
+        ys = [m.release(np.full(n, x), rng) for x in (x0, x1)]
+        for y, other in ((ys[0], x1), (ys[1], x0)):
+            support = (preimage.on_grid(y, p.lam_pow2) & (np.abs(y) <= p.bound)) | (
+                np.abs(y) == p.bound)
+            witness = support & preimage.snapping_witness(y, other, p)
+            undecided += int(np.count_nonzero(support & ~witness))
+            unreachable.append(~support)
+    else:  # "no final rounding"
+        for x, other in ((x0, x1), (x1, x0)):
+            raw = _snap_unrounded(rng, n, x, p)
+            clamped = np.abs(raw) == p.bound
+            unreachable.append(~(_float_reachable(raw, min(max(other, -p.bound), p.bound), None)
+                                 | clamped))
+    return _preimage_measurement((unreachable[0], unreachable[1]), m.guarantee.epsilon, 0.0,
+                                 "support: multiples of Λ, witnesses (U*, S)" if mutation is None
+                                 else "addition only (a lower bound)", undecided)
+
+
+def _snap_unrounded(rng: np.random.Generator, n: int, x: float, p: Any) -> np.ndarray:
+    """The snapping mutant without the rounding to Λ: clamp_B(clamp_B(x) ⊕ S⊗λ⊗LN(U*)), with U*
+    and S drawn as the sampler draws them."""
+    from privenv.privacy import exact
+
+    u, s = exact.uniform_doubles(rng, n)
+    xc = min(max(x, -p.bound), p.bound)
+    noise = p.lam * np.log(u)
+    return np.clip(xc + np.where(s == 1, -noise, noise), -p.bound, p.bound)
+
+
+_register(AuditCase(
+    "preimage-snapping", "exact preimage search of Mironov's snapping mechanism (ε = 1, range "
+    "(0, 1), Λ = 2), inputs 0 vs 1/3: releases on the Λ-grid, each with a witness from the other "
+    "input; mutant: no final rounding to Λ", _preimage_snapping, 20_000, ("no final rounding",)))
 
 
 # =================================================================================================
@@ -761,41 +1062,68 @@ _register(AuditCase(
 # except AdaP-TT(*)'s pre-declared events {a_t = arm 0}.
 
 
-def _drive(agent: Any, table: np.ndarray, seed: int, record: Callable[[Any], np.ndarray]
-           ) -> tuple[np.ndarray, np.ndarray]:
-    """Play ``agent`` (built for ``table.shape[0]`` runs) on the reward ``table`` (runs, T, K):
-    run i's pull t of arm a < K yields table[i, t, a] (actions ≥ K — a BAI stop — yield 0).
-    Returns the actions (runs, T) and ``record(agent)`` after the last step."""
-    n, horizon, K = table.shape
-    agent.reset(seed=seed)
-    rows = np.arange(n)
-    obs = np.zeros((n, 1))
-    actions = np.empty((n, horizon), dtype=np.int64)
-    for t in range(horizon):
-        a = np.asarray(agent.act_batch(obs))
-        actions[:, t] = a
-        agent.observe_batch(a, np.where(a < K, table[rows, t, np.minimum(a, K - 1)], 0.0), obs)
-    return actions, record(agent)
+#: runs per batch of the end-to-end agent audits: a batch's reward table and the agents' per-run
+#: state and noise buffers take O(runs) memory, so a full-size audit streams its runs in batches
+#: and keeps only each run's audited output. Results do not depend on it: run i always owns run
+#: i's streams (``first_run``), whatever the batch.
+AGENT_CHUNK = 4096
+
+#: rows(lo, hi) -> the reward table (hi − lo, T, K) of runs lo … hi − 1
+TableRows = Callable[[int, int], np.ndarray]
+
+
+def _drive(make_agent: Callable[[int], Any], rows: TableRows, n_runs: int, seed: int,
+           record: Callable[[Any, np.ndarray], np.ndarray]) -> np.ndarray:
+    """Play ``make_agent(m)`` (an agent for m runs) on the reward tables ``rows(lo, hi)``
+    (m, T, K), :data:`AGENT_CHUNK` runs at a time: run i's pull t of arm a < K yields
+    table[i, t, a] (actions ≥ K — a BAI stop — yield 0). Returns ``record(agent, actions)``
+    (one row per run; ``actions`` (m, T)) of every batch after its last step, stacked."""
+    out = []
+    for lo in range(0, n_runs, AGENT_CHUNK):
+        hi = min(lo + AGENT_CHUNK, n_runs)
+        table = rows(lo, hi)
+        m, horizon, K = table.shape
+        agent = make_agent(m)
+        agent.reset(seed=seed, first_run=lo)
+        idx = np.arange(m)
+        obs = np.zeros((m, 1))
+        actions = np.empty((m, horizon), dtype=np.int64)
+        for t in range(horizon):
+            a = np.asarray(agent.act_batch(obs))
+            actions[:, t] = a
+            agent.observe_batch(a, np.where(a < K, table[idx, t, np.minimum(a, K - 1)], 0.0),
+                                obs)
+        out.append(record(agent, actions))
+    return np.concatenate(out)
 
 
 def _neighbour_table(n: int, horizon: int, K: int, base: float | np.ndarray, t0: int,
-                     value_d: float, value_dp: float) -> np.ndarray:
+                     value_d: float, value_dp: float,
+                     fixed: dict[tuple[int, int], float] | None = None) -> TableRows:
     """Runs < n see D, runs ≥ n see D′: all users get ``base`` (per arm), user t₀ gets
-    ``value_d`` (D) or ``value_dp`` (D′) for every arm."""
-    table = np.empty((2 * n, horizon, K))
-    table[:] = base
-    table[:n, t0, :] = value_d
-    table[n:, t0, :] = value_dp
-    return table
+    ``value_d`` (D) or ``value_dp`` (D′) for every arm; ``fixed[(t, a)]`` overrides user t's
+    reward for arm a in every run. Returns the rows of any batch of runs."""
+
+    def rows(lo: int, hi: int) -> np.ndarray:
+        table = np.empty((hi - lo, horizon, K))
+        table[:] = base
+        d = np.arange(lo, hi) < n
+        table[d, t0, :] = value_d
+        table[~d, t0, :] = value_dp
+        for (t, a), value in (fixed or {}).items():
+            table[:, t, a] = value
+        return table
+
+    return rows
 
 
-def _estimates(agent: Any) -> np.ndarray:
+def _estimates(agent: Any, actions: np.ndarray) -> np.ndarray:
     return np.array(agent.estimates, dtype=float)
 
 
-def _release_audit(agent: Any, n: int, seed: int, table: np.ndarray, epsilon: float
-                   ) -> Measurement:
-    _, out = _drive(agent, table, seed, _estimates)
+def _release_audit(make_agent: Callable[[int], Any], n: int, seed: int, rows: TableRows,
+                   epsilon: float) -> Measurement:
+    out = _drive(make_agent, rows, 2 * n, seed, _estimates)
     return Measurement(fitted_holdout_lower_bound(out[:n], out[n:]), epsilon, 0.0)
 
 
@@ -806,30 +1134,26 @@ _DPSE_EPS, _DPSE_BETA = 1.0, 0.9
 
 def _dp_se(mutation: str | None, n: int, seed: int) -> Measurement:
     from privenv.agents.dp_se import DPSE
-    from privenv.privacy.mechanisms import laplace_from_uniform
 
     class HalfNoise(DPSE):
         """Mutant: Laplace scale 1/(2εR_e) (the sensitivity 1/R_e halved)."""
 
-        def _end_segment(self, runs: np.ndarray) -> None:
-            R = self.seg_len[runs]
-            noise = laplace_from_uniform(self.noise.uniform(runs), 1.0) / (2 * self.epsilon * R)
-            self.estimates[runs, self.arm[runs]] = self.seg_sum[runs] / R + noise
+        noise_multiplier = 0.5
 
     class Reused(DPSE):
         """Mutant: the epoch sum is not reset between arms (arm 0's rewards enter arm 1's
         release too)."""
 
-        def _begin_segment(self, runs: np.ndarray) -> None:
-            pass
+        forget = False
 
     cls = {"noise x 0.5": HalfNoise, "reward reused": Reused}.get(mutation, DPSE)
     probe = DPSE(K=2, horizon=10**6, epsilon=_DPSE_EPS, beta=_DPSE_BETA)
     R = int(probe.epoch_length(np.array([1]), np.array([2]))[0])
     horizon = 2 * R  # epoch 1: arm 0 then arm 1, both released
-    agent = cls(K=2, horizon=horizon, epsilon=_DPSE_EPS, beta=_DPSE_BETA, n_runs=2 * n)
-    table = _neighbour_table(n, horizon, 2, 0.5, 0, 1.0, 0.0)
-    return _release_audit(agent, n, seed, table, _DPSE_EPS)
+    rows = _neighbour_table(n, horizon, 2, 0.5, 0, 1.0, 0.0)
+    return _release_audit(
+        lambda m: cls(K=2, horizon=horizon, epsilon=_DPSE_EPS, beta=_DPSE_BETA, n_runs=m), n,
+        seed, rows, _DPSE_EPS)
 
 
 _register(AuditCase(
@@ -851,24 +1175,14 @@ def _prae_r_family(name: str) -> Sampler:
     sensitivity."""
 
     def sample(mutation: str | None, n: int, seed: int) -> Measurement:
-        from privenv.agents.huber import (
-            DPRSE,
-            PRAER,
-            batch_delta,
-            prm_raw_moment,
-            raw_moment_parameters,
-        )
+        from privenv.agents.huber import DPRSE, PRAER, batch_delta, raw_moment_parameters
 
         base = PRAER if name == "prae-r" else DPRSE
 
         class HalfSensitivity(base):  # type: ignore[valid-type, misc]
             """Mutant: Laplace scale M/(Bε) (the sensitivity 2M/B halved)."""
 
-            def prm(self, runs: np.ndarray, x: np.ndarray, delta: np.ndarray) -> np.ndarray:
-                M, _ = raw_moment_parameters(x.shape[1], self.epsilon, delta, self.alpha,
-                                             self.moment_order)
-                return prm_raw_moment(x, self.scale * M, 2 * self.epsilon,
-                                      self.noise.uniform(runs))
+            noise_multiplier = 0.5
 
         cls = HalfSensitivity if mutation == "sensitivity halved" else base
         kw = {"alpha": 0.25, "delta": 0.5} if name == "prae-r" else {"delta": 0.5}
@@ -878,9 +1192,10 @@ def _prae_r_family(name: str) -> Sampler:
         horizon = t0 + 2 * B
         M, _ = raw_moment_parameters(B, _HUBER_EPS, batch_delta(probe.delta, tau, 2),
                                      probe.alpha, probe.moment_order)
-        agent = cls(K=2, horizon=horizon, epsilon=_HUBER_EPS, n_runs=2 * n, **kw)
-        table = _neighbour_table(n, horizon, 2, 0.0, t0, 0.999 * float(M), -0.999 * float(M))
-        return _release_audit(agent, n, seed, table, _HUBER_EPS)
+        rows = _neighbour_table(n, horizon, 2, 0.0, t0, 0.999 * float(M), -0.999 * float(M))
+        return _release_audit(
+            lambda m: cls(K=2, horizon=horizon, epsilon=_HUBER_EPS, n_runs=m, **kw), n, seed,
+            rows, _HUBER_EPS)
 
     return sample
 
@@ -898,23 +1213,12 @@ _register(AuditCase(
 
 
 def _prae_c(mutation: str | None, n: int, seed: int) -> Measurement:
-    from privenv.agents.huber import (
-        PRAEC,
-        batch_delta,
-        central_moment_parameters,
-        prm_central_moment,
-    )
+    from privenv.agents.huber import PRAEC, batch_delta, central_moment_parameters
 
     class HalfSensitivity(PRAEC):
         """Mutant: both Laplace scales of Algorithm 3 halved (ε doubled in the noise only)."""
 
-        def prm(self, runs: np.ndarray, x: np.ndarray, delta: np.ndarray) -> np.ndarray:
-            n_fold = x.shape[1] // 2
-            _, M, _ = central_moment_parameters(n_fold, self.epsilon, delta, self.alpha,
-                                                self.moment_order)
-            u_hist = np.stack([self.noise.uniforms(int(i), self.n_bins) for i in runs])
-            return prm_central_moment(x, self.scale * M, 2 * self.epsilon, self.D, self.r,
-                                      u_hist, self.noise.uniform(runs))
+        noise_multiplier = 0.5
 
     cls = HalfSensitivity if mutation == "sensitivity halved" else PRAEC
     # Remark 5.1's greedy first phase releases every batch through Algorithm 3 (the default
@@ -926,11 +1230,14 @@ def _prae_c(mutation: str | None, n: int, seed: int) -> Measurement:
     _, M, _ = central_moment_parameters(fold, _HUBER_EPS, batch_delta(probe.delta, 3, 2), 0.0,
                                         probe.moment_order)
     centre = probe.r / 2  # the centre of bin [0, r): fold 1's rewards put J = 0
-    agent = cls(K=2, horizon=horizon, epsilon=_HUBER_EPS, n_runs=2 * n, **kw)
-    table = _neighbour_table(n, horizon, 2, centre, t0, 0.999 * float(M), -0.999 * float(M))
-    # which arm batch 3 pulls is public (the actions) and noise-driven: audit that arm's release
-    actions, est = _drive(agent, table, seed, _estimates)
-    out = est[np.arange(2 * n), actions[:, -1]][:, None]
+    rows = _neighbour_table(n, horizon, 2, centre, t0, 0.999 * float(M), -0.999 * float(M))
+
+    def last_release(agent: Any, actions: np.ndarray) -> np.ndarray:
+        # which arm batch 3 pulls is public (the actions) and noise-driven: that arm's release
+        return agent.estimates[np.arange(agent.n_runs), actions[:, -1]][:, None]
+
+    out = _drive(lambda m: cls(K=2, horizon=horizon, epsilon=_HUBER_EPS, n_runs=m, **kw), rows,
+                 2 * n, seed, last_release)
     return Measurement(fitted_holdout_lower_bound(out[:n], out[n:]), _HUBER_EPS, 0.0)
 
 
@@ -961,15 +1268,13 @@ def _adap(star: bool) -> Sampler:
         class HalfNoise(base):  # type: ignore[valid-type, misc]
             """Mutant: Laplace scale 1/(2εÑ) — a 2ε-DP release declared as ε."""
 
-            def noise_scale(self, n_tilde: np.ndarray) -> np.ndarray:
-                return 0.5 * super().noise_scale(n_tilde)
+            noise_multiplier = 0.5
 
         cls = HalfNoise if mutation == "noise x 0.5" else base
-        agent = cls(K=2, epsilon=_ADAP_EPS, n_runs=2 * n)
-        table = _neighbour_table(n, _ADAP_T, 2, 0.5, 0, 1.0, 0.0)
-        table[:, 1, 1] = 1.0
-        actions, _ = _drive(agent, table, seed, lambda a: np.empty(0))
-        events = np.stack([actions[:, t] == 0 for t in _ADAP_STEPS], axis=1)
+        rows = _neighbour_table(n, _ADAP_T, 2, 0.5, 0, 1.0, 0.0, fixed={(1, 1): 1.0})
+        events = _drive(lambda m: cls(K=2, epsilon=_ADAP_EPS, n_runs=m), rows, 2 * n, seed,
+                        lambda agent, actions: np.stack([actions[:, t] == 0 for t in _ADAP_STEPS],
+                                                        axis=1))
         res = audit.epsilon_lower_bound(events[:n].sum(axis=0), n, events[n:].sum(axis=0), n,
                                         alpha=ALPHA)
         return Measurement(res, _ADAP_EPS, 0.0)
@@ -1052,21 +1357,25 @@ def _ctb_tt(mutation: str | None, n: int, seed: int) -> Measurement:
 
     cls = {"epsilon x 2 in the wrapper": DoubleEpsilon,
            "no randomizer": RawReward}.get(mutation or "", CTBTT)
-    table = _neighbour_table(n, horizon, 2, 0.5, 0, 1.0, 0.0)
-    table[:, 1, 1] = 1.0
-    agent = cls(K=2, epsilon=eps, n_runs=2 * n)
-    problem = _table_problem_class()(table)
-    env = agent.wrap_env(ProblemVectorEnv(problem, horizon, autoreset_mode=AutoresetMode.DISABLED))
-    obs, _ = env.reset(seed=seed)
-    agent.reset(seed=seed)
-    actions = np.empty((2 * n, horizon), dtype=np.int64)
-    for t in range(horizon):
-        a = np.asarray(agent.act_batch(obs))
-        actions[:, t] = a
-        obs, reward, *_ = env.step(a)
-        agent.observe_batch(a, np.asarray(reward, dtype=float), obs)
-    onehot = (actions[:, :, None] == np.arange(4)).reshape(2 * n, -1)
-    return Measurement(fitted_holdout_lower_bound(onehot[:n], onehot[n:]), eps, 0.0)
+    rows = _neighbour_table(n, horizon, 2, 0.5, 0, 1.0, 0.0, fixed={(1, 1): 1.0})
+    onehot = []
+    for lo in range(0, 2 * n, AGENT_CHUNK):  # in batches of runs, as _drive
+        hi = min(lo + AGENT_CHUNK, 2 * n)
+        agent = cls(K=2, epsilon=eps, n_runs=hi - lo)
+        problem = _table_problem_class()(rows(lo, hi))
+        env = agent.wrap_env(ProblemVectorEnv(problem, horizon,
+                                              autoreset_mode=AutoresetMode.DISABLED))
+        obs, _ = env.reset(seed=seed, options={"first_run": lo})
+        agent.reset(seed=seed, first_run=lo)
+        actions = np.empty((hi - lo, horizon), dtype=np.int64)
+        for t in range(horizon):
+            a = np.asarray(agent.act_batch(obs))
+            actions[:, t] = a
+            obs, reward, *_ = env.step(a)
+            agent.observe_batch(a, np.asarray(reward, dtype=float), obs)
+        onehot.append((actions[:, :, None] == np.arange(4)).reshape(hi - lo, -1))
+    out = np.concatenate(onehot)
+    return Measurement(fitted_holdout_lower_bound(out[:n], out[n:]), eps, 0.0)
 
 
 _register(AuditCase(
@@ -1134,14 +1443,21 @@ def _linear_table_problem_class() -> type:
     return LinearTableProblem
 
 
-def _linear_neighbours(n: int, horizon: int, t0: int) -> tuple[np.ndarray, np.ndarray]:
-    """Features (2n, T, A = 2, d = 2) and labels (2n, T, 2): runs < n see D, runs ≥ n see D′."""
-    features = np.broadcast_to(_LIN_OTHER, (2 * n, horizon, 2, _LIN_D)).copy()
-    labels = np.zeros((2 * n, horizon, 2))
-    features[:n, t0] = _LIN_PAIR[0]
-    features[n:, t0] = _LIN_PAIR[1]
-    labels[:, t0] = 1.0
-    return features, labels
+def _linear_neighbours(n: int, horizon: int, t0: int
+                       ) -> Callable[[int, int], tuple[np.ndarray, np.ndarray]]:
+    """rows(lo, hi) -> features (hi − lo, T, A = 2, d = 2) and labels (hi − lo, T, 2) of runs
+    lo … hi − 1: runs < n see D, runs ≥ n see D′."""
+
+    def rows(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        features = np.broadcast_to(_LIN_OTHER, (hi - lo, horizon, 2, _LIN_D)).copy()
+        labels = np.zeros((hi - lo, horizon, 2))
+        d = np.arange(lo, hi) < n
+        features[d, t0] = _LIN_PAIR[0]
+        features[~d, t0] = _LIN_PAIR[1]
+        labels[:, t0] = 1.0
+        return features, labels
+
+    return rows
 
 
 def _triu_and_vector(G: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -1161,23 +1477,24 @@ def _pair_statistics() -> tuple[np.ndarray, np.ndarray]:
 _LIN_CHUNK = 5_000
 
 
-def _play_vector_env(make_agent: Callable[[int], Any], features: np.ndarray,
-                     labels: np.ndarray, seed: int, record: Callable[[Any], np.ndarray]
-                     ) -> np.ndarray:
-    """Play ``make_agent(n_runs)`` on the table (features, labels) through a native vector env
-    inside the agent's own :meth:`~privenv.agents.base.Agent.wrap_env` (its local randomizer, if
-    any), as the runner does, in batches of runs (run i of the seed is run i whatever the batch:
-    ``first_run``). Returns ``record(agent)`` after every step, stacked: (runs, T, …)."""
+def _play_vector_env(make_agent: Callable[[int], Any],
+                     rows: Callable[[int, int], tuple[np.ndarray, np.ndarray]], n_runs: int,
+                     horizon: int, seed: int, record: Callable[[Any], np.ndarray],
+                     reduce: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Play ``make_agent(m)`` on the tables ``rows(lo, hi)`` (features, labels) through a native
+    vector env inside the agent's own :meth:`~privenv.agents.base.Agent.wrap_env` (its local
+    randomizer, if any), as the runner does, in batches of runs (run i of the seed is run i
+    whatever the batch: ``first_run``). ``record(agent)`` after every step, stacked (m, T, …),
+    is reduced to each run's audited output by ``reduce``; returns those, stacked over batches."""
     from gymnasium.vector import AutoresetMode
 
     from privenv.envs.base import ProblemVectorEnv
 
-    horizon = features.shape[1]
     out = []
-    for lo in range(0, features.shape[0], _LIN_CHUNK):
-        hi = min(lo + _LIN_CHUNK, features.shape[0])
+    for lo in range(0, n_runs, _LIN_CHUNK):
+        hi = min(lo + _LIN_CHUNK, n_runs)
         agent = make_agent(hi - lo)
-        problem = _linear_table_problem_class()(features[lo:hi], labels[lo:hi])
+        problem = _linear_table_problem_class()(*rows(lo, hi))
         env = agent.wrap_env(ProblemVectorEnv(problem, horizon,
                                               autoreset_mode=AutoresetMode.DISABLED))
         obs, _ = env.reset(seed=seed, options={"first_run": lo})
@@ -1188,7 +1505,7 @@ def _play_vector_env(make_agent: Callable[[int], Any], features: np.ndarray,
             obs, reward, *_ = env.step(a)
             agent.observe_batch(a, np.asarray(reward, dtype=float), obs)
             kept.append(record(agent))
-        out.append(np.stack(kept, axis=1))
+        out.append(reduce(np.stack(kept, axis=1)))
     return np.concatenate(out)
 
 
@@ -1212,12 +1529,13 @@ def _ldp_linucb(mutation: str | None, n: int, seed: int) -> Measurement:
             return wrapper
 
     cls = HalfNoise if mutation == "noise x 0.5 in the wrapper" else LDPLinUCB
-    kept = _play_vector_env(
+    # score: the learner's statistic gained in round t₀, projected on the pair's difference
+    step = _play_vector_env(
         lambda runs: cls(d=_LIN_D, horizon=_LDPLIN_T, epsilon=_LDPLIN_EPS, delta=_LDPLIN_DELTA,
                          n_runs=runs),
-        *_linear_neighbours(n, _LDPLIN_T, _LDPLIN_T0), seed, lambda a: _triu_and_vector(a.V, a.u))
-    # score: the learner's statistic gained in round t₀, projected on the pair's difference
-    step = kept[:, _LDPLIN_T0] - kept[:, _LDPLIN_T0 - 1]
+        _linear_neighbours(n, _LDPLIN_T, _LDPLIN_T0), 2 * n, _LDPLIN_T, seed,
+        lambda a: _triu_and_vector(a.V, a.u), lambda kept: kept[:, _LDPLIN_T0]
+        - kept[:, _LDPLIN_T0 - 1])
     res = _gaussian_projection(step[:n], step[n:], *_pair_statistics(), correct.sigma)
     return Measurement(res, declared, _LIN_DELTA)
 
@@ -1264,19 +1582,19 @@ def _central_dp_linucb(mutation: str | None, n: int, seed: int) -> Measurement:
     probe = CentralDPLinUCB(**kw)
     declared = gaussian_epsilon(_CDPLIN_AUDIT_DELTA, math.sqrt(2 * probe.rho))
     cls = CentralDPLinUCB if mutation is None else Mutant
-    features, labels = _linear_neighbours(n, _CDPLIN_T, 0)
-    kept = _play_vector_env(lambda runs: cls(n_runs=runs, **kw), features, labels, seed,
-                            lambda a: _triu_and_vector(a.G, a.u))
     # prefix sums projected on the unit difference of the pair (both trees' node noise is
     # isotropic N(0, σ²) on (triu G, u)); scores as in the "tree" case: S₁ = Σ_j p_{2^j} (the
     # LR statistic of memoised node noise), S₂ = Σ_t p_t/popcount(t) (that of redrawn noise)
     a, b = _pair_statistics()
     w = (a - b) / np.linalg.norm(a - b)
-    proj = kept @ w  # (2n, T)
     ts = np.arange(1, _CDPLIN_T + 1)
     coef = [(ts & (ts - 1) == 0).astype(float),  # t = 2^j
             1.0 / np.array([bin(t).count("1") for t in ts])]
-    scores = [proj @ c for c in coef]
+    both = _play_vector_env(lambda runs: cls(n_runs=runs, **kw),
+                            _linear_neighbours(n, _CDPLIN_T, 0), 2 * n, _CDPLIN_T, seed,
+                            lambda a: _triu_and_vector(a.G, a.u),
+                            lambda kept: np.stack([(kept @ w) @ c for c in coef], axis=1))
+    scores = [both[:, 0], both[:, 1]]
     # the thresholds: 13 points from D′'s exact mean, in sd units of the correct agent, towards D
     other = _triu_and_vector(np.outer(_LIN_OTHER, _LIN_OTHER)[None], 0 * _LIN_OTHER[None])[0] @ w
     prefix_mean = [(b @ w + other * (ts - 1)), (a @ w + other * (ts - 1))]

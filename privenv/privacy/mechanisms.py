@@ -9,6 +9,11 @@ Every mechanism comes in two forms with **one** implementation of its formula:
 * a *sampler* taking a seeded ``numpy.random.Generator``, e.g. :func:`laplace`, which draws the
   standard variates and calls the transform.
 
+The transforms of the scalar-state algorithms' randomizers are compiled kernels
+(:func:`laplace_noise`, :func:`gaussian_noise`, :func:`rr_release`, :mod:`privenv._jit`) that
+compiled agents and wrappers call one value at a time; the array functions apply the same kernels
+elementwise, so each formula is written once.
+
 Numerics and threat model. The samplers use idealized floating-point arithmetic: numpy's
 floating-point Laplace (and ours) is **not exactly** differentially private — the set of doubles
 it can output depends on the input (Mironov 2012, "On significance of the least significant bits
@@ -25,6 +30,7 @@ import warnings
 import numpy as np
 from scipy import optimize, special
 
+from privenv._jit import jit
 from privenv._validation import check_delta, check_epsilon, check_real
 
 from .accounting import gaussian_delta, gaussian_rho
@@ -36,19 +42,24 @@ __all__ = [
     "gaussian_from_standard",
     "gaussian_from_uniform",
     "gaussian_mu_analytic",
+    "gaussian_noise",
     "gaussian_rho",
     "gaussian_sigma_analytic",
     "gaussian_sigma_classical",
     "gaussian_sigma_zcdp",
     "laplace",
     "laplace_from_uniform",
+    "laplace_noise",
     "laplace_scale",
     "randomized_response",
     "randomized_response_from_uniform",
     "rr_debias_mean",
     "rr_keep_probability",
     "rr_mean",
+    "rr_one_probability",
     "rr_probability_of_one",
+    "rr_release",
+    "rr_zero_probability",
     "symmetric_gaussian_from_standard",
     "symmetric_gaussian_matrix",
 ]
@@ -116,19 +127,38 @@ def laplace_scale(epsilon: float, sensitivity: float = 1.0) -> float:
     return sensitivity / epsilon
 
 
+@jit
+def laplace_noise(u: float, scale: float) -> float:
+    """Laplace(0, b) noise from one standard uniform u ∈ [0, 1) (the kernel of
+    :func:`laplace_from_uniform`): F⁻¹ at the centre of u's 2⁻⁵³ grid cell (see
+    :func:`_cell_centre_tail`), b·ln(2u′) below ½ and −b·ln(2(1 − u′)) above."""
+    if u < 0.5:
+        return scale * math.log(2.0 * (u + _HALF_ULP))
+    return -scale * math.log(2.0 * ((1.0 - u) - _HALF_ULP))
+
+
+@jit
+def _laplace_array(u: np.ndarray, scale: float, out: np.ndarray) -> None:
+    for i in range(u.size):
+        out[i] = laplace_noise(u[i], scale)
+
+
 def laplace_from_uniform(u: np.ndarray | float, scale: float) -> np.ndarray:
     """Laplace(0, b) noise from standard uniforms by the inverse CDF.
 
     F⁻¹(u) = b·ln(2u) for u < ½ and −b·ln(2(1−u)) for u ≥ ½, evaluated at the centre of u's
-    2⁻⁵³ grid cell, so |noise| ≤ 53·ln2·b ≈ 36.7·b (the tail mass lost is 2⁻⁵³).
+    2⁻⁵³ grid cell, so |noise| ≤ 53·ln2·b ≈ 36.7·b (the tail mass lost is 2⁻⁵³). Elementwise
+    :func:`laplace_noise`.
 
     Args:
         u: standard uniforms in [0, 1) (``Generator.random``), any shape.
         scale: b > 0.
     """
     scale = check_positive(scale, "scale")
-    sign, tail = _cell_centre_tail(_check_uniform(u))
-    return -sign * scale * np.log(2.0 * tail)
+    u = np.ascontiguousarray(_check_uniform(u))
+    out = np.empty(u.shape)
+    _laplace_array(u.reshape(-1), scale, out.reshape(-1))
+    return out if out.ndim else out[()]
 
 
 def laplace(
@@ -218,10 +248,26 @@ def gaussian_sigma_zcdp(rho: float, sensitivity: float = 1.0) -> float:
     return sensitivity / math.sqrt(2.0 * rho)
 
 
+@jit
+def gaussian_noise(z: float, sigma: float) -> float:
+    """N(0, σ²) noise from one standard normal: σ·z (the kernel of
+    :func:`gaussian_from_standard`)."""
+    return sigma * z
+
+
+@jit
+def _gaussian_array(z: np.ndarray, sigma: float, out: np.ndarray) -> None:
+    for i in range(z.size):
+        out[i] = gaussian_noise(z[i], sigma)
+
+
 def gaussian_from_standard(z: np.ndarray | float, sigma: float) -> np.ndarray:
-    """N(0, σ²) noise from standard normals: σ·z."""
+    """N(0, σ²) noise from standard normals: σ·z (elementwise :func:`gaussian_noise`)."""
     sigma = check_positive(sigma, "sigma")
-    return sigma * np.asarray(z, dtype=float)
+    z = np.ascontiguousarray(z, dtype=float)
+    out = np.empty(z.shape)
+    _gaussian_array(z.reshape(-1), sigma, out.reshape(-1))
+    return out if out.ndim else out[()]
 
 
 def gaussian_from_uniform(u: np.ndarray | float, sigma: float) -> np.ndarray:
@@ -268,7 +314,7 @@ def symmetric_gaussian_from_standard(z: np.ndarray, dim: int, sigma: float) -> n
     out = np.empty((*z.shape[:-1], dim, dim))
     out[..., rows, cols] = sigma * z
     out[..., cols, rows] = sigma * z
-    return out
+    return out if out.ndim else out[()]
 
 
 def symmetric_gaussian_matrix(
@@ -298,16 +344,51 @@ def rr_probability_of_one(rewards: np.ndarray | float, epsilon: float) -> np.nda
     Computed as q(r) = p₀ + r(1 − 2p₀) with p₀ = 1/(e^ε + 1) = expit(−ε), which is the same
     number and stays finite for large ε. Rewards must lie in [0, 1] (no clipping).
     """
-    epsilon = check_epsilon(epsilon)
-    r = check_unit_interval(rewards, "rewards")
-    p0 = special.expit(-epsilon)
-    return p0 + r * (1.0 - 2.0 * p0)
+    p0 = rr_zero_probability(epsilon)
+    r = np.ascontiguousarray(check_unit_interval(rewards, "rewards"))
+    out = np.empty(r.shape)
+    _rr_one_array(r.reshape(-1), p0, out.reshape(-1))
+    return out if out.ndim else out[()]
+
+
+def rr_zero_probability(epsilon: float) -> float:
+    """p₀ = 1/(e^ε + 1) = expit(−ε): the probability that randomized response reports 1 for a
+    reward 0 (and 0 for a reward 1)."""
+    return float(special.expit(-check_epsilon(epsilon)))
+
+
+@jit
+def rr_one_probability(reward: float, p0: float) -> float:
+    """q(r) = p₀ + r(1 − 2p₀) = (r(e^ε − 1) + 1)/(e^ε + 1) (p₀ from :func:`rr_zero_probability`):
+    the probability that randomized response reports 1 (paper 3, Algorithm 4 line 2)."""
+    return p0 + reward * (1.0 - 2.0 * p0)
+
+
+@jit
+def _rr_one_array(rewards: np.ndarray, p0: float, out: np.ndarray) -> None:
+    for i in range(rewards.size):
+        out[i] = rr_one_probability(rewards[i], p0)
+
+
+@jit
+def rr_release(reward: float, u: float, p0: float) -> float:
+    """CTB randomized response of one reward r ∈ [0, 1] from one standard uniform: 1.0 if
+    u < q(r) (:func:`rr_one_probability`), else 0.0. The kernel of
+    :func:`randomized_response_from_uniform`."""
+    return 1.0 if u < rr_one_probability(reward, p0) else 0.0
+
+
+@jit
+def _rr_array(rewards: np.ndarray, u: np.ndarray, p0: float, out: np.ndarray) -> None:
+    for i in range(rewards.size):
+        out[i] = rr_release(rewards[i], u[i], p0)
 
 
 def randomized_response_from_uniform(
     rewards: np.ndarray | float, u: np.ndarray | float, epsilon: float
 ) -> np.ndarray:
-    """CTB randomized response: report 1.0 if u < q(r), else 0.0 (ε-local DP on [0, 1]).
+    """CTB randomized response: report 1.0 if u < q(r), else 0.0 (ε-local DP on [0, 1]);
+    elementwise :func:`rr_release`.
 
     Args:
         rewards: rewards in [0, 1], any shape.
@@ -317,8 +398,12 @@ def randomized_response_from_uniform(
     Returns:
         float array of 0.0/1.0 (Bernoulli(q(r))).
     """
-    q = rr_probability_of_one(rewards, epsilon)
-    return (_check_uniform(u) < q).astype(float)
+    p0 = rr_zero_probability(epsilon)
+    r, u = np.broadcast_arrays(check_unit_interval(rewards, "rewards"), _check_uniform(u))
+    r, u = np.ascontiguousarray(r), np.ascontiguousarray(u)
+    out = np.empty(r.shape)
+    _rr_array(r.reshape(-1), u.reshape(-1), p0, out.reshape(-1))
+    return out if out.ndim else out[()]
 
 
 def randomized_response(

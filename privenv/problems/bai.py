@@ -42,7 +42,7 @@ import numpy as np
 from gymnasium import spaces
 
 from privenv._validation import check_choice, check_real, check_vector
-from privenv.problems.base import Problem
+from privenv.problems.base import ArmView, Problem
 from privenv.seeding import INSTANCE, RunStreams, child
 
 #: Bernoulli instances of paper 3, Appendix I (Sajed and Sheffet 2019).
@@ -172,8 +172,10 @@ class BAIProblem(Problem):
 
     # -- sampling -------------------------------------------------------------------------------
     def _fill(self, gen: np.random.Generator, n: int, row: int) -> np.ndarray:
-        """n pulls of arm ``row % K`` of run ``row // K``."""
-        mu = float(self.run_means[row // self.K, row % self.K])
+        """n pulls of arm ``row % K`` of run ``row // K``, shape (n, 1)."""
+        return self._draw(gen, n, float(self.run_means[row // self.K, row % self.K]))[:, None]
+
+    def _draw(self, gen: np.random.Generator, n: int, mu: float) -> np.ndarray:
         if self.law == "bernoulli":
             return (gen.random(n) < mu).astype(np.float64)
         if self.law == "gaussian":
@@ -209,7 +211,7 @@ class BAIProblem(Problem):
         stopping = stops if live is None else (stops & live)
         sample = np.zeros(self.n_runs)
         if pulls.any():
-            sample[pulls] = self._streams.take(self._rows[pulls] + arms[pulls])
+            sample[pulls] = self._streams.take(self._rows[pulls] + arms[pulls])[:, 0]
         self._pulls += pulls
         correct = stopping & (arms == self._best)
         if self.reward_mode == "cost":
@@ -228,6 +230,12 @@ class BAIProblem(Problem):
             "correct": correct,
         }
         return self._obs.copy(), reward, stopping, info
+
+    def arm_view(self) -> ArmView:
+        """Sample streams, zero pseudo-regret, and the best arm of every run (in the order it
+        shows its arms)."""
+        values, pos = self._streams.view()
+        return ArmView(values, pos, self.K, np.zeros(self.K), self._best)
 
     def public_info(self) -> dict[str, Any]:
         """The task (``"bai"``: agents with a regret and a BAI version, such as DP-SE, pick the

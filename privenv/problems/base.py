@@ -9,13 +9,63 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
 
+from privenv._jit import jit
 from privenv._validation import check_int
 from privenv.seeding import ENV, Fill, RunStreams, child
+
+#: values drawn per refill of a (run, arm) reward stream (part of the numbers when a law's fill
+#: interleaves draws, as the Huber problem's inliers, coins and outliers)
+ARM_BLOCK = 512
+
+
+class ArmView(NamedTuple):
+    """What a compiled driver sees of a K-armed problem (:meth:`Problem.arm_view`).
+
+    ``values[run·K + arm, pos[run·K + arm], 0]`` is the next reward (or sample) of ``arm`` in
+    ``run`` (a stream is exhausted when its ``pos`` reaches ``values.shape[1]``; Python refills
+    it); ``gaps[arm]`` is the pseudo-regret of a pull (0 for best-arm identification) and
+    ``best[run]`` the arm a correct recommendation names.
+    """
+
+    values: np.ndarray
+    pos: np.ndarray
+    K: int
+    gaps: np.ndarray
+    best: np.ndarray
+
+
+@jit
+def next_value(env: ArmView, run: int, arm: int) -> float:
+    """The next reward of ``arm`` in ``run`` (its stream must not be exhausted)."""
+    row = run * env.K + arm
+    i = env.pos[row]
+    env.pos[row] = i + 1
+    return env.values[row, i, 0]
+
+
+@jit
+def arm_room(env: ArmView, run: int) -> int:
+    """The smallest number of values left in the reward streams of ``run``'s arms."""
+    block = env.values.shape[1]
+    room = block
+    for arm in range(env.K):
+        room = min(room, block - env.pos[run * env.K + arm])
+    return room
+
+
+@jit
+def exhausted_arm(env: ArmView, run: int) -> int:
+    """The first arm of ``run`` whose reward stream is exhausted, or −1 if none is."""
+    block = env.values.shape[1]
+    for arm in range(env.K):
+        if env.pos[run * env.K + arm] == block:
+            return arm
+    return -1
 
 
 class Problem(ABC):
@@ -113,13 +163,21 @@ class Problem(ABC):
         """
         seeds = [child(s, ENV, a) for s in run_seeds for a in range(n_arms)]
         if len(runs) == self.n_runs:
-            self._streams = RunStreams(seeds, fill, block=512)
+            self._streams = RunStreams(seeds, fill, block=ARM_BLOCK)
             self._rows = np.arange(self.n_runs) * n_arms
             return True
         if getattr(self, "_streams", None) is None:
             raise RuntimeError("the first reset must cover all runs")
         self._streams.reseed((runs[:, None] * n_arms + np.arange(n_arms)).ravel(), seeds)
         return False
+
+    def arm_view(self) -> ArmView:
+        """The compiled drivers' view of a K-armed problem's reward streams (after a reset)."""
+        raise NotImplementedError(f"{type(self).__name__} has no compiled arm view")
+
+    def refill_arm(self, run: int, arm: int) -> None:
+        """Draw the next block of ``arm``'s reward stream in ``run`` (a compiled driver asks)."""
+        self._streams.refill(np.array([run * self.K + arm]))
 
     def gym_reward(self, rewards: np.ndarray) -> np.ndarray:
         """The Gymnasium reward of each run, shape ``(n_runs,)``, from what :meth:`step` returned.

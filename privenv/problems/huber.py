@@ -29,7 +29,7 @@ import numpy as np
 from gymnasium import spaces
 
 from privenv._validation import check_choice, check_int, check_probability, check_real, check_vector
-from privenv.problems.base import Problem
+from privenv.problems.base import ArmView, Problem
 from privenv.seeding import RunStreams
 
 INLIER_LAWS = ("student-t", "pareto", "gaussian")
@@ -92,7 +92,7 @@ class HuberProblem(Problem):
     """K-armed heavy-tailed bandit with Huber α-contamination, for ``n_runs`` runs at once.
 
     Args:
-        K: number of arms (≥ 2); ignored when ``means`` is given.
+        K: number of arms (≥ 2; default 5, or the length of ``means``, which must then agree).
         means: inlier means μ_a (default: paper 1's 100 … 0).
         alpha: contamination level α ∈ [0, 1).
         inlier: ``"student-t"``, ``"pareto"``, ``"gaussian"`` or a frozen ``scipy.stats`` law.
@@ -105,7 +105,7 @@ class HuberProblem(Problem):
 
     def __init__(
         self,
-        K: int = 5,
+        K: int | None = None,
         means: Sequence[float] | None = None,
         alpha: float = 0.05,
         inlier: Any = "student-t",
@@ -116,8 +116,15 @@ class HuberProblem(Problem):
     ) -> None:
         super().__init__(n_runs)
         if means is None:
-            means = paper1_means(K)
+            means = paper1_means(5 if K is None else K)
         self.means = check_vector("means", means, min_length=2)
+        if K is not None and check_int("K", K, low=2) != self.means.shape[0]:
+            raise ValueError(f"K={K} disagrees with the {self.means.shape[0]} means given; give "
+                             "one of them (K defaults to the length of means)")
+        root_max = float(np.sqrt(np.finfo(float).max))  # the moment bound max μ_a² is finite
+        if np.max(np.abs(self.means)) >= root_max:
+            raise ValueError(f"means must be below {root_max:.3g} in absolute value (so that "
+                             f"max μ_a² is finite), got {means!r}")
         self.K = self.means.shape[0]
         self.alpha = check_probability(alpha, "alpha", high_open=True)
         self.noise = _Noise(inlier, dict(inlier_params or {}))
@@ -204,6 +211,12 @@ class HuberProblem(Problem):
             "contaminated": contaminated,
         }
         return self._obs, reward, self._never, info
+
+    def arm_view(self) -> ArmView:
+        """Reward streams (column 0 the observed reward, column 1 the contamination flag),
+        the clean pseudo-regret of each arm, and the best arm of every run."""
+        values, pos = self._streams.view()
+        return ArmView(values, pos, self.K, self.gaps, self._optimal)
 
     def public_info(self) -> dict[str, Any]:
         """K, α and the moment bounds of Definitions 3.1/3.2 with k = 2 (what PRAE assumes known):

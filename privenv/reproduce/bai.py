@@ -76,7 +76,7 @@ from privenv.reproduce.cells import (
     run_metadata,
     utc_now,
 )
-from privenv.store import ConfigResult
+from privenv.results import RunResults
 from privenv.sweep import Cell as SweepCell
 from privenv.sweep import Configuration, ProgressCallback, SweepConfig, SweepReport
 
@@ -435,7 +435,7 @@ class PointResult:
     estimated_s: float
 
     @classmethod
-    def from_store(cls, spec: FigureSpec, point: Point, stored: ConfigResult,
+    def from_store(cls, spec: FigureSpec, point: Point, stored: RunResults,
                    estimated_s: float) -> PointResult:
         ep = stored.episode
         n = len(stored.runs)
@@ -446,7 +446,7 @@ class PointResult:
             stopping_time=np.asarray(ep.get("stopping_time", stored.steps), dtype=np.int64),
             recommendation=np.asarray(ep.get("recommendation", np.full(n, -1)), dtype=np.int64),
             correct=np.asarray(ep.get("correct", np.zeros(n, dtype=bool)), dtype=bool),
-            extra=extra, privacy=stored.privacy, agent_params=stored.agent_params,
+            extra=extra, privacy=stored.privacy.as_dict(), agent_params=stored.agent_params,
             wall_s=stored.wall_s, horizon=stored.horizon,
             lower_bounds=spec.lower_bounds(point.instance, point.epsilon),
             switch=spec.switch(point.instance), estimated_s=estimated_s,

@@ -15,18 +15,15 @@ import math
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
-
 from privenv.backends import BACKEND_METAVAR, BACKENDS
 from privenv.backends.local import default_workers
-from privenv.store import utc_now
+from privenv.results import RunResults, utc_now
 
 if TYPE_CHECKING:
-    from privenv.store import ConfigResult
     from privenv.sweep import SweepConfig, SweepReport
 
 #: the results store of a figure, in its output directory
@@ -64,17 +61,20 @@ def run_figure_sweep(
     workers: int | None,
     address: str | None,
     progress: Any,
-) -> tuple[SweepReport, Path, dict[str, ConfigResult]]:
+) -> tuple[SweepReport, Path, dict[str, RunResults]]:
     """Run a figure's sweep into ``out/results.sqlite`` (started afresh unless ``resume``).
 
     Returns the sweep report, the store's path and the stored results by configuration id.
     Raises ``RuntimeError`` if a cell failed (its error is in the store; ``resume`` retries it).
     """
-    from privenv.store import Store
+    from privenv.store import Store, StoreError
     from privenv.sweep import run_sweep
 
     out.mkdir(parents=True, exist_ok=True)
     store_path = out / STORE_NAME
+    if Store.is_being_written(store_path):  # never delete a store another run is writing
+        raise StoreError(f"results store {str(store_path)!r} is being written by another "
+                         "reproduction; wait until it ends, or choose another --output")
     if not resume:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{store_path}{suffix}").unlink(missing_ok=True)
@@ -90,39 +90,22 @@ def run_figure_sweep(
     return report, store_path, stored
 
 
-@dataclass
-class CellResult:
-    """The regret results of one figure cell (``cell``: the figure's own cell type), read back
-    from the results store."""
+@dataclass(frozen=True)
+class FigureResult:
+    """A figure's cell (the figure's own cell type) and its runs read back from the results
+    store: the one results record, :class:`privenv.results.RunResults`."""
 
     cell: Any
-    t: np.ndarray  # within-run checkpoint times
-    curve: np.ndarray  # (runs, len(t)) cumulative pseudo-regret
-    privacy: dict[str, Any]
-    agent_params: dict[str, Any]
-    wall_s: float
-    ns_per_run_step: float
-    episode: dict[str, Any] = field(default_factory=dict)  # per-run values the agent reported
-
-    @property
-    def regret(self) -> np.ndarray:
-        return self.curve[:, -1]
-
-    @classmethod
-    def from_store(cls, cell: Any, stored: ConfigResult) -> CellResult:
-        return cls(cell=cell, t=stored.checkpoint_times, curve=stored.regret_curve,
-                   privacy=stored.privacy, agent_params=stored.agent_params,
-                   wall_s=stored.wall_s, ns_per_run_step=stored.ns_per_run_step,
-                   episode=dict(stored.episode))
+    result: RunResults
 
 
 def regret_results(config: SweepConfig, cells: list[Any],
-                   stored: dict[str, ConfigResult]) -> list[CellResult]:
+                   stored: dict[str, RunResults]) -> list[FigureResult]:
     """The stored results of a regret figure's ``cells`` (each with a ``configuration`` of
     ``config``; all the runs of a configuration, whatever its chunks), in the order of
     ``cells``."""
     by_config = dict(zip(config.configurations, config.config_ids(), strict=True))
-    return [CellResult.from_store(c, stored[by_config[c.configuration]]) for c in cells]
+    return [FigureResult(c, stored[by_config[c.configuration]]) for c in cells]
 
 
 def run_metadata(rep: Any) -> dict[str, Any]:
@@ -138,7 +121,7 @@ def run_metadata(rep: Any) -> dict[str, Any]:
         "cells_resumed": sweep.skipped if sweep else 0,
         "wall_s": rep.wall_s,
         "simulation_wall_s": rep.simulation_wall_s,
-        "cell_wall_s_total": float(sum(r.wall_s for r in rep.results)),
+        "cell_wall_s_total": float(sum(getattr(r, "result", r).wall_s for r in rep.results)),
         "versions": versions(),
         "files": {k: v.name for k, v in rep.files.items()},
     }
@@ -240,7 +223,7 @@ def write_json(path: Path, data: dict[str, Any]) -> Path:
 
 __all__ = [
     "STORE_NAME",
-    "CellResult",
+    "FigureResult",
     "SpecFigure",
     "add_common_arguments",
     "default_workers",

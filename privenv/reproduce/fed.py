@@ -48,7 +48,7 @@ import numpy as np
 from privenv._validation import check_int
 from privenv.plotting import SlopeFit, loglog_slope
 from privenv.reproduce.cells import (
-    CellResult,
+    FigureResult,
     add_common_arguments,
     default_workers,
     finish_figure,
@@ -308,9 +308,9 @@ def sweep_config(spec: FigureSpec, cells: Sequence[Cell]) -> SweepConfig:
 # -- analysis -------------------------------------------------------------------------------------
 
 
-def time_average(result: CellResult) -> np.ndarray:
+def time_average(result: FigureResult) -> np.ndarray:
     """Per-run time-average regret R(t)/t at the checkpoints: ``(runs, len(t))``."""
-    return result.curve / result.t
+    return result.result.regret_curve / result.result.checkpoint_times
 
 
 def standard_error(values: np.ndarray) -> np.ndarray:
@@ -345,10 +345,10 @@ THEORY_EXPONENT = {"ldp": 0.75, "sdp-amplification": 0.5, "sdp-vector-sum": 0.5,
                    "super-central": 0.5}
 
 
-def privacy_cost_exponents(results: Sequence[CellResult]) -> list[Exponent]:
+def privacy_cost_exponents(results: Sequence[FigureResult]) -> list[Exponent]:
     """Fit log(mean privacy cost) on log M per private variant, against its non-private
     reference (:func:`reference_of`), bootstrap over paired runs."""
-    by = {(r.cell.panel.env_kwargs["M"], r.cell.protocol): r.regret for r in results}
+    by = {(r.cell.panel.env_kwargs["M"], r.cell.protocol): r.result.regret for r in results}
     Ms = np.array(sorted({m for m, _ in by}), dtype=float)
     out = []
     for p in dict.fromkeys(r.cell.protocol for r in results):
@@ -372,7 +372,7 @@ class Reproduction:
     spec: FigureSpec
     output: Path
     cells: list[Cell]
-    results: list[CellResult]
+    results: list[FigureResult]
     wall_s: float
     workers: int
     exponents: list[Exponent] = field(default_factory=list)
@@ -395,7 +395,7 @@ class Reproduction:
                          f"{comm.get('sync_rounds', float('nan')):>6.0f} "
                          f"{comm.get('floats_sent_per_silo', float('nan')):>12.0f} "
                          f"{comm.get('bits_sent_per_silo', float('nan')):>10.3g}  "
-                         f"{r.privacy.get('privacy', '')}")
+                         f"{r.result.privacy}")
         for e in self.exponents:
             fit = e.fit.text() if e.fit is not None else f"no fit ({e.error})"
             lines.append(f"privacy cost of {PROTOCOLS[e.protocol]} ∝ M^b: b = {fit} "
@@ -409,10 +409,10 @@ COMMUNICATION_KEYS = ("sync_rounds", "floats_sent_per_silo", "bits_sent_per_silo
                       "clipped_rewards")
 
 
-def communication(result: CellResult) -> dict[str, float]:
+def communication(result: FigureResult) -> dict[str, float]:
     """Mean over runs of the communication values the agent reported (sync rounds, numbers sent
     per silo), from the stored episode values."""
-    episode = result.episode
+    episode = result.result.episode
     return {k: float(np.mean(episode[k])) for k in COMMUNICATION_KEYS if k in episode}
 
 
@@ -426,18 +426,19 @@ def write_csvs(rep: Reproduction) -> dict[str, Path]:
         w.writerow(["panel", "protocol", "epsilon", "delta", "privacy", "seed", "run", "horizon",
                     "regret", "time_average_regret", *COMMUNICATION_KEYS])
         for r in rep.results:
-            c, episode = r.cell, r.episode
-            for i, x in enumerate(r.regret):
+            c, episode = r.cell, r.result.episode
+            for i, x in enumerate(r.result.regret):
                 comm = [episode[k][i] if k in episode else "" for k in COMMUNICATION_KEYS]
                 w.writerow([c.panel.key, c.protocol, c.panel.epsilon, c.panel.delta,
-                            r.privacy.get("privacy", ""), c.seed, i, c.horizon, repr(float(x)),
+                            str(r.result.privacy), c.seed, i, c.horizon, repr(float(x)),
                             repr(float(x) / c.horizon), *comm])
     with files["curves"].open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["panel", "protocol", "t", "time_average_mean", "time_average_se"])
         for r in rep.results:
             avg = time_average(r)
-            for t, m, s in zip(r.t, avg.mean(axis=0), standard_error(avg), strict=True):
+            for t, m, s in zip(r.result.checkpoint_times, avg.mean(axis=0), standard_error(avg),
+                               strict=True):
                 w.writerow([r.cell.panel.key, r.cell.protocol, int(t), repr(float(m)),
                             repr(float(s))])
     if rep.exponents:
@@ -472,8 +473,8 @@ def draw(rep: Reproduction) -> list[Path]:
     panels = []
     for p in dict.fromkeys(r.cell.panel for r in rep.results):
         mine = [r for r in rep.results if r.cell.panel == p]
-        panels.append(RegretPanel(p.title, mine[0].t, {r.cell.label: time_average(r)
-                                                        for r in mine},
+        panels.append(RegretPanel(p.title, mine[0].result.checkpoint_times,
+                                  {r.cell.label: time_average(r) for r in mine},
                                   band="se", ylabel="time-average regret R(t)/t"))
     suptitle = (f"{spec.id} ({spec.description.split(':')[0]}) — T = {horizon:,}, {runs} runs, "
                 "mean ± 1 SE")
@@ -559,12 +560,13 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
             "panel": c.panel.key, "protocol": c.protocol, "agent": c.agent, "seed": c.seed,
             "runs": c.runs,
             "horizon": c.horizon, "env_kwargs": c.env, "agent_kwargs": c.agent_kwargs,
-            "agent_params": r.agent_params, **r.privacy,
-            "regret_mean": float(r.regret.mean()),
+            "agent_params": r.result.agent_params, **r.result.privacy.as_dict(),
+            "regret_mean": float(r.result.regret.mean()),
             "time_average_regret_mean": float(avg.mean()),
             "time_average_regret_se": float(standard_error(avg[:, None])[0]),
             "communication": communication(r),
-            "wall_s": r.wall_s, "ns_per_run_step": r.ns_per_run_step, "command": c.command(),
+            "wall_s": r.result.wall_s, "ns_per_run_step": r.result.ns_per_run_step,
+            "command": c.command(),
         })
     return {
         "figure": spec.id,

@@ -45,7 +45,7 @@ from privenv._validation import check_int
 from privenv.plotting import SlopeFit, loglog_slope
 from privenv.reproduce import fed
 from privenv.reproduce.cells import (
-    CellResult,
+    FigureResult,
     add_common_arguments,
     default_workers,
     finish_figure,
@@ -134,7 +134,7 @@ class Reproduction:
     output: Path
     scale: Scale
     cells: list[fed.Cell]
-    results: list[CellResult]
+    results: list[FigureResult]
     exponents: list[Exponent] = field(default_factory=list)
     wall_s: float = 0.0
     workers: int = 0
@@ -142,7 +142,7 @@ class Reproduction:
     simulation_wall_s: float = 0.0
     sweep: SweepReport | None = None
 
-    def result(self, variant: str, M: int, T: int) -> CellResult:
+    def result(self, variant: str, M: int, T: int) -> FigureResult:
         return next(r for r in self.results if r.cell.protocol == variant
                     and r.cell.env["M"] == M and r.cell.horizon == T)
 
@@ -156,7 +156,7 @@ class Reproduction:
             lines.append(f"{c.label:<38}{c.env['M']:>4}{c.horizon:>7}"
                          f"{comm['sync_rounds']:>9.1f}{comm['floats_sent_per_silo']:>13.4g}"
                          f"{comm['bits_sent_per_silo']:>12.4g}"
-                         f"{r.regret.mean() / c.horizon:>9.3f}")
+                         f"{r.result.regret.mean() / c.horizon:>9.3f}")
         for e in self.exponents:
             fit = e.fit.text() if e.fit is not None else f"n/a ({e.error})"
             lines.append(f"sync rounds of {fed.PROTOCOLS[e.variant]} ∝ {e.axis}^b: b = {fit}")
@@ -171,7 +171,7 @@ def sync_exponents(rep: Reproduction, n_boot: int, seed: int) -> list[Exponent]:
     for v in variants:
         for axis, xs, pick in (("M", s.M, lambda x: (x, s.T_for_M)),
                                ("T", s.T, lambda x: (s.M_for_T, x))):
-            syncs = np.stack([np.asarray(rep.result(v, *pick(x)).episode["sync_rounds"],
+            syncs = np.stack([np.asarray(rep.result(v, *pick(x)).result.episode["sync_rounds"],
                                          dtype=float) for x in xs], axis=1)
             try:
                 fit, err = loglog_slope(np.asarray(xs, float), syncs, n_boot=n_boot, seed=seed), ""
@@ -240,10 +240,10 @@ def write_csvs(rep: Reproduction) -> dict[str, Path]:
                     *KEYS])
         for r in rep.results:
             c = r.cell
-            for i, x in enumerate(r.regret):
+            for i, x in enumerate(r.result.regret):
                 w.writerow([c.protocol, c.agent, c.env["M"], c.horizon,
-                            r.privacy.get("privacy", ""), c.seed, i, repr(float(x)),
-                            *(int(r.episode[k][i]) for k in KEYS)])
+                            str(r.result.privacy), c.seed, i, repr(float(x)),
+                            *(int(r.result.episode[k][i]) for k in KEYS)])
     with files["summary"].open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["variant", "agent", "M", "horizon", "runs", *KEYS,
@@ -251,7 +251,7 @@ def write_csvs(rep: Reproduction) -> dict[str, Path]:
         for r in rep.results:
             c = r.cell
             comm = fed.communication(r)
-            avg = r.regret / c.horizon
+            avg = r.result.regret / c.horizon
             w.writerow([c.protocol, c.agent, c.env["M"], c.horizon, avg.size,
                         *(repr(comm[k]) for k in KEYS), repr(float(avg.mean())),
                         repr(float(fed.standard_error(avg[:, None])[0]))])
@@ -296,10 +296,11 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
         cells.append({
             "variant": c.protocol, "agent": c.agent, "M": c.env["M"], "horizon": c.horizon,
             "runs": c.runs, "seed": c.seed, "env_kwargs": c.env, "agent_kwargs": c.agent_kwargs,
-            "agent_params": r.agent_params, **r.privacy,
+            "agent_params": r.result.agent_params, **r.result.privacy.as_dict(),
             "communication": fed.communication(r),
-            "time_average_regret_mean": float((r.regret / c.horizon).mean()),
-            "wall_s": r.wall_s, "ns_per_run_step": r.ns_per_run_step, "command": c.command(),
+            "time_average_regret_mean": float((r.result.regret / c.horizon).mean()),
+            "wall_s": r.result.wall_s, "ns_per_run_step": r.result.ns_per_run_step,
+            "command": c.command(),
         })
     return {
         "figure": ID,

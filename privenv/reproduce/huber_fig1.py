@@ -58,7 +58,7 @@ import numpy as np
 from privenv._stats import sample_sd
 from privenv._validation import check_int
 from privenv.reproduce.cells import (
-    CellResult,
+    FigureResult,
     add_common_arguments,
     default_workers,
     finish_figure,
@@ -238,7 +238,7 @@ THEORY_NOTE = ("grey: paper 1 rates with all constants set to 1 (orders only), r
 class Reproduction:
     output: Path
     cells: list[Cell]
-    results: list[CellResult]
+    results: list[FigureResult]
     wall_s: float  # the whole reproduction: simulations, CSVs and figure
     workers: int
     files: dict[str, Path] = field(default_factory=dict)
@@ -249,7 +249,7 @@ class Reproduction:
         """Final regret, mean ± sd over runs, one row per panel and one column per agent."""
         agents = list(dict.fromkeys(c.agent for c in self.cells))
         panels = list(dict.fromkeys(c.panel for c in self.cells))
-        by = {(r.cell.panel, r.cell.agent): r.regret for r in self.results}
+        by = {(r.cell.panel, r.cell.agent): r.result.regret for r in self.results}
 
         def cell(x: np.ndarray) -> str:
             return f"{x.mean():.0f} ± {sample_sd(x):.0f}"
@@ -270,7 +270,7 @@ def _fmt(x: float) -> str:
     return repr(float(x))
 
 
-def write_csvs(results: Sequence[CellResult], output: Path) -> dict[str, Path]:
+def write_csvs(results: Sequence[FigureResult], output: Path) -> dict[str, Path]:
     """``runs.csv`` (final regret per run) and ``curves.csv`` (regret at every checkpoint).
     Nothing timing-dependent goes into them, so equal seeds give byte-identical files."""
     runs_path, curves_path = output / "runs.csv", output / "curves.csv"
@@ -280,32 +280,33 @@ def write_csvs(results: Sequence[CellResult], output: Path) -> dict[str, Path]:
                     "horizon", "regret"])
         for r in results:
             c = r.cell
-            for i, x in enumerate(r.regret):
+            for i, x in enumerate(r.result.regret):
                 w.writerow([c.panel.key, c.panel.inlier, c.panel.alpha, c.panel.epsilon, c.agent,
-                            r.privacy["privacy"], c.seed, i, c.horizon, _fmt(x)])
+                            str(r.result.privacy), c.seed, i, c.horizon, _fmt(x)])
     with curves_path.open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["panel", "agent", "run", "t", "regret"])
         for r in results:
-            for i, row in enumerate(r.curve):
-                for t, x in zip(r.t, row, strict=True):
+            for i, row in enumerate(r.result.regret_curve):
+                for t, x in zip(r.result.checkpoint_times, row, strict=True):
                     w.writerow([r.cell.panel.key, r.cell.agent, i, int(t), _fmt(x)])
     return {"runs": runs_path, "curves": curves_path}
 
 
-def draw(results: Sequence[CellResult], output: Path, runs: int, horizon: int) -> list[Path]:
+def draw(results: Sequence[FigureResult], output: Path, runs: int, horizon: int) -> list[Path]:
     """The six-panel figure (PNG and PDF) in the layout of paper 1 Figure 1."""
     from privenv.plotting import Reference, RegretPanel, regret_grid, save_figure
 
     panels = []
     for p in dict.fromkeys(r.cell.panel for r in results):
         mine = [r for r in results if r.cell.panel == p]
-        t = mine[0].t
+        t = mine[0].result.checkpoint_times
         theory = theory_curves(p, t)
         refs = [Reference(f"{name}, consts 1 ({theory[name][-1]:.2g} at T)", t, theory[name])
                 for name in DRAWN_THEORY]
         refs.append(Reference("uniform play: t · mean gap", t, t * uniform_regret_rate(p)))
-        panels.append(RegretPanel(p.title, t, {r.cell.agent: r.curve for r in mine}, refs))
+        panels.append(RegretPanel(p.title, t, {r.cell.agent: r.result.regret_curve for r in mine},
+                                  refs))
     fig = regret_grid(
         panels, ncols=3,
         suptitle=(f"Paper 1 Figure 1 — K = 5, μ = 100…0, T = {horizon:,}, {runs} runs, "
@@ -376,14 +377,16 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
     cells = []
     for r in rep.results:
         c = r.cell
-        x = r.regret
+        x = r.result.regret
         cells.append({
             "panel": c.panel.key, "agent": c.agent, "seed": c.seed, "runs": c.runs,
             "first_run": 0, "horizon": c.horizon, "env_kwargs": c.panel.env_kwargs,
-            "agent_kwargs": c.agent_kwargs, "agent_params": r.agent_params, **r.privacy,
+            "agent_kwargs": c.agent_kwargs, "agent_params": r.result.agent_params,
+            **r.result.privacy.as_dict(),
             "regret_mean": float(x.mean()),
             "regret_sd": sample_sd(x),
-            "wall_s": r.wall_s, "ns_per_run_step": r.ns_per_run_step, "command": c.command(),
+            "wall_s": r.result.wall_s, "ns_per_run_step": r.result.ns_per_run_step,
+            "command": c.command(),
         })
     theory = {}
     for p in dict.fromkeys(c.panel for c in rep.cells):

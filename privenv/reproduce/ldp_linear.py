@@ -71,7 +71,7 @@ import numpy as np
 from privenv._validation import check_int, check_real
 from privenv.plotting import SlopeFit, loglog_slope
 from privenv.reproduce.cells import (
-    CellResult,
+    FigureResult,
     add_common_arguments,
     default_workers,
     finish_figure,
@@ -237,11 +237,11 @@ def sweep_config(cells: Sequence[Cell]) -> SweepConfig:
                        seed=first.seed, n_checkpoints=first.n_checkpoints, name=ID)
 
 
-def fit_series(results: Sequence[CellResult], n_boot: int = N_BOOT, level: float = LEVEL,
+def fit_series(results: Sequence[FigureResult], n_boot: int = N_BOOT, level: float = LEVEL,
                seed: int = 0) -> list[Series]:
     """Group the cells by (instance, agent, ε, extra parameters) and fit the log–log slope of each
     group."""
-    groups: dict[tuple[Instance, str, float, tuple[tuple[str, Any], ...]], list[CellResult]] = {}
+    groups: dict[tuple[Instance, str, float, tuple[tuple[str, Any], ...]], list[FigureResult]] = {}
     for r in results:
         c = r.cell
         eps = c.epsilon if "epsilon" in c.agent_kwargs else EPSILON
@@ -250,7 +250,7 @@ def fit_series(results: Sequence[CellResult], n_boot: int = N_BOOT, level: float
     for (inst, agent, eps, params), rs in groups.items():
         rs = sorted(rs, key=lambda r: r.cell.horizon)
         horizons = np.array([r.cell.horizon for r in rs], dtype=float)
-        regret = np.stack([r.regret for r in rs], axis=1)
+        regret = np.stack([r.result.regret for r in rs], axis=1)
         try:
             fit, error = loglog_slope(horizons, regret, n_boot=n_boot, level=level, seed=seed), ""
         except ValueError as e:  # a zero mean regret (e.g. LinUCB on an easy instance)
@@ -290,7 +290,7 @@ def uniform_regret_per_round(instance: Instance, horizon: int, rounds: int = UNI
 class Reproduction:
     output: Path
     cells: list[Cell]
-    results: list[CellResult]
+    results: list[FigureResult]
     series: list[Series]
     uniform: dict[str, dict[int, tuple[float, float]]]  # instance → T → (regret/round, se)
     wall_s: float
@@ -343,15 +343,15 @@ def write_csvs(rep: Reproduction) -> dict[str, Path]:
             c = r.cell
             eps = c.agent_kwargs.get("epsilon", "")
             u = rep.uniform_regret(c.instance, c.horizon)
-            for i, x in enumerate(r.regret):
-                w.writerow([c.instance.key, c.agent, eps, r.privacy["privacy"], c.seed, i,
+            for i, x in enumerate(r.result.regret):
+                w.writerow([c.instance.key, c.agent, eps, str(r.result.privacy), c.seed, i,
                             c.horizon, _fmt(x), _fmt(u)])
     with paths["curves"].open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["instance", "agent", "horizon", "run", "t", "regret"])
         for r in rep.results:
-            for i, row in enumerate(r.curve):
-                for t, x in zip(r.t, row, strict=True):
+            for i, row in enumerate(r.result.regret_curve):
+                for t, x in zip(r.result.checkpoint_times, row, strict=True):
                     w.writerow([r.cell.instance.key, r.cell.agent, r.cell.horizon, i, int(t),
                                 _fmt(x)])
     with paths["slopes"].open("w", newline="") as f:
@@ -488,14 +488,16 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
     cells = []
     for r in rep.results:
         c = r.cell
-        x = r.regret
+        x = r.result.regret
         cells.append({
             "instance": c.instance.key, "agent": c.agent, "seed": c.seed, "runs": c.runs,
             "first_run": 0, "horizon": c.horizon, "env_kwargs": c.instance.env_kwargs,
-            "agent_kwargs": c.agent_kwargs, "agent_params": r.agent_params, **r.privacy,
+            "agent_kwargs": c.agent_kwargs, "agent_params": r.result.agent_params,
+            **r.result.privacy.as_dict(),
             "regret_mean": float(x.mean()), "regret_sd": float(x.std(ddof=1)),
             "uniform_regret": rep.uniform_regret(c.instance, c.horizon),
-            "wall_s": r.wall_s, "ns_per_run_step": r.ns_per_run_step, "command": c.command(),
+            "wall_s": r.result.wall_s, "ns_per_run_step": r.result.ns_per_run_step,
+            "command": c.command(),
         })
     slopes = []
     for s in rep.series:

@@ -49,7 +49,7 @@ from privenv._stats import sample_sd
 from privenv._validation import check_int, check_real
 from privenv.reproduce import ldp_linear
 from privenv.reproduce.cells import (
-    CellResult,
+    FigureResult,
     add_common_arguments,
     default_workers,
     finish_figure,
@@ -183,7 +183,7 @@ class Reproduction:
     spec: AxisSpec
     output: Path
     cells: list[Cell]
-    results: list[CellResult]
+    results: list[FigureResult]
     uniform_per_round: tuple[float, float]  # (mean, se) of uniform play's regret per round
     series: list[Series] = field(default_factory=list)
     wall_s: float = 0.0
@@ -196,7 +196,7 @@ class Reproduction:
         return horizon * self.uniform_per_round[0]
 
     def result(self, agent: str, epsilon: float | None, horizon: int,
-               kappa_scale: float | None = None) -> CellResult:
+               kappa_scale: float | None = None) -> FigureResult:
         for r in self.results:
             c = r.cell
             if (c.agent == agent and c.horizon == horizon and kappa_scale_of(c) == kappa_scale
@@ -211,15 +211,15 @@ class Reproduction:
         lines = [head, "-" * len(head)]
         for r in self.results:
             c = r.cell
-            x = r.regret
+            x = r.result.regret
             se = sample_sd(x) / math.sqrt(x.size)
-            elim = r.episode.get("eliminating_rounds")
+            elim = r.result.episode.get("eliminating_rounds")
             frac = f"{np.mean(elim) / c.horizon:.1%}" if elim is not None else ""
             eps = c.epsilon if "epsilon" in c.agent_kwargs else None
             lines.append(f"{label_of(c.agent, eps, kappa_scale_of(c)):<44}{c.horizon:>8}"
                          f"{f'{x.mean():.4g} ± {se:.2g}':>22}"
                          f"{x.mean() / self.uniform(c.horizon):>11.3f}{frac:>13}  "
-                         f"{r.privacy.get('privacy', '')}")
+                         f"{r.result.privacy}")
         for s in self.series:
             eps = s.epsilon if _private(s.agent) else None
             fit = s.fit.text() if s.fit is not None else f"n/a ({s.fit_error})"
@@ -311,9 +311,9 @@ def write_csvs(rep: Reproduction) -> dict[str, Path]:
             c = r.cell
             eps = c.agent_kwargs.get("epsilon", "")
             ks = kappa_scale_of(c)
-            elim = r.episode.get("eliminating_rounds")
-            for i, x in enumerate(r.regret):
-                w.writerow([c.agent, eps, "" if ks is None else ks, r.privacy["privacy"], c.seed,
+            elim = r.result.episode.get("eliminating_rounds")
+            for i, x in enumerate(r.result.regret):
+                w.writerow([c.agent, eps, "" if ks is None else ks, str(r.result.privacy), c.seed,
                             i, c.horizon, _fmt(x), "" if elim is None else int(elim[i])])
     with files["summary"].open("w", newline="") as f:
         w = csv.writer(f)
@@ -322,10 +322,10 @@ def write_csvs(rep: Reproduction) -> dict[str, Path]:
         for r in rep.results:
             c = r.cell
             ks = kappa_scale_of(c)
-            x = r.regret
+            x = r.result.regret
             u = rep.uniform(c.horizon)
             w.writerow([c.agent, c.agent_kwargs.get("epsilon", ""), "" if ks is None else ks,
-                        r.privacy["privacy"], c.horizon, x.size, _fmt(x.mean()),
+                        str(r.result.privacy), c.horizon, x.size, _fmt(x.mean()),
                         _fmt(sample_sd(x) / math.sqrt(x.size)), _fmt(u), _fmt(x.mean() / u)])
     if rep.series:
         files["slopes"] = out / "slopes.csv"
@@ -367,14 +367,14 @@ def draw(rep: Reproduction) -> list[Path]:
                           dtype=float)
             series = []
             for h in hs.astype(int):
-                values = np.stack([rep.result("lplr-regcb", eps, h, k).regret for k in ks],
+                values = np.stack([rep.result("lplr-regcb", eps, h, k).result.regret for k in ks],
                                   axis=1) / rep.uniform(h)
                 series.append(LogLogSeries(f"T = {h:,}", ks, values))
             refs = [Reference("uniform play", ks, np.ones(ks.size))]
             for a in spec.references:
                 h = int(hs[-1])
                 refs.append(Reference(f"{a}, T = {h:,}", ks, np.full(
-                    ks.size, rep.result(a, eps, h).regret.mean() / rep.uniform(h))))
+                    ks.size, rep.result(a, eps, h).result.regret.mean() / rep.uniform(h))))
             panels.append(LogLogPanel(f"ε = {eps:g}: lplr-regcb against the κ scale", series,
                                       refs, xlabel="kappa_scale (1 = the proofs' κ's)",
                                       ylabel="regret at T / uniform play's"))
@@ -382,11 +382,11 @@ def draw(rep: Reproduction) -> list[Path]:
     else:
         h = max(c.horizon for c in rep.cells)
         eps = np.array(sorted({c.epsilon for c in rep.cells}), dtype=float)
-        series = [LogLogSeries(a, eps, np.stack([rep.result(a, e, h).regret for e in eps],
+        series = [LogLogSeries(a, eps, np.stack([rep.result(a, e, h).result.regret for e in eps],
                                                 axis=1)) for a in spec.agents]
         refs = [Reference("uniform play", eps, np.full(eps.size, rep.uniform(h)))]
-        refs += [Reference(f"{a} (non-private)", eps, np.full(eps.size,
-                                                              rep.result(a, None, h).regret.mean()))
+        refs += [Reference(f"{a} (non-private)", eps,
+                           np.full(eps.size, rep.result(a, None, h).result.regret.mean()))
                  for a in spec.references if not _private(a)]
         panels.append(LogLogPanel(f"{spec.instance.title}, T = {h:,}", series, refs,
                                   xlabel="privacy budget ε", ylabel="cumulative regret at T"))
@@ -405,15 +405,16 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
     cells = []
     for r in rep.results:
         c = r.cell
-        x = r.regret
+        x = r.result.regret
         cells.append({
             "agent": c.agent, "seed": c.seed, "runs": c.runs, "horizon": c.horizon,
             "env_kwargs": c.instance.env_kwargs, "agent_kwargs": c.agent_kwargs,
-            "agent_params": r.agent_params, **r.privacy,
+            "agent_params": r.result.agent_params, **r.result.privacy.as_dict(),
             "regret_mean": float(x.mean()), "regret_se": float(sample_sd(x) / math.sqrt(x.size)),
             "uniform_regret": rep.uniform(c.horizon),
-            "episode": {k: np.asarray(v).tolist() for k, v in r.episode.items()},
-            "wall_s": r.wall_s, "ns_per_run_step": r.ns_per_run_step, "command": c.command(),
+            "episode": {k: np.asarray(v).tolist() for k, v in r.result.episode.items()},
+            "wall_s": r.result.wall_s, "ns_per_run_step": r.result.ns_per_run_step,
+            "command": c.command(),
         })
     slopes = []
     for s in rep.series:
@@ -424,7 +425,7 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
     guarantees = {}
     for r in rep.results:  # the guarantee of each (agent, ε): the same at every κ scale
         key = f"{r.cell.agent} eps={r.cell.agent_kwargs.get('epsilon', '-')}"
-        guarantees.setdefault(key, set()).add(r.privacy.get("privacy", ""))
+        guarantees.setdefault(key, set()).add(str(r.result.privacy))
     return {
         "figure": spec.id,
         "description": spec.description,

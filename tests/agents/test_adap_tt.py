@@ -27,7 +27,7 @@ from privenv.agents.adap_tt import (
     star_empirical_threshold,
     star_glr_threshold,
 )
-from privenv.agents.top_two import C_G, glr_threshold
+from privenv.agents.top_two import C_G, bonus, bonus_total_term, glr_threshold
 from privenv.privacy.ledger import PrivacyBudgetExceeded
 from privenv.simulation import play, simulate
 
@@ -45,11 +45,11 @@ def test_k_and_bonus_eq11_hand_values():
     assert daf_bonus(4.0, k_fn(4.0), 2.0) == pytest.approx(1.5)
     # the default bonus uses k(‖N‖₁): ω_a = 4, ‖N‖₁ = 64, k = 8, ε = 1: √2 + 2
     agent = AdaPTT(K=2, epsilon=1.0)
-    assert agent.bonus(np.array([[4.0]]), np.array([[64.0]]))[0, 0] == pytest.approx(
-        math.sqrt(2) + 2
-    )
+    k_total = bonus_total_term(agent.params, 64)
+    assert bonus(agent.params, 4.0, k_total) == pytest.approx(math.sqrt(2) + 2)
     literal = AdaPTT(K=2, epsilon=1.0, bonus="literal")
-    assert literal.bonus(np.array([[4.0]]), np.array([[64.0]]))[0, 0] == pytest.approx(1.0 + 1.0)
+    unused = bonus_total_term(literal.params, 64)
+    assert bonus(literal.params, 4.0, unused) == pytest.approx(1.0 + 1.0)
 
 
 def test_daf_threshold_eq12_hand_value():
@@ -170,23 +170,21 @@ def test_thresholds_and_bonuses_finite(eps, delta, wa, wb, gap, total):
 
 
 class Recording(AdaPTT):
-    """AdaP-TT that records every release (t, run, arm, count, Ñ) and every action."""
+    """AdaP-TT that records every release (t, run, arm, count, Ñ) and every action (it reads the
+    kernel's state around each step: a release is a phase count that went up)."""
 
     def reset_state(self):
         super().reset_state()
         self.releases = []
         self.actions = []
 
-    def _release(self, runs, arms):
-        counts = self.counts[runs, arms]
-        n_new = counts - self.phase_start[runs, arms]
-        self.releases += [(self.t, int(r), int(a), int(c), int(n))
-                          for r, a, c, n in zip(runs, arms, counts, n_new, strict=True)]
-        super()._release(runs, arms)
-
     def observe_batch(self, actions, rewards, observations):
         self.actions.append(np.asarray(actions).copy())
+        before, t = self.phases.copy(), self.t
         super().observe_batch(actions, rewards, observations)
+        for r, a in zip(*np.nonzero(self.phases != before), strict=True):
+            self.releases.append((t, int(r), int(a), int(self.counts[r, a]),
+                                  int(self.n_tilde[r, a])))
 
 
 @pytest.fixture(scope="module")
@@ -358,28 +356,29 @@ def test_ledger_each_released_reward_charged_exactly_once(cls, instance, horizon
 
 
 class CumulativeMean(Recording):
-    """Mutation: no forgetting — each phase mean uses all the arm's rewards so far."""
+    """Mutation (the audit hook ``forget = False``): no forgetting — each phase mean uses all the
+    arm's rewards so far."""
 
-    def _forget(self, runs, arms):
-        pass
+    forget = False
 
 
 class ReusedBoundaryReward(Recording):
-    """Mutation: the reward that ends a phase is also put into the next phase (off by one)."""
+    """Mutation: the reward that ends a phase is also put into the next phase (off by one),
+    injected into the kernel's state after each step."""
 
-    def update_estimator(self, live, arms, rewards):
-        before = self.phases.copy()
-        super().update_estimator(live, arms, rewards)
-        r = np.flatnonzero((self.phases != before).any(axis=1))
-        if r.size:
-            self._accumulate(r, arms[r], rewards[r])
+    def observe_batch(self, actions, rewards, observations):
+        before, t = self.phases.copy(), self.state.t.copy()
+        super().observe_batch(actions, rewards, observations)
+        values = np.clip(self.feedback(rewards, observations), 0.0, 1.0)
+        for r in np.flatnonzero((self.phases != before).any(axis=1)):
+            self.phase_sum[r, actions[r]] += values[r]
+            self.contrib[r, actions[r], t[r]] = True
 
 
 class HalfNoise(Recording):
-    """Mutation: Laplace scale halved (1/(2εÑ))."""
+    """Mutation (the audit hook ``noise_multiplier``): Laplace scale halved (1/(2εÑ))."""
 
-    def noise_scale(self, n_tilde):
-        return 0.5 * super().noise_scale(n_tilde)
+    noise_multiplier = 0.5
 
 
 @pytest.mark.parametrize("mutant", [CumulativeMean, ReusedBoundaryReward, HalfNoise])

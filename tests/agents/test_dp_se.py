@@ -138,40 +138,27 @@ def test_every_reward_enters_exactly_one_release():
 
 
 class CumulativeDPSE(DPSE):
-    """Mutation: epoch means over all of the arm's rewards so far (no forgetting)."""
+    """Mutation (the agent's audit hook ``forget = False``): epoch means over every reward of the
+    run so far (no forgetting)."""
 
-    def reset_state(self):
-        super().reset_state()
-        self.total = np.zeros((self.n_runs, self.K))
-        self.count = np.zeros((self.n_runs, self.K))
-        self.users = [[[] for _ in range(self.K)] for _ in range(self.n_runs)]
-
-    def _end_segment(self, runs):
-        arms = self.arm[runs]
-        self.total[runs, arms] += self.seg_sum[runs]
-        self.count[runs, arms] += self.seg_len[runs]
-        R = self.seg_len[runs]
-        noise = laplace_from_uniform(self.noise.uniform(runs), 1.0) / (self.epsilon * R)
-        self.estimates[runs, arms] = self.total[runs, arms] / self.count[runs, arms] + noise
-        for i, a in zip(runs, arms, strict=True):
-            self.users[i][a].extend(range(self.seg_start[i], self.seg_end[i]))
-            users = np.array(self.users[i][a])
-            self.charge(np.full(users.size, i), users, self.epsilon, label="cumulative mean")
+    forget = False
 
 
 def test_ledger_catches_epoch_means_that_do_not_forget():
-    # two close arms: nothing is eliminated in epoch 1, and arm 0's epoch-2 mean is released
+    # two close arms: epoch 1 releases both arms (the mutant's second release reuses arm 0's
+    # rewards); the honest agent eliminates nothing in epoch 1 and releases both again in epoch 2
     horizon = 20_000
     env_kwargs = dict(means=[0.1, 0.0], inlier="gaussian", alpha=0.0)
     kw = {"epsilon": 1.0, "reward_range": (-3.0, 3.0)}
     env = make_vector_env("HuberBandit-v0", 3, horizon, **env_kwargs)
     agent = CumulativeDPSE(K=2, horizon=horizon, n_runs=3, **kw)
     simulate(agent, env, n_runs=3, seed=1, ledger=True)
-    assert np.all(agent.epoch >= 3)  # epoch 2 was released for both arms
-    with pytest.raises(PrivacyBudgetExceeded, match="cumulative mean"):
+    assert np.all(agent.epoch >= 2)  # epoch 1 was released for both arms
+    with pytest.raises(PrivacyBudgetExceeded, match="DP-SE epoch mean"):
         agent.ledger.assert_each_user_charged_exactly(1.0, _released_mask(agent, horizon))
     honest = make("dp-se", env, 3, **kw)
     simulate(honest, env, n_runs=3, seed=1, ledger=True)
+    assert np.all(honest.epoch >= 3)
     honest.ledger.assert_each_user_charged_exactly(1.0, _released_mask(honest, horizon))
 
 

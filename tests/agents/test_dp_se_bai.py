@@ -13,7 +13,6 @@ import privenv  # noqa: F401
 from privenv.agents import make
 from privenv.agents.dp_se import DPSE, DPSEBAI
 from privenv.privacy import PrivacyBudgetExceeded
-from privenv.privacy.mechanisms import laplace_from_uniform
 from privenv.problems.bai import INSTANCES, stop
 from privenv.simulation import make_vector_env, play, simulate
 from privenv.theory.bai import global_dp_lower_bound
@@ -130,38 +129,17 @@ def test_truncated_run_charges_the_unfinished_segment_nothing():
 
 
 class CumulativeCountDPSEBAI(DPSEBAI):
-    """Mutation (the authors' public code): the epoch's sum over the arm's cumulative count."""
+    """Mutation (the authors' public code; the audit hook ``cumulative_count``): the epoch's sum
+    over the arm's cumulative count."""
 
-    def reset_state(self):
-        self.count = np.zeros((self.n_runs, self.K))
-        super().reset_state()
-
-    def _end_segment(self, runs):
-        super()._end_segment(runs)
-        arms = self.arm[runs]
-        self.count[runs, arms] += self.seg_len[runs]
-        self.estimates[runs, arms] *= self.seg_len[runs] / self.count[runs, arms]
+    cumulative_count = True
 
 
 class ReusingDPSEBAI(DPSEBAI):
-    """Mutation: epoch means over all of the arm's rewards so far (rewards reused across epochs)."""
+    """Mutation (the audit hook ``forget = False``): the epoch sum is never reset, so every
+    release reuses all the rewards so far (across epochs and arms)."""
 
-    def reset_state(self):
-        self.total = np.zeros((self.n_runs, self.K))
-        self.count = np.zeros((self.n_runs, self.K))
-        self.users = [[[] for _ in range(self.K)] for _ in range(self.n_runs)]
-        super().reset_state()
-
-    def _end_segment(self, runs):
-        arms, R = self.arm[runs], self.seg_len[runs]
-        self.total[runs, arms] += self.seg_sum[runs]
-        self.count[runs, arms] += R
-        noise = laplace_from_uniform(self.noise.uniform(runs), 1.0) / (self.epsilon * R)
-        self.estimates[runs, arms] = self.total[runs, arms] / self.count[runs, arms] + noise
-        for i, a in zip(runs, arms, strict=True):
-            self.users[i][a].extend(range(self.seg_start[i], self.seg_end[i]))
-            users = np.array(self.users[i][a])
-            self.charge(np.full(users.size, i), users, self.epsilon, label="reused")
+    forget = False
 
 
 def test_mutation_cumulative_count_fails_the_bias_check():
@@ -173,8 +151,8 @@ def test_mutation_cumulative_count_fails_the_bias_check():
 
 def test_mutation_reusing_rewards_fails_the_ledger():
     agent, _ = _hand_agent(ReusingDPSEBAI)
-    _check_unbiased(agent)  # unbiased …
-    with pytest.raises(PrivacyBudgetExceeded, match="reused"):  # … but epoch-1 pulls charged twice
+    # epoch-1 pulls charged again by every later release
+    with pytest.raises(PrivacyBudgetExceeded, match="DP-SE epoch mean"):
         agent.ledger.assert_each_user_charged_exactly(1.0, _released(agent, 20_000))
 
 

@@ -355,28 +355,10 @@ def test_every_reward_enters_exactly_one_release(name, env_kwargs, kw):
 
 
 class NoForgettingPRAER(PRAER):
-    """Mutation: each release of an arm also reuses that arm's rewards from its previous batch
-    (no forgetting) — the bug the ledger must catch."""
+    """Mutation (the agent's audit hook ``forget = False``): each release reuses every reward the
+    run has seen since it started (no forgetting) — the bug the ledger must catch."""
 
-    def reset_state(self):
-        super().reset_state()
-        self._previous = {}  # (run, arm) -> (rewards, users) of the arm's previous batch
-
-    def prm(self, runs, x, delta):
-        out = np.empty(len(runs))
-        for j, i in enumerate(runs):
-            key = (int(i), int(self.arm[i]))
-            data, users = x[j], np.arange(self.seg_start[i], self.seg_end[i])
-            if key in self._previous:  # the bug: the arm's previous batch is reused
-                prev_rewards, prev_users = self._previous[key]
-                data, users = np.r_[prev_rewards, data], np.r_[prev_users, users]
-            M, _ = raw_moment_parameters(len(data), self.epsilon, delta[j], self.alpha,
-                                         self.moment_order)
-            out[j] = prm_raw_moment(data[None], self.scale * M, self.epsilon,
-                                    self.noise.uniform(np.array([i])))[0]
-            self.charge(np.full(users.size, i), users, self.epsilon, label="no-forgetting mean")
-            self._previous[key] = (x[j].copy(), np.arange(self.seg_start[i], self.seg_end[i]))
-        return out
+    forget = False
 
 
 def test_ledger_catches_a_prm_that_does_not_forget():
@@ -385,7 +367,7 @@ def test_ledger_catches_a_prm_that_does_not_forget():
     agent = NoForgettingPRAER(K=5, horizon=horizon, epsilon=0.5, alpha=0.05,
                               raw_moment_bound=10_005.0, n_runs=3)
     simulate(agent, env, n_runs=3, seed=9, ledger=True)
-    with pytest.raises(PrivacyBudgetExceeded, match="no-forgetting mean"):
+    with pytest.raises(PrivacyBudgetExceeded, match="Algorithm 2 mean"):
         agent.ledger.assert_each_user_charged_exactly(0.5, users_mask=_released_mask(agent,
                                                                                      horizon))
     # the honest agent on the same data passes

@@ -80,10 +80,12 @@ def test_transport_and_bonus_hand_values():
 def test_empirical_statistic_is_unit_variance():
     theory = TTUCB(K=3, threshold="theory", n_runs=1)
     empirical = TTUCB(K=3, threshold="empirical", n_runs=1)
-    mu, w, a = np.array([[0.9, 0.5, 0.7]]), np.array([[2.0, 2.0, 4.0]]), np.array([0])
-    unit = empirical.stop_statistic(mu, w, a)[0]
+    assert (theory.params.glr_sigma, empirical.params.glr_sigma) == (0.5, 1.0)
+    mu, w = np.array([0.9, 0.5, 0.7]), np.array([2.0, 2.0, 4.0])
+    unit = gaussian_transport(mu[0], mu, w[0], w, empirical.params.glr_sigma)
     assert unit == pytest.approx([0.0, 0.08, 0.5 * 0.04 / 0.75])  # ½(μ_0 − μ_b)²/(1/N_0 + 1/N_b)
-    assert theory.stop_statistic(mu, w, a)[0] == pytest.approx(4 * unit)  # σ = ½
+    sigma_half = gaussian_transport(mu[0], mu, w[0], w, theory.params.glr_sigma)
+    assert sigma_half == pytest.approx(4 * unit)  # σ = ½
 
 
 # -- Algorithm 1, step by step ------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """FederatedLinearBandit-v0: paper 2's instance, per-silo rewards, seeding, vector view, bad
 input."""
 
+import warnings
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -283,3 +285,38 @@ def test_pettingzoo_view_renders_like_the_gymnasium_view(mode):
     else:
         assert frame.shape == FRAME_SHAPE and frame.dtype == np.uint8
         np.testing.assert_array_equal(frame, expected)
+
+
+def test_pettingzoo_module_conventions_api_render_and_state(capsys):
+    """``parallel_env``, ``raw_env`` and ``env`` as in PettingZoo's own environment modules; the
+    AEC form passes ``api_test``, ``seed_test`` and ``render_test`` (``human`` prints the text
+    board); ``state()`` is every silo's features, in ``state_space``, as the agents observe."""
+    pytest.importorskip("pettingzoo")
+    pytest.importorskip("matplotlib")
+    from pettingzoo import AECEnv, ParallelEnv
+    from pettingzoo.test import api_test, render_test, seed_test
+    from pettingzoo.test.state_test import test_state, test_state_space
+
+    from privenv.envs import pettingzoo as module
+
+    small = {**SMALL, "horizon": 20}
+    assert isinstance(module.parallel_env(**small), ParallelEnv)
+    assert isinstance(module.raw_env(**small), AECEnv)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*graphical observation.*")
+        api_test(module.env(**small), num_cycles=20)
+        seed_test(lambda: module.env(**small), num_cycles=20)
+        render_test(lambda **kw: module.env(**small, **kw))
+        aec = module.env(**small)
+        test_state_space(aec)
+        test_state(aec, 10)
+    assert "pulls" in capsys.readouterr().out  # the "human" board
+    par = module.parallel_env(**small)
+    obs, _ = par.reset(seed=2)
+    state = par.state()
+    assert state in par.state_space
+    np.testing.assert_array_equal(state, np.stack([obs[a] for a in par.agents]))
+    obs, *_ = par.step({a: 0 for a in par.agents})
+    np.testing.assert_array_equal(par.state(), np.stack([obs[a] for a in par.agents]))
+    with pytest.raises(ValueError, match="render_mode"):
+        module.parallel_env(render_mode="video", **small)

@@ -16,7 +16,9 @@ from privenv import cli
 from privenv.privacy import audit, harness
 
 #: cases run by another test file (no double cost): target → file
-TESTED_ELSEWHERE = {"fed-linucb-silo": "tests/privacy/test_federated_protocol.py"}
+TESTED_ELSEWHERE = {"fed-linucb-silo": "tests/privacy/test_federated_protocol.py",
+                    **{name: "tests/privacy/test_preimage.py" for name in harness.CASES
+                       if name.startswith("preimage-")}}
 VARIANTS = [(name, m) for name, case in harness.CASES.items() if name not in TESTED_ELSEWHERE
             for m in (None, *case.mutations)]
 
@@ -45,10 +47,12 @@ def test_registry_covers_the_issue() -> None:
     required = {"laplace", "gaussian", "randomized-response", "wishart-jiang2016",
                 "wishart-gaussian", "tree", "shuffler", "prae-r", "prae-c", "dprse", "dp-se",
                 "adap-tt", "adap-tt-star", "ctb-tt", "ldp-linucb-message", "ldp-linucb",
-                "central-dp-linucb", "fed-linucb-silo", "super-agent-central"}
+                "central-dp-linucb", "fed-linucb-silo", "super-agent-central", "laplace-exact",
+                "gaussian-exact", "laplace-snapping"}
     assert required <= set(harness.CASES)
     for case in harness.CASES.values():
-        assert case.mutations or case.paper_flawed, case.target  # every audit has a mutant
+        # every audit has a mutant, or audits a documented flaw
+        assert case.mutations or case.paper_flawed or case.float_sampler, case.target
 
 
 def _fake(violates: bool, paper: bool = False) -> harness.AuditCase:

@@ -21,12 +21,13 @@ from privenv.cli import main
 from privenv.store import Store
 from privenv.sweep import Cell, SweepConfig, run_cell, run_sweep
 
-#: 2 instances × 2 agents × 5 chunks = 20 cells of about 0.2 s each
+#: 2 instances × 2 agents × 5 chunks = 20 cells of about 0.2 s each (2 runs × 2·10⁶ pulls of
+#: compiled UCB1 or ε-greedy)
 KILL_CONFIG = {
     "name": "kill-test",
     "runs": 10,
     "chunk": 2,
-    "horizon": 8000,
+    "horizon": 2_000_000,
     "instances": [{"env": "HuberBandit-v0", "grid": {"alpha": [0.05, 0.1]}}],
     "agents": [{"name": "ucb1"}, {"name": "eps-greedy"}],
 }

@@ -53,7 +53,8 @@ def test_results_read_back_exactly(tmp_path):
     assert np.array_equal(back.regret_curve, result.regret_curve)  # bit for bit
     assert np.array_equal(back.checkpoint_times, result.checkpoint_times)
     assert np.array_equal(back.steps, result.steps)
-    assert back.privacy["privacy_epsilon"] == 0.5 and back.privacy["privacy_model"] == "central"
+    assert back.privacy == result.privacy  # the guarantee itself, read back
+    assert back.privacy.epsilon == 0.5 and back.privacy.model == "central"
     assert back.agent_params == result.agent_params and back.agent_params["epsilon"] == 0.5
     assert back.config_id == cell.config_id
     assert row["status"] == "done" and row["versions"]["numpy"] == np.__version__
@@ -67,7 +68,7 @@ def test_non_private_epsilon_inf_and_bai_episode_values(tmp_path):
         for c in cells:
             store.record_result(run_cell(c), "hash")
         by_env = {r.env: r for r in store.results()}
-    assert math.isinf(by_env["HuberBandit-v0"].privacy["privacy_epsilon"])
+    assert math.isinf(by_env["HuberBandit-v0"].privacy.epsilon)
     assert by_env["HuberBandit-v0"].episode == {}
     bai = by_env["BestArmIdentification-v0"]
     assert set(bai.episode) == {"stopping_time", "recommendation", "correct"}
@@ -115,7 +116,7 @@ def test_a_done_cell_is_never_stored_twice(tmp_path):
             store.record_failure(result.cell, "RuntimeError: x", "tb", "hash")
         # the primary key (configuration, run) refuses a run twice even from another chunking
         overlapping = run_cell(Cell("HuberBandit-v0", {}, "ucb1", {}, 50, 0, 2, 2))
-        with pytest.raises(sqlite3.IntegrityError):
+        with pytest.raises(StoreError, match="UNIQUE constraint failed: runs.config_id"):
             store.record_result(overlapping, "hash")
         assert store.counts() == {"done": 1, "failed": 0, "runs": 3}
 
@@ -245,3 +246,37 @@ def test_summary(done_store):
         x = results[(r["agent"], r["env_kwargs"]["alpha"])].regret
         assert r["regret_mean"] == pytest.approx(x.mean()) and r["regret_sd"] == pytest.approx(
             x.std(ddof=1))
+
+
+def test_one_results_record_and_no_import_circle():
+    """simulate, a sweep's cell and the store's read-back are one record (RunResults); the store
+    imports neither the sweeps nor the simulation, so nothing imports in a circle."""
+    import ast
+    from pathlib import Path
+
+    import privenv
+    from privenv.results import RunResults
+    from privenv.simulation import simulate
+
+    cell = Cell("HuberBandit-v0", {}, "ucb1", {}, 50, 0, 0, 2)
+    computed = run_cell(cell)
+    assert type(computed) is RunResults and computed.cell == cell
+    assert type(simulate("ucb1", horizon=50)) is RunResults
+    root = Path(privenv.__file__).parent
+
+    def imports(path: Path) -> set[str]:
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found.add(node.module)
+            elif isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+        return found
+
+    store = imports(root / "store.py")
+    assert not any(m.startswith(("privenv.sweep", "privenv.simulation", "privenv.plotting"))
+                   for m in store), store
+    assert not any(m.startswith(("privenv.sweep", "privenv.store", "privenv.simulation"))
+                   for m in imports(root / "results.py"))
+    config = imports(root / "sweep" / "config.py")
+    assert not any(m.startswith(("privenv.store", "privenv.sweep.run")) for m in config)

@@ -1,0 +1,164 @@
+"""Cost per draw of the exact samplers against the float ones (issue 17). Run:
+``python benchmarks/samplers.py`` (``--draws N``, default 10⁶).
+
+Prints, measured in one run (median of 3 repetitions each, after a warm-up that compiles):
+
+1. numpy-facing batch draws on a seeded Generator: float Laplace (``mechanisms.laplace``), float
+   Gaussian (``mechanisms.gaussian``, numpy's ziggurat) and its inverse-CDF form
+   (``gaussian_from_uniform``), against the exact discrete Laplace and Gaussian
+   (``exact.discrete_laplace`` / ``discrete_gaussian``) at the scales the exact mechanisms use
+   for ε = 1 on rewards in [0, 1] (t = 1024 grid units; σ² = 3 697 716 grid units² at δ = 10⁻²),
+   and Mironov's snapping (``exact.snap``);
+2. the same inside a compiled (numba) loop, the way the agents' kernels will consume noise: the
+   float samplers read a block of pre-drawn uniforms / standard normals and transform them, the
+   exact ones read a block of raw 64-bit words through the transactional kernels; the block's
+   numpy fill is included in the time;
+
+and the ratio exact/float of each pair. The machine is shared and noisy: compare the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from collections.abc import Callable
+
+import numba
+import numpy as np
+from common import machine_line
+
+from privenv.privacy import exact as ex
+from privenv.privacy import mechanisms as mech
+
+SCALE = 1024  # the exact Laplace's scale in grid units at ε = 1, range [0, 1] (grid 2⁻¹⁰)
+SIGMA2 = 3_697_716  # the exact Gaussian's σ² in grid units² at (1, 1e-2), sensitivity 1
+REPEATS = 3
+
+
+def timed(fn: Callable[[], object]) -> float:
+    """Median wall time of ``fn`` over REPEATS calls, after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return sorted(times)[REPEATS // 2]
+
+
+@numba.njit(cache=True)
+def _float_laplace_loop(u: np.ndarray, b: float) -> float:
+    s = 0.0
+    for i in range(u.shape[0]):
+        x = u[i]
+        t = x + 2.0**-54 if x < 0.5 else (1.0 - x) - 2.0**-54
+        s += b * math.log(2.0 * t) if x < 0.5 else -b * math.log(2.0 * t)
+    return s
+
+
+@numba.njit(cache=True)
+def _float_gaussian_loop(z: np.ndarray, sigma: float) -> float:
+    s = 0.0
+    for i in range(z.shape[0]):
+        s += sigma * z[i]
+    return s
+
+
+@numba.njit(cache=True)
+def _exact_laplace_loop(words: np.ndarray, n: int, t: int) -> int:
+    pos, s = 0, 0
+    for _ in range(n):
+        v, pos = ex.discrete_laplace_kernel(words, pos, t, 1)
+        if pos < 0:
+            return -1
+        s += v
+    return s
+
+
+@numba.njit(cache=True)
+def _exact_gaussian_loop(words: np.ndarray, n: int, num: int, den: int, t: int) -> int:
+    pos, s = 0, 0
+    for _ in range(n):
+        v, pos = ex.discrete_gaussian_kernel(words, pos, num, den, t)
+        if pos < 0:
+            return -1
+        s += v
+    return s
+
+
+@numba.njit(cache=True)
+def _snapping_loop(words: np.ndarray, n: int, lam: float, bound: float, lam_pow2: float
+                   ) -> float:
+    pos, s = 0, 0.0
+    for _ in range(n):
+        v, pos = ex.snapping_kernel(words, pos, 0.5, lam, bound, lam_pow2)
+        if pos < 0:
+            return -1.0
+        s += v
+    return s
+
+
+def words_needed(kernel_loop: Callable[[np.ndarray], object], n: int, per_draw: float) -> int:
+    """A word block large enough for n draws (checked: the loops return −1 if it ran out)."""
+    size = int(per_draw * n * 1.2) + 1000
+    while kernel_loop(ex.random_words(np.random.default_rng(0), size)) == -1:
+        size *= 2
+    return size
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--draws", type=int, default=10**6, help="draws per measurement")
+    args = parser.parse_args()
+    n = args.draws
+    print(machine_line(), f"numba {numba.__version__}")
+    print(f"{n} draws per measurement, median of {REPEATS}; ns per draw\n")
+
+    sigma = math.sqrt(SIGMA2) * 2.0**-9
+    snap = ex.SnappingParameters.calibrate(1.0, 1.0, 17.0)
+    rng = np.random.default_rng
+
+    def numpy_row() -> list[tuple[str, str, float, float]]:
+        lap_f = timed(lambda: mech.laplace(1.0, rng(1), n))
+        lap_e = timed(lambda: ex.discrete_laplace(SCALE, rng(1), n))
+        gau_f = timed(lambda: mech.gaussian(sigma, rng(1), n))
+        gau_u = timed(lambda: mech.gaussian_from_uniform(rng(1).random(n), sigma))
+        gau_e = timed(lambda: ex.discrete_gaussian(SIGMA2, rng(1), n))
+        snp = timed(lambda: ex.snap(np.full(n, 0.5), snap, rng(1)))
+        return [("Laplace", "float mechanisms.laplace", lap_f, lap_e),
+                ("Gaussian", "float mechanisms.gaussian (ziggurat)", gau_f, gau_e),
+                ("Gaussian", "float gaussian_from_uniform (inverse CDF)", gau_u, gau_e),
+                ("snapping", "float mechanisms.laplace", lap_f, snp)]
+
+    def numba_row() -> list[tuple[str, str, float, float]]:
+        w_lap = words_needed(lambda w: _exact_laplace_loop(w, n, SCALE), n, 9.0)
+        p = ex.DiscreteGaussianParameters(SIGMA2, 1)
+        w_gau = words_needed(lambda w: _exact_gaussian_loop(w, n, p.var_num, p.var_den, p.t),
+                             n, 13.0)
+        w_snp = words_needed(lambda w: _snapping_loop(w, n, snap.lam, snap.bound,
+                                                      snap.lam_pow2), n, 2.0)
+        lap_f = timed(lambda: _float_laplace_loop(rng(1).random(n), 1.0))
+        lap_e = timed(lambda: _exact_laplace_loop(ex.random_words(rng(1), w_lap), n, SCALE))
+        gau_f = timed(lambda: _float_gaussian_loop(rng(1).standard_normal(n), sigma))
+        gau_e = timed(lambda: _exact_gaussian_loop(ex.random_words(rng(1), w_gau), n,
+                                                   p.var_num, p.var_den, p.t))
+        snp = timed(lambda: _snapping_loop(ex.random_words(rng(1), w_snp), n, snap.lam,
+                                           snap.bound, snap.lam_pow2))
+        return [("Laplace", "float: inverse CDF of a uniform block", lap_f, lap_e),
+                ("Gaussian", "float: σ·z of a standard-normal block", gau_f, gau_e),
+                ("snapping", "float: inverse CDF of a uniform block", lap_f, snp)]
+
+    for title, rows in (("numpy-facing batch draws", numpy_row()),
+                        ("inside a numba loop (block fill included)", numba_row())):
+        print(title)
+        print(f"  {'exact sampler':<10} {'float baseline':<44} {'float':>8} {'exact':>8} "
+              f"{'exact/float':>11}")
+        for name, base, f, e in rows:
+            print(f"  {name:<10} {base:<44} {1e9 * f / n:8.1f} {1e9 * e / n:8.1f} "
+                  f"{e / f:10.1f}×")
+        print()
+
+
+if __name__ == "__main__":
+    main()

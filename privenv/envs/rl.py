@@ -1,0 +1,466 @@
+"""RL-ready ids: every family as an env that any Gymnasium learner takes as it is.
+
+``HuberBandit-RL-v0``, ``BestArmIdentification-RL-v0``, ``LinearContextualBandit-RL-v0`` and
+``FederatedLinearBandit-RL-v0`` (:data:`RL_IDS`; the research id with ``-RL`` before the version)
+are the :mod:`privenv.rl` views of the research ids, registered so that code which only knows an
+id string — ``gym.make("privenv:HuberBandit-RL-v0")``, ``gym.make_vec`` in every vectorization
+mode, SB3's ``make_vec_env``, a single-file PPO script — needs no privenv-specific code:
+
+* **observations**: a flat ``Box`` of float32, the run's sufficient statistics (pull counts,
+  empirical means, t/T, …; linear families: the current features and the ridge estimates; see
+  :mod:`privenv.rl`), so ``np.array(env.observation_space.shape).prod()`` sizes an MLP;
+* **episodes**: one episode is one whole bandit run (T pulls; best-arm identification: until the
+  learner stops or the budget runs out), so no episode depends on one-step resets and Gymnasium's
+  next-step autoreset costs one reset step per T pulls (``examples/README-rl.md``); γ = 0 gives
+  the learner a contextual bandit over the statistics;
+* **a default horizon suited to RL training**: :data:`RL_HORIZON` (10³) instead of the papers'
+  10⁴–10⁸; the federated id also defaults to a small instance (M = 4 silos, K = 10, d = 5);
+* **rewards**: the (released) reward of the pull — summed over silos for the federated id; for
+  best-arm identification the cost of the research id's default ``reward_mode="cost"``:
+  −``pull_cost`` per pull, −``wrong_penalty`` for a wrong recommendation, 0 for a right one
+  (underneath the env runs ``reward_mode="sample"``, so the samples reach the statistics through
+  the reward channel, where the local-DP wrappers act; the verdict on a recommendation is the
+  env's, never a sample). ``BestArmIdentification-RL-v0`` defaults to ``permute_arms=True`` (a
+  distribution of instances, without which a learner memorises the best arm);
+* **local DP by a keyword**: ``gym.make(id, ldp="laplace", epsilon=1.0, reward_range=(-50, 150),
+  clip=True)`` puts the wrapper of :data:`LDP_WRAPPERS` between the bandit and the statistics,
+  with its own parameters; ``env.unwrapped.privacy`` is its guarantee (none without ``ldp``).
+
+The research ids keep their faithful observations and the papers' defaults: use them to run and
+compare the zoo's algorithms (and trained models, :class:`privenv.rl.SB3Agent`) with
+:func:`privenv.simulation.simulate`; use the RL ids to train RL learners.
+
+**Seeding.** ``reset(seed=s)`` of a single RL env is run 0 of seed ``s`` (``options={"first_run":
+i}``: run i), as for the research ids. The vector entry point follows Gymnasium's vector
+convention, sub-env i gets seed ``s + i``, so ``gym.make_vec(id, n, vectorization_mode=m)`` gives
+the same numbers for m = ``"sync"``, ``"async"`` and ``"vector_entry_point"`` and for every
+autoreset mode (tested) — unlike the research ids, whose native vector env makes sub-env i run i
+of seed ``s``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from privenv._validation import check_int
+from privenv.envs.base import FamilyVectorEnv, ProblemEnv
+from privenv.privacy.guarantee import PrivacyGuarantee
+
+__all__ = [
+    "LDP_WRAPPERS",
+    "RL_HORIZON",
+    "RL_IDS",
+    "BestArmIdentificationRLEnv",
+    "BestArmIdentificationRLVectorEnv",
+    "FederatedLinearBanditRLEnv",
+    "FederatedLinearBanditRLVectorEnv",
+    "HuberBanditRLEnv",
+    "HuberBanditRLVectorEnv",
+    "LinearContextualBanditRLEnv",
+    "LinearContextualBanditRLVectorEnv",
+    "RLBanditEnv",
+    "RLBanditVectorEnv",
+]
+
+#: the default horizon (sample budget) of every RL id
+RL_HORIZON = 1000
+
+#: ``ldp=`` name → (single-env wrapper, vector wrapper) in :mod:`privenv.wrappers`
+LDP_WRAPPERS: dict[str, tuple[str, str]] = {
+    "randomized-response": ("RandomizedResponse", "VectorRandomizedResponse"),
+    "laplace": ("LaplaceReward", "VectorLaplaceReward"),
+    "gaussian": ("GaussianReward", "VectorGaussianReward"),
+    "laplace-label": ("LaplaceLabel", "VectorLaplaceLabel"),
+}
+#: local-DP randomizers of privenv that no RL id takes, and why
+LDP_REFUSED: dict[str, str] = {
+    "gaussian-statistics": (
+        "its guarantee covers the chosen features too, but an RL learner stores its observations "
+        "(the raw feature matrices) in its rollout or replay buffer, so that guarantee would not "
+        "hold; ldp='laplace-label' protects the label and says so"
+    ),
+    "laplace-input": "as for 'gaussian-statistics'",
+}
+
+
+@dataclass(frozen=True)
+class Family:
+    """How the RL id of a family is built from its research id.
+
+    Attributes:
+        research_id: the research id (its env classes are those of :data:`privenv.envs.ENV_IDS`).
+        defaults: the RL id's registered keyword arguments (overridable).
+        fixed: research-env arguments the RL view sets (not overridable) and why.
+        ldp: the ``ldp=`` names that apply, or the reason there is none.
+    """
+
+    research_id: str
+    defaults: Mapping[str, Any]
+    fixed: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
+    ldp: tuple[str, ...] | str = ()
+
+    @property
+    def rl_id(self) -> str:
+        name, version = self.research_id.rsplit("-v", 1)
+        return f"{name}-RL-v{version}"
+
+    def research_class(self, vector: bool) -> type:
+        """The research id's single (or native vector) env class."""
+        from privenv.envs import ENV_IDS
+
+        return _load(ENV_IDS[self.research_id][1 if vector else 0])
+
+
+_BAI_FIXED = {
+    "reward_mode": ("sample", "the samples reach the statistics (and the ldp wrappers) through "
+                              "the reward channel; the learner's reward is the cost")
+}
+FAMILIES: dict[str, Family] = {
+    "HuberBandit": Family(
+        "HuberBandit-v0", {"horizon": RL_HORIZON},
+        ldp=("laplace", "gaussian", "randomized-response"),
+    ),
+    "BestArmIdentification": Family(
+        "BestArmIdentification-v0", {"horizon": RL_HORIZON, "permute_arms": True}, _BAI_FIXED,
+        ldp=("randomized-response", "laplace", "gaussian"),
+    ),
+    "LinearContextualBandit": Family(
+        "LinearContextualBandit-v0", {"horizon": RL_HORIZON},
+        ldp=("laplace-label", "laplace", "gaussian"),
+    ),
+    "FederatedLinearBandit": Family(
+        "FederatedLinearBandit-v0", {"horizon": RL_HORIZON, "M": 4, "K": 10, "d": 5},
+        {"reward": ("silo", "the statistics regress each silo's reward; the learner's reward is "
+                            "their sum")},
+        ldp=("its reward sums the silos' rewards: privacy in the federated family is the silos' "
+             "protocol (paper 2; the zoo's fed-linucb, feducb-adaptive)"),
+    ),
+}
+
+#: RL id → (single entry point, vector entry point, registered keyword arguments)
+RL_IDS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    f.rl_id: (f"privenv.envs.rl:{name}RLEnv", f"privenv.envs.rl:{name}RLVectorEnv",
+              dict(f.defaults))
+    for name, f in FAMILIES.items()
+}
+
+
+def _load(entry: str) -> Any:
+    module, name = entry.split(":")
+    return getattr(__import__(module, fromlist=[name]), name)
+
+
+#: the parameters of the local-DP wrappers (everything but ``env``), routed to ``ldp``'s wrapper
+LDP_PARAMETERS = ("epsilon", "delta", "reward_range", "clip", "calibration")
+
+
+@dataclass(frozen=True)
+class _Build:
+    """A validated RL id configuration: research-env kwargs, the ldp wrapper and its kwargs."""
+
+    env_kwargs: dict[str, Any]
+    ldp: str | None
+    ldp_kwargs: dict[str, Any]
+
+    def wrap(self, env: Any, vector: bool) -> Any:
+        if self.ldp is None:
+            return env
+        return _load(f"privenv.wrappers:{LDP_WRAPPERS[self.ldp][1 if vector else 0]}")(
+            env, **self.ldp_kwargs)
+
+
+def _configure(family: Family, ldp: str | None, kwargs: dict[str, Any]) -> _Build:
+    """Split and check the keyword arguments of an RL id; ``ValueError`` naming the problem."""
+    rl_id = family.rl_id
+    ldp_kwargs = {k: kwargs.pop(k) for k in LDP_PARAMETERS if k in kwargs}
+    for key, (value, why) in family.fixed.items():
+        if key in kwargs:
+            raise ValueError(f"{key} is fixed by {rl_id} ({key}={value!r}: {why}), got "
+                             f"{key}={kwargs[key]!r}")
+    env_kwargs = {**kwargs, **{k: v for k, (v, _) in family.fixed.items()}}
+    if ldp is None:
+        if ldp_kwargs:
+            raise ValueError(
+                f"{next(iter(ldp_kwargs))} is a parameter of a local-DP wrapper: pass ldp= too "
+                f"(one of {_choices(family)})"
+            )
+        return _Build(env_kwargs, None, {})
+    if isinstance(ldp, str) and ldp in LDP_REFUSED:
+        raise ValueError(f"ldp must be one of {_choices(family)} for {rl_id}, got {ldp!r}: "
+                         f"{LDP_REFUSED[ldp]}")
+    if isinstance(family.ldp, str):
+        raise ValueError(f"ldp must be None for {rl_id}, got {ldp!r}: {family.ldp}")
+    if ldp not in family.ldp:
+        known = "" if ldp not in LDP_WRAPPERS else f" ({ldp!r} does not apply to {rl_id})"
+        raise ValueError(f"ldp must be one of {_choices(family)} for {rl_id}, got {ldp!r}{known}")
+    cls = _load(f"privenv.wrappers:{LDP_WRAPPERS[ldp][0]}")
+    params = {k: p for k, p in inspect.signature(cls.__init__).parameters.items()
+              if k not in ("self", "env")}
+    unknown = [k for k in ldp_kwargs if k not in params]
+    if unknown:
+        raise ValueError(f"{unknown[0]} is not a parameter of ldp={ldp!r} ({cls.__name__} takes "
+                         f"{', '.join(params)})")
+    missing = [k for k, p in params.items() if p.default is p.empty and k not in ldp_kwargs]
+    if missing:
+        raise ValueError(f"ldp={ldp!r} needs {' and '.join(missing)} ({cls.__name__} takes "
+                         f"{', '.join(params)})")
+    return _Build(env_kwargs, ldp, ldp_kwargs)
+
+
+def _choices(family: Family) -> list[Any]:
+    return [None] if isinstance(family.ldp, str) else [None, *family.ldp]
+
+
+def bai_cost(actions: np.ndarray, correct: np.ndarray, K: int, pull_cost: float,
+             wrong_penalty: float) -> np.ndarray:
+    """The learner's reward in best-arm identification (the research id's ``reward_mode="cost"``):
+    −pull_cost for a pull, 0 for a correct stop, −wrong_penalty for a wrong one."""
+    stops = np.asarray(actions) >= K
+    return np.where(stops, np.where(correct, 0.0, -wrong_penalty), -pull_cost)
+
+
+class _RLView:
+    """What the single and vector RL envs share: the view, the guarantee, the public info and
+    the best-arm-identification reward."""
+
+    family: ClassVar[Family]
+    view: Any
+
+    def _build(self, build: _Build, inner: Any, vector: bool) -> None:
+        from privenv.rl import SufficientStatistics, VectorSufficientStatistics
+
+        self._inner = inner
+        wrapped = build.wrap(inner, vector)
+        self.privacy: PrivacyGuarantee = getattr(wrapped, "privacy", PrivacyGuarantee.none())
+        self.ldp = build.ldp
+        view = VectorSufficientStatistics(wrapped) if vector else SufficientStatistics(wrapped)
+        self.view = view
+        self.statistics_spec = view.statistics_spec
+        self.horizon = inner.horizon
+        info = inner.public_info()
+        self._bai = info.get("task") == "bai"
+        if self._bai:
+            self._cost = (int(info["K"]), float(info["pull_cost"]), float(info["wrong_penalty"]))
+
+    def _reward(self, actions: Any, rewards: Any, info: dict[str, Any]) -> Any:
+        if not self._bai:
+            return rewards
+        return bai_cost(actions, np.asarray(info["correct"], dtype=bool), *self._cost)
+
+    def public_info(self) -> dict[str, Any]:
+        """The research env's public description (what agents may know; no data)."""
+        return self._inner.public_info()
+
+    @property
+    def run_seeds(self) -> list[np.random.SeedSequence]:
+        """The root seed of each run's current episode (as the research env's)."""
+        return self._inner.run_seeds
+
+
+class RLBanditEnv(_RLView, gym.Env):
+    """Base of the RL ids' single envs: the research env, an optional local-DP wrapper and the
+    :class:`~privenv.rl.SufficientStatistics` view (whole-run episodes), as one ``gymnasium.Env``.
+
+    Args:
+        ldp: ``None`` or a name of :data:`LDP_WRAPPERS` that applies to the family.
+        render_mode: ``"ansi"`` or ``"rgb_array"`` (the research env's board).
+        **kwargs: the research env's keyword arguments (``horizon``, ``K``, …) and the ``ldp``
+            wrapper's (``epsilon``, ``delta``, ``reward_range``, ``clip``, ``calibration``).
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(self, ldp: str | None = None, render_mode: str | None = None,
+                 **kwargs: Any) -> None:
+        family = self.family
+        build = _configure(family, ldp, dict(family.defaults) | kwargs)
+        inner: ProblemEnv = family.research_class(vector=False)(render_mode=render_mode,
+                                                                  **build.env_kwargs)
+        self._build(build, inner, vector=False)
+        self.observation_space = self.view.observation_space
+        self.action_space = inner.action_space
+        self.render_mode = render_mode
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        return self.view.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.view.step(action)
+        return obs, float(self._reward(action, reward, info)), terminated, truncated, info
+
+    def render(self) -> str | np.ndarray | None:
+        """The research env's render (raw data: a human view only)."""
+        return self._inner.render()
+
+    def close(self) -> None:
+        self.view.close()
+
+
+class RLBanditVectorEnv(_RLView, VectorEnv):
+    """Base of the RL ids' native vector envs: ``num_envs`` runs of :class:`RLBanditEnv` at once.
+
+    Sub-env i of ``reset(seed=s)`` is what :class:`RLBanditEnv` reset with seed ``s + i`` gives
+    (Gymnasium's vector convention; a list of seeds: ``seed[i]``), and the three autoreset modes
+    behave as in ``SyncVectorEnv``, so every vectorization mode gives the same numbers.
+
+    Args:
+        num_envs: number of runs.
+        ldp: as :class:`RLBanditEnv`.
+        autoreset_mode: Gymnasium's ``AutoresetMode`` (``NEXT_STEP`` by default, as
+            ``SyncVectorEnv``).
+        max_episode_steps: what ``gym.make_vec`` passes; the horizon unless ``horizon`` is given.
+        render_mode: as :class:`RLBanditEnv`.
+        **kwargs: as :class:`RLBanditEnv`.
+    """
+
+    metadata: dict[str, Any] = {
+        "render_modes": ["ansi", "rgb_array"],
+        "render_fps": 4,
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        ldp: str | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        max_episode_steps: int | None = None,
+        render_mode: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        family = self.family
+        defaults = dict(family.defaults)
+        if max_episode_steps is not None and "horizon" not in kwargs:
+            defaults["horizon"] = max_episode_steps
+        build = _configure(family, ldp, defaults | kwargs)
+        mode = AutoresetMode(autoreset_mode)
+        inner: FamilyVectorEnv = family.research_class(vector=True)(
+            num_envs=num_envs, autoreset_mode=mode, render_mode=render_mode, **build.env_kwargs
+        )
+        self._build(build, inner, vector=True)
+        self.num_envs = inner.num_envs
+        self.metadata = {**type(self).metadata, "autoreset_mode": mode}
+        self.render_mode = render_mode
+        self.single_observation_space = self.view.single_observation_space
+        self.single_action_space = inner.single_action_space
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+
+    def reset(
+        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        options = dict(options or {})
+        if seed is not None:  # sub-env i: run `first_run` of seed s + i (or of seed[i])
+            seeds = ([seed + i for i in range(self.num_envs)] if isinstance(seed, (int, np.integer))
+                     else list(seed))
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"seed must have one entry per sub-env ({self.num_envs}), got "
+                                 f"{len(seeds)}")
+            first = check_int("options['first_run']", options.pop("first_run", 0), low=0)
+            seed = [np.random.SeedSequence(check_int("seed", s, low=0), spawn_key=(first,))
+                    for s in seeds]
+        return self.view.reset(seed=seed, options=options or None)
+
+    def step(
+        self, actions: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        obs, rewards, terminated, truncated, info = self.view.step(actions)
+        rewards = np.where(self.view.stepped, self._reward(actions, rewards, info), 0.0)
+        return obs, rewards, terminated, truncated, info
+
+    def render(self) -> tuple[str, ...] | tuple[np.ndarray, ...] | None:
+        """The research env's render, one per run (raw data: a human view only)."""
+        return self._inner.render()
+
+    def close(self, **kwargs: Any) -> None:
+        self.view.close()
+
+
+class HuberBanditRLEnv(RLBanditEnv):
+    """``HuberBandit-RL-v0``: :class:`~privenv.envs.huber.HuberBanditEnv` for RL learners.
+
+    Observation ``Box((2K + 1,), float32)``: N_a/T, μ̂_a/max|μ| (clipped to ±10), t/T. Reward: the
+    (released) reward of the pull. ``ldp``: ``"laplace"``, ``"gaussian"`` (``reward_range`` and,
+    for heavy-tailed rewards, ``clip=True``), ``"randomized-response"`` (rewards in [0, 1]).
+    Truncated at ``horizon`` (default 1000).
+    """
+
+    family = FAMILIES["HuberBandit"]
+
+
+class HuberBanditRLVectorEnv(RLBanditVectorEnv):
+    """``HuberBandit-RL-v0``'s native vector env (see :class:`RLBanditVectorEnv`)."""
+
+    family = FAMILIES["HuberBandit"]
+
+
+class BestArmIdentificationRLEnv(RLBanditEnv):
+    """``BestArmIdentification-RL-v0``: :class:`~privenv.envs.bai.BestArmIdentificationEnv` for
+    RL learners.
+
+    Observation ``Box((4K + 3,), float32)``: the K-armed features plus the empirical best arm, the
+    transportation costs and the GLR statistic (:mod:`privenv.rl`). Actions ``Discrete(2K)``
+    (pull a < K; stop and recommend a − K). Reward: −pull_cost per pull, −wrong_penalty for a
+    wrong recommendation. Terminated on a stop, truncated at the budget ``horizon`` (default
+    1000). ``permute_arms=True`` by default. ``ldp``: ``"randomized-response"`` (Bernoulli and
+    Beta laws), ``"laplace"``, ``"gaussian"`` (``reward_range``), applied to the samples.
+    """
+
+    family = FAMILIES["BestArmIdentification"]
+
+
+class BestArmIdentificationRLVectorEnv(RLBanditVectorEnv):
+    """``BestArmIdentification-RL-v0``'s native vector env (see :class:`RLBanditVectorEnv`)."""
+
+    family = FAMILIES["BestArmIdentification"]
+
+
+class LinearContextualBanditRLEnv(RLBanditEnv):
+    """``LinearContextualBandit-RL-v0``: :class:`~privenv.envs.linear.LinearContextualBanditEnv`
+    for RL learners.
+
+    Observation ``Box((A(d + 2) + d(d + 3)/2 + 1,), float32)``: the current features of every
+    action, their ridge estimates ⟨φ_a, θ̂⟩ and widths ‖φ_a‖_{V⁻¹}, θ̂, V/T and t/T
+    (:mod:`privenv.rl`). Reward: the (released) label. ``ldp``: ``"laplace-label"`` (ε-LDP on the
+    label in [−1, 1]), ``"laplace"``, ``"gaussian"`` (``reward_range``). The contexts are public
+    inputs of an RL learner (it stores its observations). Truncated at ``horizon`` (default 1000).
+    """
+
+    family = FAMILIES["LinearContextualBandit"]
+
+
+class LinearContextualBanditRLVectorEnv(RLBanditVectorEnv):
+    """``LinearContextualBandit-RL-v0``'s native vector env (see :class:`RLBanditVectorEnv`)."""
+
+    family = FAMILIES["LinearContextualBandit"]
+
+
+class FederatedLinearBanditRLEnv(RLBanditEnv):
+    """``FederatedLinearBandit-RL-v0``: :class:`~privenv.envs.federated.FederatedLinearBanditEnv`
+    for one RL learner acting for every silo.
+
+    Observation ``Box((MK(d + 2) + d(d + 3)/2 + 1,), float32)``: every silo's features, estimates
+    and widths, then the pooled ridge statistics (:mod:`privenv.rl`). Actions
+    ``MultiDiscrete([K] * M)`` (so not for DQN). Reward: the sum of the silos' rewards. Defaults
+    M = 4, K = 10, d = 5, ``horizon`` 1000. No ``ldp`` (the silos' protocol is the privacy of this
+    family; see :mod:`privenv.agents.federated`).
+    """
+
+    family = FAMILIES["FederatedLinearBandit"]
+
+
+class FederatedLinearBanditRLVectorEnv(RLBanditVectorEnv):
+    """``FederatedLinearBandit-RL-v0``'s native vector env (see :class:`RLBanditVectorEnv`)."""
+
+    family = FAMILIES["FederatedLinearBandit"]

@@ -1,0 +1,179 @@
+"""Golden outputs: run-by-run results of every scalar-state agent for fixed seeds.
+
+``python tests/golden/generate.py [--only PREFIX] [--workers N]`` writes ``bai.json.gz`` and
+``mab.json.gz`` next to this file. The stored files were produced by the batched numpy
+implementation that the compiled kernels replaced (privenv 0.1.0, commit 41d421f); the kernels
+must reproduce them run by run (``tests/test_golden.py``). Re-running this script regenerates
+them from the current implementation — do that only for a deliberate, explained change of
+numbers.
+
+Cells:
+
+* best-arm identification: every best-arm agent on μ1 and μ4, δ = 0.01, thresholds ``"theory"``
+  and ``"empirical"`` (where the agent has the choice), ε ∈ {0.1, 1, 10} for the private ones;
+  the stopping time, recommendation and correctness of every run (and the adaptivity rounds of
+  the doubling agents). A run that has not stopped within the golden budget (``BUDGET`` pulls) is
+  recorded as truncated, so that no cell costs hours (CTB-TT and the Gaussian-LDP TTUCB at
+  ε = 0.1 on μ1 need 10⁷–10⁸ pulls);
+* multi-armed: every regret agent on the six panels of huber-fig1 at T = 10⁴, the final regret and
+  the 40-checkpoint regret curve of every run; plus variants that exercise the other branches
+  (random arm order, Remark 5.1's first phases).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+SEED = 20261201
+BAI_RUNS = 10
+BUDGET = 500_000
+DELTA = 0.01
+EPSILONS = (0.1, 1.0, 10.0)
+MAB_RUNS = 20
+MAB_HORIZON = 10_000
+
+BAI_AGENTS = {  # name -> (private, has a threshold choice)
+    "ttucb": (False, True),
+    "ttucb-dpa": (False, True),
+    "ctb-tt": (True, True),
+    "gaussian-ldp-ttucb": (True, True),
+    "adap-tt": (True, True),
+    "adap-tt-star": (True, True),
+    "dp-se": (True, False),
+}
+PANELS = (  # huber-fig1 (a-f): inlier, alpha, epsilon
+    ("a", "student-t", 0.05, 0.2),
+    ("b", "student-t", 0.05, 0.5),
+    ("c", "student-t", 0.05, 1.0),
+    ("d", "pareto", 0.02, 0.5),
+    ("e", "pareto", 0.05, 0.5),
+    ("f", "pareto", 0.10, 0.5),
+)
+MAB_PRIVATE = ("prae-r", "prae-c", "dprse", "dp-se")
+MAB_BASELINES = ("ucb1", "eps-greedy", "robust-ucb")
+
+
+def bai_cells() -> list[dict[str, Any]]:
+    cells = []
+    for instance in ("mu1", "mu4"):
+        for name, (private, thresholds) in BAI_AGENTS.items():
+            for threshold in (("theory", "empirical") if thresholds else (None,)):
+                for eps in (EPSILONS if private else (None,)):
+                    kw: dict[str, Any] = {"delta": DELTA}
+                    if threshold:
+                        kw["threshold"] = threshold
+                    if eps is not None:
+                        kw["epsilon"] = eps
+                    cells.append({"family": "bai", "agent": name, "env_kwargs":
+                                  {"instance": instance}, "agent_kwargs": kw,
+                                  "runs": BAI_RUNS, "horizon": BUDGET})
+    # other branches: random arm order (DP-SE), permuted instances, a Gaussian law
+    cells.append({"family": "bai", "agent": "dp-se", "env_kwargs": {"instance": "mu4"},
+                  "agent_kwargs": {"delta": DELTA, "epsilon": 1.0, "arm_order": "random"},
+                  "runs": BAI_RUNS, "horizon": BUDGET})
+    cells.append({"family": "bai", "agent": "ttucb", "env_kwargs":
+                  {"instance": "mu4", "permute_arms": True},
+                  "agent_kwargs": {"delta": DELTA}, "runs": BAI_RUNS, "horizon": BUDGET})
+    cells.append({"family": "bai", "agent": "adap-tt", "env_kwargs":
+                  {"means": [0.6, 0.4, 0.2], "law": "gaussian", "sigma": 0.5},
+                  "agent_kwargs": {"delta": DELTA, "epsilon": 1.0, "bonus": "literal"},
+                  "runs": BAI_RUNS, "horizon": BUDGET})
+    return cells
+
+
+def mab_cells() -> list[dict[str, Any]]:
+    cells = []
+    for key, inlier, alpha, eps in PANELS:
+        env_kwargs = {"inlier": inlier, "alpha": alpha}
+        for name in MAB_PRIVATE:
+            cells.append({"family": "mab", "panel": key, "agent": name, "env_kwargs": env_kwargs,
+                          "agent_kwargs": {"epsilon": eps}, "runs": MAB_RUNS,
+                          "horizon": MAB_HORIZON})
+        if key in ("a", "d", "e", "f"):  # the baselines do not depend on ε (a = b = c)
+            for name in MAB_BASELINES:
+                cells.append({"family": "mab", "panel": key, "agent": name,
+                              "env_kwargs": env_kwargs, "agent_kwargs": {}, "runs": MAB_RUNS,
+                              "horizon": MAB_HORIZON})
+    variants = [
+        ("prae-c", {"epsilon": 0.5, "arm_order": "random"}, {"alpha": 0.1, "inlier": "pareto"}),
+        ("prae-r", {"epsilon": 1.0, "first_phase": "round-random"}, {"alpha": 0.02}),
+        ("prae-r", {"epsilon": 1.0, "first_phase": "greedy"}, {"alpha": 0.02}),
+        ("prae-c", {"epsilon": 1.0, "first_phase": "greedy"}, {"alpha": 0.0}),
+        ("prae-c", {"epsilon": 1.0, "first_phase": "round-random"}, {"alpha": 0.1}),
+        ("dp-se", {"epsilon": 1.0, "arm_order": "random"}, {"alpha": 0.05}),
+        ("dprse", {"epsilon": 5.0, "arm_order": "random"}, {"contamination": "adversarial"}),
+        ("eps-greedy", {"explore": 0.3}, {"K": 3, "inlier": "gaussian"}),
+        ("ucb1", {}, {"K": 3, "alpha": 0.0, "inlier": "gaussian"}),
+        ("robust-ucb", {}, {"alpha": 0.1, "contamination": "adversarial"}),
+    ]
+    for name, akw, ekw in variants:
+        cells.append({"family": "mab", "panel": "variant", "agent": name, "env_kwargs": ekw,
+                      "agent_kwargs": akw, "runs": MAB_RUNS, "horizon": 100_000
+                      if name == "robust-ucb" else MAB_HORIZON})
+    return cells
+
+
+def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
+    from privenv.agents import env_kwargs_for
+    from privenv.simulation import simulate
+
+    env_id = "BestArmIdentification-v0" if cell["family"] == "bai" else "HuberBandit-v0"
+    start = time.perf_counter()
+    res = simulate(cell["agent"], env_id, n_runs=cell["runs"], horizon=cell["horizon"],
+                   seed=SEED, env_kwargs=env_kwargs_for(cell["agent"], cell["env_kwargs"]),
+                   agent_kwargs=cell["agent_kwargs"])
+    out = dict(cell)
+    out["seed"] = SEED
+    out["wall_s"] = round(time.perf_counter() - start, 2)
+    if cell["family"] == "bai":
+        for key in ("stopping_time", "recommendation", "correct", "adaptivity_rounds"):
+            if key in res.episode:
+                out[key] = res.episode[key].tolist()
+        out["steps"] = res.steps.tolist()
+    else:
+        out["checkpoints"] = res.checkpoint_times.tolist()
+        out["regret_curve"] = [[float(v).hex() for v in row] for row in res.regret_curve]
+        out["steps"] = res.steps.tolist()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--only", choices=("bai", "mab"), default=None)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args(argv)
+    families = [args.only] if args.only else ["mab", "bai"]
+    for family in families:
+        cells = bai_cells() if family == "bai" else mab_cells()
+        # longest first, so that two workers finish together
+        order = sorted(range(len(cells)), key=lambda i: -_cost_hint(cells[i]))
+        results: list[Any] = [None] * len(cells)
+        with ProcessPoolExecutor(args.workers) as pool:
+            futures = {i: pool.submit(run_cell, cells[i]) for i in order}
+            for i in order:
+                results[i] = futures[i].result()
+                r = results[i]
+                print(f"{family} {r['agent']} {r['env_kwargs']} {r['agent_kwargs']}: "
+                      f"{r['wall_s']} s", flush=True)
+        path = HERE / f"{family}.json.gz"
+        with gzip.open(path, "wt", encoding="utf-8") as f:
+            json.dump({"seed": SEED, "cells": results}, f, separators=(",", ":"))
+        print(f"wrote {path}")
+    return 0
+
+
+def _cost_hint(cell: dict[str, Any]) -> float:
+    eps = cell["agent_kwargs"].get("epsilon", 10.0)
+    return (1.0 / eps) ** 2 if cell["agent"] in ("ctb-tt", "gaussian-ldp-ttucb") else 1.0 / eps
+
+
+if __name__ == "__main__":
+    sys.exit(main())

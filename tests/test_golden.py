@@ -1,0 +1,81 @@
+"""The compiled kernels reproduce the numbers of the batched numpy implementation they replaced.
+
+``tests/golden/*.json.gz`` hold, for fixed seeds, the run-by-run outputs of the numpy
+implementation (privenv 0.1.0 before the compiled kernels, commit 41d421f; see
+``tests/golden/generate.py`` for the cells): stopping times, recommendations, correctness and
+adaptivity rounds of every best-arm agent on μ1 and μ4, and the regret curves of every
+multi-armed agent on the huber-fig1 panels at T = 10⁴. Each test runs one cell through
+:func:`privenv.simulation.simulate` (the compiled fast path) and compares run by run, exactly.
+
+The default run checks the first :data:`QUICK_RUNS` runs of every cell (run *i* does not depend
+on the batch, so a prefix is a faithful check); ``-m slow`` checks every run, step by step too.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from privenv.agents import env_kwargs_for
+from privenv.simulation import simulate
+
+HERE = Path(__file__).parent / "golden"
+QUICK_RUNS = 4
+
+
+def _cells(family: str) -> list[dict]:
+    path = HERE / f"{family}.json.gz"
+    if not path.exists():
+        return []
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return json.load(f)["cells"]
+
+
+def _id(cell: dict) -> str:
+    kw = ",".join(f"{k}={v}" for k, v in {**cell["env_kwargs"], **cell["agent_kwargs"]}.items())
+    return f"{cell['agent']}[{kw}]"
+
+
+def _check(cell: dict, runs: int) -> None:
+    env_id = "BestArmIdentification-v0" if cell["family"] == "bai" else "HuberBandit-v0"
+    res = simulate(cell["agent"], env_id, n_runs=runs, horizon=cell["horizon"], seed=cell["seed"],
+                   env_kwargs=env_kwargs_for(cell["agent"], cell["env_kwargs"]),
+                   agent_kwargs=cell["agent_kwargs"])
+    np.testing.assert_array_equal(res.steps, cell["steps"][:runs])
+    if cell["family"] == "bai":
+        for key in ("stopping_time", "recommendation", "correct", "adaptivity_rounds"):
+            if key in cell:
+                np.testing.assert_array_equal(res.episode[key], cell[key][:runs], err_msg=key)
+    else:
+        expected = np.array([[float.fromhex(v) for v in row] for row in cell["regret_curve"]])
+        np.testing.assert_array_equal(res.checkpoint_times, cell["checkpoints"])
+        np.testing.assert_array_equal(res.regret_curve, expected[:runs])
+
+
+BAI = _cells("bai")
+MAB = _cells("mab")
+
+
+@pytest.mark.parametrize("cell", MAB + BAI, ids=[_id(c) for c in MAB + BAI])
+def test_golden_prefix(cell):
+    _check(cell, QUICK_RUNS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cell", MAB + BAI, ids=[_id(c) for c in MAB + BAI])
+def test_golden_all_runs(cell):
+    _check(cell, cell["runs"])
+
+
+def test_the_golden_files_hold_every_cell_of_the_generator():
+    spec = importlib.util.spec_from_file_location("generate", HERE / "generate.py")
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    for cells, expected in ((MAB, generate.mab_cells()),):
+        assert [(c["agent"], c["env_kwargs"], c["agent_kwargs"]) for c in cells] == [
+            (c["agent"], c["env_kwargs"], c["agent_kwargs"]) for c in expected]

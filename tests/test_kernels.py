@@ -1,0 +1,185 @@
+"""The compiled kernels: one algorithm, two drivers, the same numbers (privenv/agents/kernel.py).
+
+Every scalar-state agent is driven three ways on the same seeds: the fast path (each run played to
+its own end inside compiled code), the step-by-step runner (every run together through the vector
+env, the kernels called once per step) and, for one run, the plain ``gym.make`` loop. All must
+agree exactly. The fast path must not step a run after it has stopped, and compiled kernels must
+load from the on-disk cache in a new process.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import privenv.simulation as simulation
+from privenv import _jit
+from privenv.agents import env_kwargs_for, make
+from privenv.simulation import fast_path, make_vector_env, play, simulate
+from privenv.wrappers import LaplaceReward, VectorLaplaceReward
+
+ROOT = Path(__file__).resolve().parents[1]
+HUBER, BAI = "HuberBandit-v0", "BestArmIdentification-v0"
+EASY = {"means": [1.0, 0.6, 0.2], "inlier": "gaussian", "alpha": 0.05}
+
+#: (agent, env, env kwargs, agent kwargs, horizon): every scalar-state agent and its branches
+CASES = [
+    ("ucb1", HUBER, EASY, {}, 3000),
+    ("eps-greedy", HUBER, EASY, {"explore": 0.2}, 3000),
+    ("robust-ucb", HUBER, {"alpha": 0.1, "contamination": "adversarial"}, {}, 4000),
+    ("prae-r", HUBER, EASY, {"epsilon": 1.0, "first_phase": "round-random"}, 4000),
+    ("prae-c", HUBER, {**EASY, "alpha": 0.0}, {"epsilon": 1.0, "first_phase": "greedy",
+                                               "arm_order": "random"}, 4000),
+    ("dprse", HUBER, EASY, {"epsilon": 1.0}, 4000),
+    ("dp-se", HUBER, EASY, {"epsilon": 2.0, "arm_order": "random"}, 4000),
+    ("ttucb", BAI, {"instance": "mu3"}, {}, 10**6),
+    ("ttucb-dpa", BAI, {"instance": "mu3"}, {"threshold": "empirical"}, 10**6),
+    ("ctb-tt", BAI, {"instance": "mu3"}, {"epsilon": 2.0}, 10**6),
+    ("gaussian-ldp-ttucb", BAI, {"instance": "mu3"}, {"epsilon": 5.0}, 10**6),
+    ("adap-tt", BAI, {"instance": "mu3"}, {"epsilon": 1.0}, 10**6),
+    ("adap-tt-star", BAI, {"instance": "mu3"}, {"epsilon": 1.0, "threshold": "empirical"}, 10**6),
+    ("dp-se", BAI, {"instance": "mu3", "reward_mode": "cost"}, {"epsilon": 1.0}, 10**6),
+]
+IDS = [f"{c[0]}-{c[1].split('-')[0]}" for c in CASES]
+
+
+def _simulate(case, n_runs, first_run=0, **kw):
+    name, env, env_kwargs, agent_kwargs, horizon = case
+    return simulate(name, env, n_runs=n_runs, horizon=horizon, seed=7, first_run=first_run,
+                    env_kwargs=env_kwargs_for(name, env_kwargs), agent_kwargs=agent_kwargs, **kw)
+
+
+def _same(a, b):
+    np.testing.assert_array_equal(a.steps, b.steps)
+    np.testing.assert_array_equal(a.regret_curve, b.regret_curve)
+    assert a.episode.keys() == b.episode.keys()
+    for key in a.episode:
+        np.testing.assert_array_equal(a.episode[key], b.episode[key], err_msg=key)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_fast_path_equals_the_step_by_step_runner(case, monkeypatch):
+    fast = _simulate(case, 6)
+    monkeypatch.setattr(simulation, "fast_path", lambda agent, venv: None)
+    stepwise = _simulate(case, 6)
+    _same(fast, stepwise)
+
+
+@pytest.mark.parametrize("case", CASES[::3], ids=IDS[::3])
+def test_fast_path_equals_the_gym_make_loop(case):
+    name, env_id, env_kwargs, agent_kwargs, horizon = case
+    batch = _simulate(case, 3)
+    env = gym.make(env_id, horizon=horizon, **env_kwargs_for(name, env_kwargs))
+    agent = make(name, env, 1, **agent_kwargs)
+    for run in range(3):
+        out = play(agent, env, seed=7, run=run)
+        assert out["steps"] == batch.steps[run]
+        assert out["regret"] == pytest.approx(batch.regret[run], rel=1e-12, abs=1e-9)
+        if env_id == BAI:
+            assert out["info"]["stopping_time"] == batch.episode["stopping_time"][run]
+            assert out["info"]["recommendation"] == batch.episode["recommendation"][run]
+
+
+@pytest.mark.parametrize("case", CASES[::2], ids=IDS[::2])
+def test_run_i_is_the_same_alone_or_in_a_batch(case):
+    batch = _simulate(case, 5)
+    alone = _simulate(case, 1, first_run=3)
+    for key in ("steps", "regret_curve"):
+        np.testing.assert_array_equal(getattr(alone, key)[0], getattr(batch, key)[3])
+    for key, value in alone.episode.items():
+        assert value[0] == batch.episode[key][3]
+
+
+def test_a_stopped_run_costs_nothing():
+    """Best-arm identification: every run is played to its own stop and no further. The agent's
+    counts add up to each run's own stopping time, not to the longest run's."""
+    env = make_vector_env(BAI, 20, 10**6, instance="mu4")
+    agent = make("ttucb", env, 20)
+    res = simulate(agent, env, n_runs=20, seed=3)
+    tau = res.episode["stopping_time"]
+    assert len(np.unique(tau)) > 5 and res.episode["correct"].all()
+    np.testing.assert_array_equal(agent.counts.sum(axis=1), tau)
+    np.testing.assert_array_equal(agent.state.t, tau)  # no step after the stop
+    np.testing.assert_array_equal(res.steps, tau + 1)  # the pulls and the stop
+
+
+def test_the_fast_path_takes_only_what_it_can_run():
+    env = make_vector_env(HUBER, 2, 100)
+    agent = make("prae-r", env, 2)
+    env.reset(seed=0)
+    assert fast_path(agent, env) is not None
+    wrapped = VectorLaplaceReward(env, 1.0, (-200, 200), clip=True)
+    wrapped.reset(seed=0)
+    assert fast_path(agent, wrapped)[1] is wrapped.randomizer
+    twice = VectorLaplaceReward(wrapped, 1.0, (-300, 300), clip=True)
+    twice.reset(seed=0)
+    assert fast_path(agent, twice) is None  # two randomizers: step by step
+
+    class Recording(type(agent)):
+        def observe_batch(self, actions, rewards, observations):
+            super().observe_batch(actions, rewards, observations)
+
+    assert fast_path(Recording(K=5, horizon=100, n_runs=2), env) is None
+
+
+def test_a_randomizer_on_the_fast_path_refuses_out_of_range_rewards_without_the_value():
+    env = make_vector_env(HUBER, 3, 200)
+    wrapped = VectorLaplaceReward(env, 1.0, (0.0, 1.0))
+    with pytest.raises(ValueError, match=r"reward must lie in \[0, 1\].*clip=True") as err:
+        simulate("ucb1", wrapped, n_runs=3)
+    assert "run " in str(err.value) and "100" not in str(err.value)
+
+
+def test_single_env_randomizer_equals_the_fast_path():
+    """A local-DP reward wrapper in front of a compiled agent: the fast path's releases are the
+    wrapper's (run 0 through gym.make and LaplaceReward = run 0 of the fast path)."""
+    kw = {"alpha": 0.0, "inlier": "gaussian", "means": [0.8, 0.2]}
+    rng = (-4.0, 5.0)
+    venv = VectorLaplaceReward(make_vector_env(HUBER, 2, 500, **kw), 2.0, rng, clip=True)
+    fast = simulate("ucb1", venv, n_runs=2, seed=5)
+    env = LaplaceReward(gym.make(HUBER, horizon=500, **kw), 2.0, rng, clip=True)
+    out = play(make("ucb1", env, 1), env, seed=5, run=0)
+    assert out["regret"] == pytest.approx(fast.regret[0], abs=1e-9)
+
+
+def test_kernels_load_from_the_cache_in_a_new_process():
+    """numba cannot load some compiled code from its cache (e.g. a recursive function): a new
+    process loads every family's kernels (compiled by this test session) and gets the same
+    numbers."""
+    code = (
+        "import numpy as np, json\n"
+        "from privenv.simulation import simulate\n"
+        "out = {}\n"
+        "for name, env, kw in [('prae-c', 'HuberBandit-v0', {'first_phase': 'greedy'}),\n"
+        "                      ('robust-ucb', 'HuberBandit-v0', {}),\n"
+        "                      ('adap-tt', 'BestArmIdentification-v0', {})]:\n"
+        "    r = simulate(name, env, n_runs=2, horizon=3000, seed=1, agent_kwargs=kw)\n"
+        "    out[name] = r.regret.tolist() + r.steps.tolist()\n"
+        "print(json.dumps(out))\n")
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=900, cwd=ROOT) for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr[-2000:]
+    assert runs[0].stdout == runs[1].stdout
+
+
+def test_every_kernel_lives_in_a_listed_file():
+    """The cache directory is keyed by a hash of _jit.KERNEL_FILES: a file that compiles kernels
+    but is not listed would run against stale callees; and every kernel goes through
+    privenv._jit.jit (its cache directory), never numba.njit directly."""
+    listed = {(_jit._kernel_path(name)).resolve() for name in _jit.KERNEL_FILES}
+    for folder in ("privenv", "agents", "wrappers"):
+        for path in (ROOT / folder).rglob("*.py"):
+            tree = ast.parse(path.read_text())
+            decorators = [ast.unparse(d) for node in ast.walk(tree)
+                          if isinstance(node, ast.FunctionDef) for d in node.decorator_list]
+            assert not any("njit" in d or d.startswith("numba.") for d in decorators), path
+            if any(d.split("(")[0] in ("jit", "generic") for d in decorators):
+                assert path.resolve() in listed, (
+                    f"{path} defines kernels but is not in privenv._jit.KERNEL_FILES")
