@@ -76,6 +76,6 @@ def test_the_golden_files_hold_every_cell_of_the_generator():
     spec = importlib.util.spec_from_file_location("generate", HERE / "generate.py")
     generate = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(generate)
-    for cells, expected in ((MAB, generate.mab_cells()),):
+    for cells, expected in ((MAB, generate.mab_cells()), (BAI, generate.bai_cells())):
         assert [(c["agent"], c["env_kwargs"], c["agent_kwargs"]) for c in cells] == [
             (c["agent"], c["env_kwargs"], c["agent_kwargs"]) for c in expected]

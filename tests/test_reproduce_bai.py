@@ -102,6 +102,14 @@ def test_cost_estimate_grows_as_epsilon_shrinks_and_stops_at_the_budget():
     assert cfg.configurations[0].agent_kwargs["epsilon"] == 0.01
     assert "reaches the budget" in pl.describe_cost(2)
     assert pl.total_seconds == pytest.approx(sum(pl.estimates.values()))
+    # a run costs its own pulls (the compiled fast path): the estimate does not depend on the
+    # split into cells, and is runs × pulls × the agent's measured cost per pull
+    halves = bai.plan(bai.LOCAL, instances=["mu1"], epsilons=[0.1], agents=["ctb-tt"],
+                      threshold="theory", runs=1000, horizon=10**8, chunk=100)
+    point, = halves.points
+    assert halves.estimates[point] == pytest.approx(
+        1000 * steps[0.1] * bai.PULL_SECONDS["ctb-tt"], rel=1e-12)
+    assert halves.estimates[point] == pytest.approx(pl.estimates[point], rel=1e-12)
 
 
 def _result(errors, runs=1000, non_stopping=0):

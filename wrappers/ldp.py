@@ -44,7 +44,8 @@ under ``NEXT_STEP``) consumes no noise and gets reward 0, as from the env; a run
 
 The agent-facing stream is exactly what ``step`` returns: the randomized reward, the observation,
 the flags and ``info``. Neither the envs nor these wrappers put raw rewards or raw contexts into
-``info`` (wrappers leave ``info`` untouched), and a wrapper keeps no raw value in any attribute.
+``info``; a wrapper removes what ``info`` says about the raw data (:data:`RAW_INFO_KEYS`, e.g.
+``HuberBandit``'s ``contaminated``) and keeps no raw value in any attribute.
 But local DP is *simulated* here: the raw rewards exist inside the process — ``env.unwrapped`` is
 the env itself, its problem buffers future raw rewards, and the noise is a deterministic function
 of the seed, so anyone holding the env object or the seed can undo the randomization. The runner
@@ -497,6 +498,19 @@ def _noise_seeds(
 # ---------------------------------------------------------------------------------------------
 
 
+#: ``info`` keys that describe the raw data a local-DP wrapper protects (``HuberBandit``'s
+#: ``contaminated``: whether this step's raw reward came from the contamination): a wrapper
+#: removes them, so that nothing downstream of a local randomizer sees more than its release
+RAW_INFO_KEYS: tuple[str, ...] = ("contaminated", "_contaminated")
+
+
+def public_step_info(info: dict[str, Any]) -> dict[str, Any]:
+    """``info`` without the keys of :data:`RAW_INFO_KEYS`."""
+    if not any(k in info for k in RAW_INFO_KEYS):
+        return info
+    return {k: v for k, v in info.items() if k not in RAW_INFO_KEYS}
+
+
 class LocalDPRewardWrapper(_LocalDP, gym.RewardWrapper, gym.utils.RecordConstructorArgs):
     """Releases ``randomizer(reward)`` instead of the reward of a single privenv env.
 
@@ -524,6 +538,10 @@ class LocalDPRewardWrapper(_LocalDP, gym.RewardWrapper, gym.utils.RecordConstruc
         obs, info = self.env.reset(seed=seed, options=options)
         self._noise = RunNoise(_noise_seeds(_run_seeds(self), self.stack_index))
         return obs, info
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return obs, self.reward(reward), terminated, truncated, public_step_info(info)
 
     def reward(self, reward: SupportsFloat) -> float:
         """The randomized release of one reward (a Python float)."""
@@ -591,7 +609,7 @@ class LocalDPVectorRewardWrapper(_LocalDP, VectorRewardWrapper):
         restart = self._runs.after_step(terminated | truncated)
         if restart.size:
             self._reseed(restart)
-        return obs, released, terminated, truncated, info
+        return obs, released, terminated, truncated, public_step_info(info)
 
     def rewards(self, rewards: np.ndarray, runs: np.ndarray | None = None) -> np.ndarray:
         """The randomized release of a batch of rewards; only ``runs`` (indices) if given, the

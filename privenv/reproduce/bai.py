@@ -38,15 +38,18 @@ needs ≥ 300 runs at δ = 0.01), ``error_le_delta_consistent`` whether error �
 with the runs (the one-sided 95 % lower bound is ≤ δ, i.e. the binomial test of p ≤ δ does not
 reject at 5 %).
 
-**Compute cost.** A cell of n runs advances all of them together until its last run stops, at
-about :data:`STEP_SECONDS` + n·:data:`RUN_STEP_SECONDS` per step; its cost is estimated before
-running from the lower bound, E[τ] ≈ :data:`INFLATION` × bound, the slowest run of a cell ≈
-:data:`TAIL` × E[τ], capped at the budget. The estimate is printed (and with ``--dry-run`` only
-printed). Full scale is out of reach of a small machine: CTB-TT's τ grows like ε⁻² (the local
-bound alone is ≈ 10⁸ at ε = 0.01 on μ1), so at ε ≤ 0.1 on μ1, μ2, μ6 its cells run to the 10⁸-pull
-budget, about a day of CPU each; the estimate for all of ``bai-local`` is about a month of CPU
-(both thresholds) and for ``bai-global`` about two weeks (AdaP-TT and AdaP-TT* at ε = 0.001 take
-10⁷–10⁸ steps). ``--instances``, ``--epsilons``, ``--runs``, ``--agents``, ``--threshold`` and
+**Compute cost.** Each run is played to its own stop inside compiled code
+(:mod:`privenv.agents.kernel`): a run costs its own stopping time × the agent's cost per pull
+(:data:`PULL_SECONDS`, measured), and a run that has stopped costs nothing. The cost is estimated
+before running from the lower bound, E[τ] ≈ :data:`INFLATION` × bound, capped at the budget. The
+estimate is printed (and with ``--dry-run`` only printed). Full scale is still beyond a small
+machine: CTB-TT's τ grows like ε⁻² (the local bound alone is ≈ 10⁸ at ε = 0.01 on μ1), so at
+ε ≤ 0.1 on μ1, μ2, μ6 its runs reach the 10⁸-pull budget, about 10 CPU-hours per 1000 runs; the
+estimate for all of ``bai-local`` is about 10 CPU-days (both thresholds) and for ``bai-global``
+about 40 CPU-hours (AdaP-TT and AdaP-TT* at ε = 0.001 take 10⁷–10⁸ steps). The E[τ]/bound factors
+were measured on μ4/μ5 and underestimate some points (AdaP-TT* at ε = 0.1 on μ1: 1.2·10⁶ pulls
+where the estimate says 2.7·10⁵). ``--instances``, ``--epsilons``, ``--runs``, ``--agents``,
+``--threshold`` and
 ``--horizon`` restrict a reproduction; ``--quick`` (μ4 and μ5, three ε on both sides of the
 switch, 100 runs) takes a few minutes on two cores.
 """
@@ -96,10 +99,14 @@ GLOBAL_EPSILONS: tuple[float, ...] = (0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.3, 0
                                       0.7, 0.8, 0.9, 1.0, 10.0, 100.0, 1000.0)
 
 # -- cost model (printed before running; an order of magnitude, not a promise) --------------------
-#: seconds per step of a batch of runs: STEP_SECONDS + n_runs · RUN_STEP_SECONDS (TTUCB, K = 5,
-#: measured on the 2-core development machine: 180 µs per step at 1 run, 830 µs at 1000 runs)
-STEP_SECONDS = 180e-6
-RUN_STEP_SECONDS = 0.65e-6
+#: CPU seconds per pull of one run, per agent (the fast path, K = 5, measured on the 2-core
+#: development machine under load with ``python benchmarks/bai.py`` and on μ4 at ε = 1, 20 runs,
+#: rounded up: TTUCB 360 ns, TTUCB-DPA 272, CTB-TT 329, Gaussian-LDP TTUCB 346, AdaP-TT 247,
+#: AdaP-TT* 235, DP-SE 60); other agents get the largest
+PULL_SECONDS: dict[str, float] = {
+    "ttucb": 400e-9, "ttucb-dpa": 300e-9, "ctb-tt": 350e-9, "gaussian-ldp-ttucb": 350e-9,
+    "adap-tt": 250e-9, "adap-tt-star": 250e-9, "dp-se": 100e-9,
+}
 #: E[τ] / lower bound per (agent, threshold) (measured at 20–100 runs on μ1…μ6 for TTUCB and on
 #: μ4/μ5 at ε ∈ {0.1, 0.3, 1, 10} for the others, rounded up; others get the largest): TTUCB
 #: 5–21× T*_KL·log(1/(2.4δ)) with the theory thresholds, 8–31× with the empirical ones; CTB-TT
@@ -112,8 +119,6 @@ INFLATION: dict[tuple[str, str | None], float] = {
     ("adap-tt-star", "theory"): 160.0, ("adap-tt-star", "empirical"): 50.0,
     ("dp-se", None): 30.0,
 }
-#: slowest run of a cell / E[τ]
-TAIL = 2.0
 
 
 @dataclass(frozen=True)
@@ -320,26 +325,24 @@ def make_points(spec: FigureSpec, instances: Sequence[str], epsilons: Sequence[f
 
 
 def estimated_steps(spec: FigureSpec, point: Point, horizon: int) -> float:
-    """Estimated steps of a cell of this point: its slowest run, TAIL × INFLATION × the lower
-    bound, capped at the budget ``horizon``."""
+    """Estimated pulls of one run of this point: INFLATION × the lower bound, capped at the
+    budget ``horizon``."""
     lb = spec.lower_bounds(point.instance, point.epsilon)
     factor = INFLATION.get((point.agent, point.threshold), max(INFLATION.values()))
-    return min(float(horizon), TAIL * factor * max(lb.values()))
+    return min(float(horizon), factor * max(lb.values()))
 
 
-def estimated_seconds(spec: FigureSpec, point: Point, horizon: int, runs: int,
-                      chunk: int) -> float:
-    """Estimated CPU seconds of all the cells of this point (``runs`` split into ``chunk``s)."""
-    steps = estimated_steps(spec, point, horizon)
-    full, rest = divmod(runs, chunk)
-    sizes = [chunk] * full + ([rest] if rest else [])
-    return sum(steps * (STEP_SECONDS + n * RUN_STEP_SECONDS) for n in sizes)
+def estimated_seconds(spec: FigureSpec, point: Point, horizon: int, runs: int) -> float:
+    """Estimated CPU seconds of all the runs of this point (runs cost their own pulls: how they
+    are split into cells does not matter)."""
+    per_pull = PULL_SECONDS.get(point.agent, max(PULL_SECONDS.values()))
+    return runs * estimated_steps(spec, point, horizon) * per_pull
 
 
 def default_chunk(runs: int) -> int:
     """Runs per cell by default: two halves from 200 runs on, so that the most expensive point
     (at full scale CTB-TT or AdaP-TT at the smallest ε, which dominates the total) runs on two
-    workers; halving 1000 runs costs about 20 % more CPU per run-step (the per-step overhead)."""
+    workers (a run costs the same in any cell)."""
     return runs if runs < 200 else -(-runs // 2)
 
 
@@ -410,7 +413,7 @@ def plan(spec: FigureSpec, *, quick: bool = False, instances: Sequence[str] | No
     points = make_points(spec, scale.instances if instances is None else instances,
                          scale.epsilons if epsilons is None else epsilons,
                          spec.agents if agents is None else agents, threshold)
-    estimates = {p: estimated_seconds(spec, p, horizon, runs, min(chunk, runs)) for p in points}
+    estimates = {p: estimated_seconds(spec, p, horizon, runs) for p in points}
     return Plan(spec, points, runs, horizon, seed, min(chunk, runs), estimates)
 
 
@@ -746,9 +749,9 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
                    "(privenv.seeding), so agents and ε are compared on common random numbers",
         "instances": instances,
         "points": points,
-        "cost_model": {"step_seconds": STEP_SECONDS, "run_step_seconds": RUN_STEP_SECONDS,
+        "cost_model": {"pull_seconds": PULL_SECONDS,
                        "inflation": {f"{a} [{t}]" if t else a: v
-                                     for (a, t), v in INFLATION.items()}, "tail": TAIL,
+                                     for (a, t), v in INFLATION.items()},
                        "estimated_cpu_s": pl.total_seconds},
         **run_metadata(rep),
         "scale": {"full": asdict(spec.full), "quick": asdict(spec.quick)},

@@ -116,6 +116,22 @@ def test_bad_parameters_raise_naming_the_parameter(name, kwargs, param, vector):
 
 
 @pytest.mark.parametrize("vector", [False, True])
+def test_contamination_flag_does_not_pass_a_local_dp_wrapper(vector):
+    """``HuberBandit``'s ``info["contaminated"]`` says whether the raw reward came from the
+    contamination: behind a local randomizer it is removed (single env and vector env)."""
+    env = HuberBanditVectorEnv(num_envs=4, horizon=5) if vector else HuberBanditEnv(horizon=5)
+    action = np.zeros(4, dtype=np.int64) if vector else 0
+    env.reset(seed=0)
+    assert "contaminated" in env.step(action)[4]  # the raw env says it …
+    wrapped = (VectorLaplaceReward if vector else LaplaceReward)(env, 1.0, HUBER_RANGE,
+                                                                 clip=True)
+    wrapped.reset(seed=0)
+    for _ in range(3):
+        info = wrapped.step(action)[4]
+        assert "contaminated" not in info and "_contaminated" not in info  # … the release not
+
+
+@pytest.mark.parametrize("vector", [False, True])
 @pytest.mark.parametrize("name", ["rr", "laplace", "gaussian"])
 def test_reward_outside_range_raises_unless_clip(name, vector):
     """Huber rewards (means 0…100) are far outside [0, 1]: never clipped silently."""
