@@ -46,6 +46,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     # paper 2: federated LinUCB across silos, fixed and data-adaptive sync (agents/federated.py)
     "fed-linucb": ("privenv.agents.federated", "FedLinUCB"),
     "feducb-adaptive": ("privenv.agents.federated", "FedUCBAdaptive"),
+    "super-agent": ("privenv.agents.federated", "SuperAgent"),
 }
 
 

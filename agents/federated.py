@@ -7,6 +7,10 @@
   protocol P = (R, S, A) of Algorithm 2 (:mod:`privenv.privacy.federated`): non-private,
   silo-level LDP, shuffle DP by amplification, or shuffle DP by P_Vec vector summation inside
   the tree (``"sdp-vector-sum"``: each user randomizes, the silos forward one-bit messages).
+* :class:`SuperAgent` (``super-agent``) — paper 2's benchmark "(super) single agent running for
+  MT rounds under the central model DP" (§6.1): one trusted server serves every silo's users
+  with one model updated after every round, central-DP by a binary mechanism on the sums of all
+  silos' data (protocol ``"central"``).
 * :class:`FedUCBAdaptive` (``feducb-adaptive``) — the same learner with the data-adaptive
   synchronisation of FedUCB (Dubey & Pentland 2020), the flawed baseline of paper 2, §4: the sync
   times depend on the silos' raw data and are public, so it is **not** DP whatever the noise on
@@ -35,6 +39,7 @@ from privenv._validation import check_choice, check_delta, check_epsilon, check_
 from privenv.agents.base import Agent
 from privenv.agents.linear import oful_radius
 from privenv.privacy.federated import (
+    CENTRAL,
     PROTOCOLS,
     UNIT,
     Calibration,
@@ -46,7 +51,7 @@ from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.tree import lowest_set_bit
 from privenv.privacy.vector_sum import VECTOR_SUM_S
 
-__all__ = ["EIGEN_FLOOR", "FedLinUCB", "FedUCBAdaptive", "fed_confidence_radius"]
+__all__ = ["EIGEN_FLOOR", "FedLinUCB", "FedUCBAdaptive", "SuperAgent", "fed_confidence_radius"]
 
 #: at a sync, eigenvalues of λI + W̃ below EIGEN_FLOOR·λ are raised to it (post-processing; only
 #: possible when the privacy noise exceeds λ's high-probability bound; counted per run)
@@ -79,6 +84,8 @@ class _FederatedLinUCB(Agent):
     (:meth:`sync_due`). Line numbers refer to Algorithm 1."""
 
     env_requirements = {"reward": "silo"}
+    #: the protocol names this agent accepts
+    protocols: tuple[str, ...] = PROTOCOLS
 
     def __init__(
         self,
@@ -105,7 +112,7 @@ class _FederatedLinUCB(Agent):
         self.K = check_int("K", K, low=1)
         self.d = check_int("d", d, low=1)
         self.horizon = check_int("horizon", horizon, low=1)
-        self.protocol_name = check_choice("protocol", protocol, PROTOCOLS)
+        self.protocol_name = check_choice("protocol", protocol, type(self).protocols)
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         self.alpha = check_real("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
@@ -396,6 +403,72 @@ class FedLinUCB(_FederatedLinUCB):
 
     def sync_due(self) -> np.ndarray:
         return np.full(self.n_runs, self.t % self.batch == 0)
+
+
+class SuperAgent(FedLinUCB):
+    """The "super single agent" of paper 2: a trusted server that serves all M silos' users,
+    with central DP (Zhou & Chowdhury, ICLR 2024, §6.1, "Comparisons with related work").
+
+    Paper 2 benchmarks Private-FedLinUCB against "a (super) single agent running for MT rounds
+    under the central model DP (i.e., where central server is trusted)", whose regret is
+    Õ(d√(MT) + √(MT)·d^{3/4} log^{1/4}(1/δ)/√ε) (paper 2's references [SS18] — Shariff & Sheffet
+    2018 — and [CZ22a]) — the privacy cost silo-level LDP exceeds by M^{1/4} and shuffle DP
+    matches. The excerpt
+    defines it only by that sentence; here it is paper 2's learner (Algorithm 1, the same λ rule
+    and width :func:`fed_confidence_radius` as :class:`FedLinUCB`, so that only the trust model
+    changes) with:
+
+    * **one model for all silos, updated every round** (``batch`` = 1 by default): the M users of
+      round t arrive together, so a single agent serving them all plays the MT rounds in blocks
+      of M, each block's actions chosen with everything seen before it;
+    * **central DP** (protocol ``"central"``, :func:`~privenv.privacy.federated.calibrate`): the
+      server sees the raw (φ, y) of every user and releases, after each sync, the prefix sums of
+      a binary mechanism over the syncs, Gaussian node noise once on the *sum over silos*.
+      Calibration: each user enters ≤ κ = ⌊log₂(T/B)⌋ + 1 nodes of the two trees, with
+      replace-one sensitivities Δ_G = √2 (Gram upper triangle), Δ_u = 2b (rewards clipped to
+      [−b, b]); the exact μ-GDP composition gives σ = √(κ(Δ_G² + Δ_u²))/μ*(ε, δ) (analytic
+      Gaussian, Balle & Wang 2018) — the same formula as silo-level LDP's σ₀ (each silo there is
+      such a stream), added once instead of M times. (ε, δ)-DP per user's (context, reward) in
+      the central model; the actions a user's own round takes from its context are joint DP, as
+      for ``central-dp-linucb``;
+    * ``protocol="none"``: the same learner without noise (the non-private super agent, the
+      reference of its privacy cost).
+
+    Communication: every silo forwards its users' raw sums to the server at each sync
+    (``floats_sent_per_silo`` = syncs·(d(d+1)/2 + d), unprotected — the trust model, not a
+    federated protocol).
+
+    Args:
+        M, K, d, horizon: from the env.
+        protocol: ``"central"`` (default) or ``"none"``.
+        epsilon, delta: the central (ε, δ) per user (ignored for ``"none"``).
+        batch: rounds between syncs (default 1: every round).
+        alpha, reward_bound, sigma, theta_bound, lambda_, beta, n_runs: as :class:`FedLinUCB`.
+    """
+
+    name = "super-agent"
+    protocols = (CENTRAL, "none")
+
+    def __init__(
+        self,
+        M: int,
+        K: int,
+        d: int,
+        horizon: int,
+        protocol: str = CENTRAL,
+        epsilon: float = 1.0,
+        delta: float = 1e-4,
+        batch: int = 1,
+        alpha: float = 0.01,
+        reward_bound: float | None = None,
+        sigma: float = 1.0,
+        theta_bound: float = 1.0,
+        lambda_: float | None = None,
+        beta: float | None = None,
+        n_runs: int = 1,
+    ) -> None:
+        super().__init__(M, K, d, horizon, protocol, epsilon, delta, batch, alpha, reward_bound,
+                         sigma, theta_bound, lambda_, beta, n_runs=n_runs)
 
 
 class FedUCBAdaptive(_FederatedLinUCB):

@@ -24,7 +24,14 @@ Lemmas 4.3 and 4.4 state the smallest κ for which the proofs go through:
 κ₁ ≥ 43 α⁻¹ ln(48d/βδ), κ₁′ ≥ 15 α⁻¹ ln(48d/βδ), κ₂ ≥ 118 α⁻¹ ln(24d/βδ),
 κ₃ ≥ 300 α⁻¹ ln(48d/βδ). We use exactly these minimal values (:data:`KAPPA_PAPER`,
 :func:`lplr_kappas`) times one documented factor ``kappa_scale`` (default 1: the paper's
-constants, valid confidence intervals). **Consequence, measured and reported, not tuned away:**
+constants, valid confidence intervals). ``kappa_scale`` is the one scale for the constants the
+paper leaves open (Theorem 4.7's "appropriate algorithmic parameters"); ``privenv reproduce
+lplr-constants`` sweeps it. It never touches privacy: the κ's only decide which bins the server
+fits (Algorithm 4 line 2, Algorithm 5 line 10) and how wide its intervals are (line 13–14), all
+post-processing of released values; :class:`LPLRUsers` is built without them, so the noise
+scales, the declared guarantee and the ledger's charges are the same at every scale. A scale
+below 1 gives up the proofs' coverage of the intervals (the best action may be eliminated), not
+privacy. **Consequence, measured and reported, not tuned away:**
 with these constants the χ̂ width κ₃γ²(d+1)⁴/(ψ̂√n) is ≈ 5·10⁶/√n at d = 2, ε = 1, so no
 confidence interval drops below 1 before n ≈ 10¹³ samples per layer: at any feasible horizon the
 agent never eliminates and plays uniformly. The constants scale like 1/ε, so a large ε (or a
@@ -584,6 +591,7 @@ class LPLRRegCB(Agent):
         self.n_finished = 0
         self._obs: np.ndarray | None = None
         self.rounds_in_phase: list[int] = []
+        self.eliminating = np.zeros(self.n_runs, dtype=np.int64)  # rounds with |𝒜(x)| < A
 
     def _start_epoch(self, tau: int) -> None:
         self.tau = tau
@@ -626,6 +634,7 @@ class LPLRRegCB(Agent):
             keep &= upper >= best_lower
         # line 10: uniform over the surviving actions
         count = keep.sum(axis=1)
+        self.eliminating += count < self.A
         pick = np.minimum((self.noise.uniform() * count).astype(np.int64), count - 1)
         return np.argmax(np.cumsum(keep, axis=1) > pick[:, None], axis=1)
 
@@ -653,5 +662,7 @@ class LPLRRegCB(Agent):
                 self._start_epoch(self.tau + 1)
 
     def episode_info(self) -> dict[str, np.ndarray]:
-        """Finished epochs (all runs share the schedule)."""
-        return {"epochs_finished": np.full(self.n_runs, self.n_finished)}
+        """Finished epochs (all runs share the schedule) and ``eliminating_rounds``, the rounds
+        whose context kept fewer than A actions (Algorithm 1 line 8 eliminated one)."""
+        return {"epochs_finished": np.full(self.n_runs, self.n_finished),
+                "eliminating_rounds": self.eliminating.copy()}

@@ -104,6 +104,16 @@ def check_vector(
     return arr
 
 
+def check_points(name: str, value: Any, *, low: float = 1.0) -> np.ndarray:
+    """A number or 1-D array of finite numbers ≥ ``low`` (e.g. horizons or sample sizes at which
+    a rate is evaluated), as a float array."""
+    x = np.asarray(value, dtype=float)
+    if x.ndim > 1 or x.size == 0 or not np.all(np.isfinite(x)) or np.any(x < low):
+        raise ValueError(f"{name} must be a number or 1-D array of numbers >= {low:g}, got "
+                         f"{value!r}")
+    return x
+
+
 def check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
     """One of a fixed set of values."""
     if value not in choices:

@@ -218,6 +218,13 @@ def agent_catalogue() -> list[dict[str, Any]]:
             try:
                 own = gym.make(env_id, **needs) if needs else env
                 agent = make(name, own, 1)
+            except (ValueError, TypeError):
+                try:  # an agent that needs a declared reward bound (e.g. super-agent's central
+                    own = gym.make(env_id, noise="bounded", **needs)  # DP): ±1 rewards
+                    agent = make(name, own, 1)
+                except (ValueError, TypeError):
+                    continue
+            try:
                 system = agent.wrap_env(own)  # a local-DP system's randomizer wrapper
             except (ValueError, TypeError):
                 continue

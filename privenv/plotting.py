@@ -453,12 +453,14 @@ class LogLogSeries:
         values: per-run final regret at each horizon, shape ``(n_runs, m)``; drawn as the mean
             with ± 1 sd error bars (ddof = 1; none for one run).
         fit: the fitted line (drawn dashed in the series' colour), or ``None``.
+        hollow: draw hollow markers and a dotted fit (e.g. a component of another series).
     """
 
     label: str
     t: np.ndarray
     values: np.ndarray
     fit: SlopeFit | None = None
+    hollow: bool = False
 
 
 @dataclass
@@ -468,6 +470,8 @@ class LogLogPanel:
     title: str
     series: Sequence[LogLogSeries]
     references: Sequence[Reference] = field(default_factory=tuple)
+    xlabel: str = "horizon T"
+    ylabel: str = "cumulative regret at T"
 
 
 def draw_loglog(ax: Any, panel: LogLogPanel, colors: Mapping[str, Any] | None = None) -> None:
@@ -483,9 +487,11 @@ def draw_loglog(ax: Any, panel: LogLogPanel, colors: Mapping[str, Any] | None = 
             label += f" ({int((~keep).sum())} of {keep.size} means ≤ 0, not shown)"
         lower = np.minimum(sd, 0.95 * mean)  # a log axis cannot show mean − sd ≤ 0
         ax.errorbar(t[keep], mean[keep], yerr=[lower[keep], sd[keep]], color=colors[s.label],
-                    marker="o", ms=3.5, lw=0, elinewidth=1.0, capsize=2, label=label)
+                    marker="o", ms=3.5, lw=0, elinewidth=1.0, capsize=2, label=label,
+                    mfc="white" if s.hollow else colors[s.label])
         if s.fit is not None:
-            ax.plot(t, s.fit.line(t), color=colors[s.label], lw=1.2, ls="--")
+            ax.plot(t, s.fit.line(t), color=colors[s.label], lw=1.2,
+                    ls=":" if s.hollow else "--")
     for i, ref in enumerate(panel.references):
         ax.plot(np.asarray(ref.t, dtype=float), np.asarray(ref.y, dtype=float), color="0.35",
                 lw=1.0, ls=REFERENCE_STYLES[i % len(REFERENCE_STYLES)], label=ref.label)
@@ -495,7 +501,7 @@ def draw_loglog(ax: Any, panel: LogLogPanel, colors: Mapping[str, Any] | None = 
     ax.set_yscale("log")
     for axis in (ax.xaxis, ax.yaxis):  # label the decades only (minor labels collide)
         axis.set_minor_formatter(NullFormatter())
-    _label_axes(ax, panel.title, "horizon T", "cumulative regret at T")
+    _label_axes(ax, panel.title, panel.xlabel, panel.ylabel)
     ax.grid(alpha=0.3, lw=0.5)
 
 
@@ -505,13 +511,16 @@ def loglog_grid(
     panel_size: tuple[float, float] = (4.6, 3.6),
     suptitle: str | None = None,
     footnote: str | None = None,
+    colors: Mapping[str, Any] | None = None,
 ) -> Any:
     """A ``matplotlib.figure.Figure`` with one log–log subplot per panel (row-major), a shared
-    colour per agent and one legend per panel."""
+    colour per agent and one legend per panel. ``colors`` maps labels to colours (default: one
+    per label, :func:`agent_colors`), e.g. one colour for a series and its components."""
     if not panels:
         raise ValueError("panels must contain at least one LogLogPanel")
     fig, axes = _panel_axes(len(panels), ncols, panel_size, 0.4 if footnote else 0.0)
-    colors = agent_colors(list(dict.fromkeys(s.label for p in panels for s in p.series)))
+    colors = {**agent_colors(list(dict.fromkeys(s.label for p in panels for s in p.series))),
+              **(colors or {})}
     for ax, panel in zip(axes, panels, strict=True):
         draw_loglog(ax, panel, colors)
         ax.legend(fontsize=6, loc="upper left", framealpha=0.85)

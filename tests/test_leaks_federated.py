@@ -2,9 +2,10 @@
 
 1. ``FederatedLinearBandit-v0``'s ``info`` never carries a realized reward (per silo or summed):
    with Gaussian reward noise the rewards are continuous, so any copy would show up exactly.
-2. ``FedLinUCB`` with a private Gaussian protocol (``"ldp"``, ``"sdp-amplification"``): what the
-   server and the other silos receive at every sync, (W̃, Ũ), equals the exact sums of all silos'
-   data so far plus noise that does not depend on the data — a coupling test: two instances with
+2. ``FedLinUCB`` with a private Gaussian protocol (``"ldp"``, ``"sdp-amplification"``) and the
+   super agent's central protocol (``"central"``): what the server and the other silos receive
+   at every sync, (W̃, Ũ), equals the exact sums of all silos' data so far plus noise that does
+   not depend on the data — a coupling test: two instances with
    different raw data (another θ*, so other labels and other chosen actions), the same seeds →
    W̃ − ΣφφᵀΣ and Ũ − Σyφ are identical. (``"sdp-vector-sum"`` is not additive: its randomized
    rounding depends on the data by design; its unbiasedness and variance are tested in
@@ -22,7 +23,7 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-from privenv.agents.federated import FedLinUCB
+from privenv.agents.federated import FedLinUCB, SuperAgent
 from privenv.envs.federated import FederatedLinearBanditVectorEnv
 from privenv.privacy.audit import info_holds_values
 
@@ -98,11 +99,14 @@ class _LeakyServer(FedLinUCB):
         self.U_tilde += leak
 
 
-@pytest.mark.parametrize("protocol", ["ldp", "sdp-amplification"])
-def test_server_output_is_exact_sum_plus_data_independent_noise(protocol: str) -> None:
-    kw = {} if protocol == "ldp" else {"epsilon": 0.5}
-    w0, u0, raw0 = _server_noise(FedLinUCB, protocol, 0, **kw)
-    w1, u1, raw1 = _server_noise(FedLinUCB, protocol, 1, **kw)
+@pytest.mark.parametrize(("cls", "protocol"), [(FedLinUCB, "ldp"),
+                                               (FedLinUCB, "sdp-amplification"),
+                                               (SuperAgent, "central")])
+def test_server_output_is_exact_sum_plus_data_independent_noise(cls: type, protocol: str
+                                                                ) -> None:
+    kw = {"epsilon": 0.5} if protocol == "sdp-amplification" else {}
+    w0, u0, raw0 = _server_noise(cls, protocol, 0, **kw)
+    w1, u1, raw1 = _server_noise(cls, protocol, 1, **kw)
     assert not np.allclose(raw0, raw1)  # the raw data differ
     assert np.abs(w0).max() > 1e-3  # there is noise at all
     np.testing.assert_allclose(w0, w1, rtol=0, atol=1e-9)
@@ -119,11 +123,12 @@ def test_coupling_check_flags_a_leaky_server() -> None:
 # -- 3. episode_info ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("protocol", ["none", "ldp"])
-def test_episode_info_holds_no_realized_reward(protocol: str) -> None:
+@pytest.mark.parametrize(("cls", "protocol"), [(FedLinUCB, "none"), (FedLinUCB, "ldp"),
+                                               (SuperAgent, "central")])
+def test_episode_info_holds_no_realized_reward(cls: type, protocol: str) -> None:
     env = _env()
-    agent = FedLinUCB(M=M, K=K, d=D, horizon=T, protocol=protocol, batch=B,
-                      reward_bound=REWARD_BOUND, n_runs=N)
+    agent = cls(M=M, K=K, d=D, horizon=T, protocol=protocol, batch=B,
+                reward_bound=REWARD_BOUND, n_runs=N)
     obs, _ = env.reset(seed=2)
     agent.reset(seed=2)
     raw = []

@@ -44,6 +44,13 @@ rewards); nothing is clipped silently.
 * :func:`sdp_amplification_sigma0` — shuffle DP by amplification, the authors' formula, in its
   validity domain only (:func:`check_sdp_amplification`).
 * ``"none"`` — no noise, λ = √M.
+* ``"central"`` — the trusted-server reference of paper 2 (its "super single agent" under central
+  DP, §6.1): the silos send their raw batch sums to a server that sums them and releases the
+  prefix sums of one binary mechanism over the syncs (:class:`CentralTreeAnalyzer`). A user still
+  enters ≤ κ nodes with the same sensitivities, so σ is :func:`ldp_sigma0`'s exact calibration,
+  but the noise is added once to the sum instead of once per silo: the server's variance is
+  popcount(k)·σ² against the M·popcount(k)·σ₀² of silo-level LDP (the M^{1/4} of paper 2's
+  comparison). Not a federated protocol — the silos' data leave them unprotected.
 * ``"sdp-vector-sum"`` — shuffle DP by the P_Vec protocol (Cheu, Joseph, Mao & Peng 2021;
   :mod:`privenv.privacy.vector_sum`) inside the tree: :func:`vector_sum_levels`, and below.
 
@@ -70,7 +77,8 @@ communication is :func:`~privenv.privacy.vector_sum.messages_per_user` one-bit m
 and node.
 
 λ follows SPEC §3.4 / the authors' code: λ = √M without privacy, λ = √(Mκ)·σ₀·(√(κ + log(1/α))
-+ √d) with noise (:func:`private_lambda`). For ``"sdp-vector-sum"`` σ₀ is the Gaussian-equivalent
++ √d) with noise (:func:`private_lambda`; for ``"central"`` with one noise source instead of M,
+λ = √κ·σ·(…)). For ``"sdp-vector-sum"`` σ₀ is the Gaussian-equivalent
 σ₀ = max_j std_j/√M, std_j the worst-case per-coordinate std of a level-j node estimate
 (:func:`~privenv.privacy.vector_sum.max_error_std`), so that M·popcount(k)·σ₀² bounds the
 server's noise variance as for the Gaussian protocols and the same λ formula applies.
@@ -109,7 +117,9 @@ __all__ = [
     "SDP_MAX_EPSILON",
     "UNIT",
     "BatchSumRandomizer",
+    "CENTRAL",
     "Calibration",
+    "CentralTreeAnalyzer",
     "FederatedProtocol",
     "IdentityShuffler",
     "SumAnalyzer",
@@ -135,6 +145,8 @@ __all__ = [
 
 #: protocol names of paper 2's variants
 PROTOCOLS = ("none", "ldp", "sdp-amplification", "sdp-vector-sum")
+#: the trusted-server reference (paper 2's "super single agent" under central DP)
+CENTRAL = "central"
 #: the protected unit of every federated guarantee
 UNIT = "(context, reward) of one user of a silo"
 #: largest ε for which the amplification formula is used (its small-ε regime)
@@ -331,7 +343,8 @@ class Calibration:
 
     Attributes:
         protocol: one of :data:`PROTOCOLS`.
-        sigma0: per-silo, per-node noise standard deviation (0 for ``"none"``).
+        sigma0: per-silo, per-node noise standard deviation (0 for ``"none"``; for
+            ``"central"`` the server's node noise).
         kappa: tree levels κ (nodes containing one batch, at most).
         lambda_: the ridge λ of paper 2's Algorithm 1.
         guarantee: the declared :class:`PrivacyGuarantee`.
@@ -391,7 +404,8 @@ def calibrate(
     """σ₀, κ, λ and the guarantee of a protocol variant (see the module docstring).
 
     Args:
-        protocol: ``"none"``, ``"ldp"``, ``"sdp-amplification"`` or ``"sdp-vector-sum"``.
+        protocol: ``"none"``, ``"ldp"``, ``"sdp-amplification"``, ``"sdp-vector-sum"`` or
+            ``"central"`` (a trusted server: the super single agent's calibration).
         epsilon, delta: the target (ε, δ) per user (ignored for ``"none"``).
         M, d: silos and feature dimension.
         horizon: T (rounds).
@@ -403,7 +417,7 @@ def calibrate(
             node sizes n_j = M·B·2^j must be known in advance.
         vector_sum_scale: s of P_Vec's b (``"sdp-vector-sum"`` only).
     """
-    check_choice("protocol", protocol, PROTOCOLS)
+    check_choice("protocol", protocol, (*PROTOCOLS, CENTRAL))
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     M = check_int("M", M, low=1)
@@ -424,9 +438,14 @@ def calibrate(
                                      vector_sum_scale)
     gram_sens, moment_sens = replace_one_sensitivities(d, reward_bound)
     node = _node_sensitivity(gram_sens, moment_sens)
+    sources = M  # independent noise sources in the server's sum (one per silo)
     if protocol == "ldp":
         sigma0 = ldp_sigma0(epsilon, delta, kappa, gram_sens, moment_sens)
         guarantee = PrivacyGuarantee("silo-local", epsilon, delta, UNIT, "replace-one")
+    elif protocol == CENTRAL:  # one stream of κ nodes, noised once at the trusted server
+        sigma0 = ldp_sigma0(epsilon, delta, kappa, gram_sens, moment_sens)
+        guarantee = PrivacyGuarantee("central", epsilon, delta, UNIT, "replace-one")
+        sources = 1
     else:  # sdp-amplification
         sigma0 = sdp_amplification_sigma0(epsilon, delta, kappa, M, horizon, node)
         check_sdp_amplification(epsilon, delta, sigma0, kappa, M, gram_sens, moment_sens)
@@ -435,7 +454,7 @@ def calibrate(
         protocol,
         sigma0,
         kappa,
-        private_lambda(M, kappa, sigma0, alpha, d),
+        private_lambda(sources, kappa, sigma0, alpha, d),
         guarantee,
         gram_sens,
         moment_sens,
@@ -724,6 +743,35 @@ class TreeAnalyzer:
         return (self.nodes * used[self._extra]).sum(axis=1)
 
 
+class CentralTreeAnalyzer:
+    """A of the central model (``"central"``): a trusted server sums the silos' raw batch sums
+    and releases the private prefix sums of one binary mechanism over the syncs
+    (:class:`~privenv.privacy.tree.TreeMechanism`, node noise drawn once and memoised).
+
+    Args:
+        n_runs: runs.
+        shape: ``(d, d)`` (symmetric Gaussian node noise) or ``(d,)``.
+        sigma: node noise σ.
+        n_syncs: the largest number of syncs of a run (κ levels).
+        noise: a :class:`~privenv.seeding.RunNoise` (the agent's) or a ``Generator``.
+    """
+
+    def __init__(self, n_runs: int, shape: tuple[int, ...], sigma: float, n_syncs: int,
+                 noise: NoiseSource) -> None:
+        self.tree = TreeMechanism(n_runs, shape, sigma, n_syncs, noise,
+                                  symmetric=len(shape) == 2)
+        self.levels = self.tree.levels
+
+    def aggregate(self, messages: np.ndarray, runs: np.ndarray) -> np.ndarray:
+        """Receive the raw batch sums (len(runs), M, …) of sync k; return the prefixes of all
+        runs."""
+        total = np.zeros((self.tree.n_runs, *self.tree.shape))
+        total[runs] = messages.sum(axis=1)
+        live = np.zeros(self.tree.n_runs, dtype=bool)
+        live[runs] = True
+        return self.tree.add(total, None if live.all() else live)
+
+
 class VectorSumAnalyzer(TreeAnalyzer):
     """A of ``"sdp-vector-sum"``: P_Vec's analyzer on each completed node's counts, then the
     prefix over the set bits of k of :class:`TreeAnalyzer` (the estimate is its single message).
@@ -824,10 +872,19 @@ def make_protocol(
     """The protocol a :class:`Calibration` describes, for ``n_runs`` runs of M silos: identity
     randomizer and summing analyzer without privacy; the tree randomizer and analyzer with the
     identity (``"ldp"``) or uniform (``"sdp-amplification"``) shuffler; P_Vec's users and
-    analyzer in the tree for ``"sdp-vector-sum"``."""
+    analyzer in the tree for ``"sdp-vector-sum"``; raw batch sums into the server's own tree for
+    ``"central"``."""
     if not calibration.private:
         return FederatedProtocol(BatchSumRandomizer(), IdentityShuffler(),
                                  SumAnalyzer(n_runs, (d, d)), SumAnalyzer(n_runs, (d,)))
+    if calibration.protocol == CENTRAL:
+        gram = CentralTreeAnalyzer(n_runs, (d, d), calibration.sigma0, n_syncs, noise)
+        if gram.levels != calibration.kappa:
+            raise ValueError(f"n_syncs={n_syncs} gives {gram.levels} tree levels, but the "
+                             f"calibration used kappa={calibration.kappa}")
+        return FederatedProtocol(BatchSumRandomizer(), IdentityShuffler(), gram,
+                                 CentralTreeAnalyzer(n_runs, (d,), calibration.sigma0, n_syncs,
+                                                     noise))
     if calibration.protocol == "sdp-vector-sum":
         levels = calibration.vector_sum
         if federated_kappa(n_syncs) != calibration.kappa:

@@ -1722,3 +1722,61 @@ _register(AuditCase(
     "σ₀ from the add/remove sensitivities", _fed_linucb_silo, 200_000,
     ("node noise redrawn", "one tree level missing", "sensitivity add-remove"),
     power_floor=4.6 - 0.7))
+
+
+# -- the super single agent (paper 2), protocol "central": the server's released prefix sums ------
+
+_SUPER_M = 3  # silos; the central noise is added once to their sum
+
+
+def _super_agent_central(mutation: str | None, n: int, seed: int) -> Measurement:
+    """``super-agent``'s protocol ``"central"`` (:func:`~privenv.privacy.federated.calibrate`,
+    :func:`~privenv.privacy.federated.make_protocol`) with M = 3 silos, d = 1, B = 1, 16 syncs
+    (κ = 5 levels), reward bound b = 5, at (ε, δ) = (4.6, 0.1). Neighbouring data: the user of
+    round 1 at silo 0 is (φ = 1, y = b) in D and (1, −b) in D′, every other user (0, 0) (Δ_u = 2b,
+    Δ_G = 0: 100 of the calibrated 101). View: the server's 16 moment prefixes Ũ_k (its Gram
+    prefixes are the same under D and D′). Scores declared before sampling, as in the "tree"
+    case: S₁ = Σ_j Ũ_{2^j} (the 5 nodes containing user 1: the memoised mechanism's LR statistic)
+    and S₂ = Σ_k Ũ_k/popcount(k) (a redrawing server's), 21 thresholds each (α/2 each)."""
+    from dataclasses import replace
+
+    from privenv.privacy.federated import calibrate, make_protocol
+
+    _, redraw, _ = tree_mutant_classes()
+    kw = dict(epsilon=_FED_EPS, delta=_FED_DELTA, M=_SUPER_M, d=1, horizon=_FED_SYNCS,
+              n_syncs=_FED_SYNCS, alpha=0.01, reward_bound=_FED_B)
+    cal = calibrate("central", **kw)
+    if mutation == "one tree level missing":  # the budget of κ − 1 levels, the tree has κ
+        short = calibrate("central", **{**kw, "n_syncs": _FED_SYNCS // 2})
+        cal = replace(cal, sigma0=short.sigma0)
+    elif mutation == "sigma / sqrt(M)":  # as if M silos' noise were summed at the server
+        cal = replace(cal, sigma0=cal.sigma0 / math.sqrt(_SUPER_M))
+    ks = np.arange(1, _FED_SYNCS + 1)
+    pop = np.array([bin(k).count("1") for k in ks], dtype=float)
+    scores = []
+    for side, y in enumerate((_FED_B, -_FED_B)):
+        proto = make_protocol(cal, n, _SUPER_M, 1, _FED_SYNCS, np.random.default_rng([seed, side]))
+        if mutation == "node noise redrawn":
+            for analyzer, shape in ((proto.gram_analyzer, (1, 1)), (proto.moment_analyzer, (1,))):
+                analyzer.tree = redraw(n, shape, cal.sigma0, _FED_SYNCS, analyzer.tree.noise,
+                                       symmetric=len(shape) == 2)
+        gram, moment = np.zeros((n, _SUPER_M, 1, 1)), np.zeros((n, _SUPER_M, 1))
+        prefixes = np.empty((n, _FED_SYNCS))
+        for k in range(_FED_SYNCS):
+            gram[:, 0], moment[:, 0] = (1.0, y) if k == 0 else (0.0, 0.0)
+            _, u = proto.synchronize(gram, moment)
+            prefixes[:, k] = u[:, 0]
+        scores.append((prefixes[:, _FED_NODES].sum(axis=1), (prefixes / pop).sum(axis=1)))
+    sigma = calibrate("central", **kw).sigma0
+    grid = np.linspace(-1.0, 4.0, 21)
+    sds = (sigma * math.sqrt(len(_FED_NODES)), _tree_s2_sd(sigma, _FED_SYNCS))
+    return Measurement(_tree_scores_bound(scores, grid, sds, _FED_DELTA), _FED_EPS, _FED_DELTA)
+
+
+_register(AuditCase(
+    "super-agent-central", "paper 2's super single agent, protocol 'central' (a trusted server's "
+    "binary mechanism on the sum of M = 3 silos; d = 1, B = 1, κ = 5, b = 5, σ by calibrate at "
+    "(ε, δ) = (4.6, 0.1)): the 16 released moment prefixes; user (round 1, silo 0) (1, b) vs "
+    "(1, −b); scores S₁ (memoised LR), S₂ (redrawn LR); mutants: node noise redrawn, one tree "
+    "level missing from the budget, σ divided by √M", _super_agent_central, 200_000,
+    ("node noise redrawn", "one tree level missing", "sigma / sqrt(M)"), power_floor=4.6 - 0.7))

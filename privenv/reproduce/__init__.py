@@ -20,7 +20,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from privenv.reproduce import bai_global, bai_local, fed, fed_leak, huber_fig1, ldp_linear
+from privenv.reproduce import (
+    bai_global,
+    bai_local,
+    fed,
+    fed_communication,
+    fed_leak,
+    huber_fig1,
+    ldp_estimation,
+    ldp_linear,
+    linear_axes,
+)
 from privenv.reproduce.cells import SpecFigure
 
 #: figure id → module (or :class:`~privenv.reproduce.cells.SpecFigure`, for the figures of a
@@ -30,8 +40,11 @@ FIGURES: dict[str, Any] = {
     bai_local.ID: bai_local,
     bai_global.ID: bai_global,
     ldp_linear.ID: ldp_linear,
+    ldp_estimation.ID: ldp_estimation,
+    **{spec.id: SpecFigure(linear_axes, spec) for spec in linear_axes.AXIS_SPECS.values()},
     **{spec.id: SpecFigure(fed, spec) for spec in fed.FIGURE_SPECS.values()},
     fed_leak.ID: fed_leak,
+    fed_communication.ID: fed_communication,
 }
 
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from privenv.backends import BACKEND_METAVAR, BACKENDS
 from privenv.backends.local import default_workers
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 #: the results store of a figure, in its output directory
 STORE_NAME = "results.sqlite"
+T = TypeVar("T")
 
 
 def add_common_arguments(parser: argparse.ArgumentParser, default_output: str) -> None:
@@ -173,6 +175,34 @@ class SpecFigure:
         return self.impl.reproduce(self.SPEC, output, **kwargs)
 
 
+def select(name: str, requested: Sequence[str] | None, known: Mapping[str, T]) -> list[T]:
+    """The items of ``known`` named by ``requested`` (all if ``None``), in the requested order,
+    once each; ``ValueError`` naming ``name`` for an empty list or an unknown key."""
+    if requested is None:
+        return list(known.values())
+    bad = [k for k in requested if k not in known]
+    if bad or not requested:
+        raise ValueError(f"{name} must be a non-empty list of {', '.join(known)}, got "
+                         f"{list(requested)}")
+    return [known[k] for k in dict.fromkeys(requested)]
+
+
+def reproduce_or_report(figure_id: str, call: Callable[[], Any]) -> Any | None:
+    """``call()`` (a figure's ``reproduce``); if a cell failed (``RuntimeError``: its error is in
+    the results store, ``--resume`` retries it) print one line on stderr and return ``None``."""
+    try:
+        return call()
+    except RuntimeError as e:
+        print(f"privenv reproduce {figure_id}: {e}", file=sys.stderr)
+        return None
+
+
+def print_files(files: Mapping[str, Path]) -> None:
+    """The files a figure wrote, one ``name: path`` line each (the end of every summary)."""
+    for name, path in files.items():
+        print(f"{name:>9}: {path}")
+
+
 def json_ready(value: Any) -> Any:
     """``value`` with numpy scalars/arrays and non-finite floats made JSON-friendly."""
     if isinstance(value, dict):
@@ -199,9 +229,12 @@ __all__ = [
     "default_workers",
     "finish_figure",
     "json_ready",
+    "print_files",
     "regret_results",
+    "reproduce_or_report",
     "run_metadata",
     "run_figure_sweep",
+    "select",
     "utc_now",
     "write_json",
 ]

@@ -19,6 +19,9 @@ module; each is a sweep of ``fed-linucb`` cells (:mod:`privenv.agents.federated`
   non-private one's on the same seeds — against M, with the fitted log–log exponent and a 95 %
   bootstrap interval over runs. Theory: ≈ M^{3/4} for silo-level LDP, ≈ √M for shuffle DP
   (paper 2, Theorems 6.2 and 6.5: regret Õ(d√(MT) + M^{3/4}√T·…/√ε) vs Õ(d√(MT) + √(MT)·…/√ε)).
+  Also the paper's benchmark, the central-DP "super single agent" (``super-agent``: one trusted
+  server, one model updated every round; variant ``"super-central"``), whose cost is measured
+  against the same learner without noise (``"super-none"``): theory ≈ √M as well (§6.1).
 
 Outputs (in ``--output``): ``results.sqlite`` (the results store), ``runs.csv`` (final regret and
 communication per run), ``curves.csv`` (time-average regret at the checkpoints), ``metadata.json``
@@ -49,7 +52,9 @@ from privenv.reproduce.cells import (
     add_common_arguments,
     default_workers,
     finish_figure,
+    print_files,
     regret_results,
+    reproduce_or_report,
     run_figure_sweep,
     run_metadata,
     utc_now,
@@ -58,13 +63,35 @@ from privenv.sweep import Configuration, ProgressCallback, SweepConfig, SweepRep
 
 ENV_ID = "FederatedLinearBandit-v0"
 AGENT = "fed-linucb"
-#: protocol → legend label
+#: variant (a cell's ``protocol``) → legend label: fed-linucb's protocols, the super single agent
 PROTOCOLS: dict[str, str] = {
     "none": "non-private",
     "ldp": "silo-level LDP",
     "sdp-amplification": "SDP (amplification)",
     "sdp-vector-sum": "SDP (vector sum)",
+    "super-none": "super agent (non-private)",
+    "super-central": "super agent (central DP)",
+    "adaptive-none": "adaptive sync (non-private)",
+    "adaptive-ldp": "adaptive sync, LDP messages (not DP)",
 }
+#: variant → (agent, its ``protocol`` argument); the others are fed-linucb's own protocols
+VARIANTS: dict[str, tuple[str, str]] = {
+    **{p: (AGENT, p) for p in ("none", "ldp", "sdp-amplification", "sdp-vector-sum")},
+    "super-none": ("super-agent", "none"),
+    "super-central": ("super-agent", "central"),
+    "adaptive-none": ("feducb-adaptive", "none"),
+    "adaptive-ldp": ("feducb-adaptive", "ldp"),
+}
+#: the non-private reference of each private variant (its privacy cost is measured against it)
+REFERENCE = {"super-central": "super-none", "adaptive-ldp": "adaptive-none"}
+
+
+def is_private(variant: str) -> bool:
+    return VARIANTS[variant][1] != "none"
+
+
+def reference_of(variant: str) -> str:
+    return REFERENCE.get(variant, "none")
 #: paper 2's batch length B (authors' code)
 BATCH = 25
 #: the declared reward bound b of the synthetic instance: its rewards are ⟨φ, θ*⟩ + N(0, 0.5²)
@@ -174,10 +201,11 @@ SCALING_EPSILON, SCALING_DELTA = 1.0, 1e-4
 SCALING = FigureSpec(
     id="fed-scaling",
     description=("paper 2: privacy cost of Private-FedLinUCB against the number of silos M "
-                 "(theory: M^(3/4) for silo-level LDP, M^(1/2) for shuffle DP), fitted exponents"),
+                 "(theory: M^(3/4) for silo-level LDP, M^(1/2) for shuffle DP and for the "
+                 "central-DP super agent), fitted exponents"),
     panels=tuple(
         Panel(f"M{m}", f"M = {m}", {"M": m, "K": 20}, SCALING_EPSILON, SCALING_DELTA,
-              ("none", "ldp", "sdp-amplification"))
+              ("none", "ldp", "sdp-amplification", "super-none", "super-central"))
         for m in SCALING_M
     ),
     full=Scale(runs=25, horizon=10_000),
@@ -213,9 +241,15 @@ class Cell:
         return PROTOCOLS[self.protocol]
 
     @property
+    def agent(self) -> str:
+        return VARIANTS[self.protocol][0]
+
+    @property
     def agent_kwargs(self) -> dict[str, Any]:
-        kw: dict[str, Any] = {"protocol": self.protocol, "batch": self.batch}
-        if self.protocol != "none":  # the non-private cell is shared by panels of one instance
+        kw: dict[str, Any] = {"protocol": VARIANTS[self.protocol][1]}
+        if self.agent == AGENT:  # the super agent syncs every round (its default batch 1),
+            kw["batch"] = self.batch  # the adaptive agent when its rule fires
+        if is_private(self.protocol):  # a non-private cell is shared by panels of one instance
             kw.update(epsilon=self.panel.epsilon, delta=self.panel.delta)
             if self.panel.reward_bound is not None:
                 kw["reward_bound"] = self.panel.reward_bound
@@ -223,13 +257,13 @@ class Cell:
 
     @property
     def configuration(self) -> Configuration:
-        return Configuration(ENV_ID, self.env, AGENT, self.agent_kwargs, self.horizon)
+        return Configuration(ENV_ID, self.env, self.agent, self.agent_kwargs, self.horizon)
 
     def command(self) -> str:
         """The ``privenv run`` command that reproduces this cell's final regrets."""
         sets = [f"--set {k}={v!r}" for k, v in self.agent_kwargs.items()]
         sets += ["--set " + shlex.quote(f"env.{k}={json.dumps(v)}") for k, v in self.env.items()]
-        return (f"privenv run --env {ENV_ID} --agent {AGENT} --runs {self.runs} "
+        return (f"privenv run --env {ENV_ID} --agent {self.agent} --runs {self.runs} "
                 f"--horizon {self.horizon} --seed {self.seed} " + " ".join(sets))
 
 
@@ -237,8 +271,8 @@ def make_cells(spec: FigureSpec, scale: Scale, seed: int = 0,
                protocols: Sequence[str] | None = None,
                panels: Sequence[str] | None = None) -> list[Cell]:
     """Every (panel, protocol) cell of ``spec`` at ``scale``, panel-major (``protocols``
-    restricts the protocols — ``"none"`` is always kept: it is the reference of every panel;
-    ``panels`` restricts the panels by key)."""
+    restricts the protocols — ``"none"`` is always kept: it is the reference of every panel, as
+    is ``"super-none"`` of ``"super-central"``; ``panels`` restricts the panels by key)."""
     seed = check_int("seed", seed, low=0)
     keys = [p.key for p in spec.panels]
     if panels is not None and (not panels or any(k not in keys for k in panels)):
@@ -251,8 +285,10 @@ def make_cells(spec: FigureSpec, scale: Scale, seed: int = 0,
     for panel in spec.panels:
         if panels is not None and panel.key not in panels:
             continue
+        keep = None if protocols is None else {"none", *protocols,
+                                                *(reference_of(p) for p in protocols)}
         for p in panel.protocols:
-            if protocols is None or p in protocols or p == "none":
+            if keep is None or p in keep:
                 cells.append(Cell(panel, p, scale.runs, scale.horizon, seed,
                                   {**panel.env_kwargs, **scale.env}))
     return cells
@@ -289,30 +325,42 @@ class Exponent:
 
     protocol: str
     M: np.ndarray
-    cost: np.ndarray  # (runs, len(M)): private final regret − non-private, same seeds
+    cost: np.ndarray  # (runs, len(M)): private final regret − its reference's, same seeds
     fit: SlopeFit | None
     theory: float
     error: str = ""
 
+    @property
+    def local(self) -> np.ndarray:
+        """The slopes of log mean cost between consecutive M (NaN where a mean is ≤ 0): whether
+        the exponent drifts with M."""
+        mean = self.cost.mean(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.diff(np.log(np.where(mean > 0, mean, np.nan))) / np.diff(np.log(self.M))
 
-#: the exponents paper 2's bounds predict for the privacy cost against M
-THEORY_EXPONENT = {"ldp": 0.75, "sdp-amplification": 0.5, "sdp-vector-sum": 0.5}
+
+#: the exponents paper 2's bounds predict for the privacy cost against M (the super agent's:
+#: Õ(√(MT)·d^{3/4} log^{1/4}(1/δ)/√ε), §6.1)
+THEORY_EXPONENT = {"ldp": 0.75, "sdp-amplification": 0.5, "sdp-vector-sum": 0.5,
+                   "super-central": 0.5}
 
 
 def privacy_cost_exponents(results: Sequence[FigureResult]) -> list[Exponent]:
-    """Fit log(mean privacy cost) on log M per private protocol (bootstrap over paired runs)."""
+    """Fit log(mean privacy cost) on log M per private variant, against its non-private
+    reference (:func:`reference_of`), bootstrap over paired runs."""
     by = {(r.cell.panel.env_kwargs["M"], r.cell.protocol): r.result.regret for r in results}
     Ms = np.array(sorted({m for m, _ in by}), dtype=float)
     out = []
     for p in dict.fromkeys(r.cell.protocol for r in results):
-        if p == "none" or not all((int(m), p) in by for m in Ms):
+        ref = reference_of(p)
+        if not is_private(p) or not all((int(m), q) in by for m in Ms for q in (p, ref)):
             continue
-        cost = np.stack([by[(int(m), p)] - by[(int(m), "none")] for m in Ms], axis=1)
+        cost = np.stack([by[(int(m), p)] - by[(int(m), ref)] for m in Ms], axis=1)
         try:
             fit, err = loglog_slope(Ms, cost, n_boot=N_BOOT), ""
         except ValueError as e:  # a non-positive mean cost: nothing to fit on a log scale
             fit, err = None, str(e)
-        out.append(Exponent(p, Ms, cost, fit, THEORY_EXPONENT[p], err))
+        out.append(Exponent(p, Ms, cost, fit, THEORY_EXPONENT.get(p, float("nan")), err))
     return out
 
 
@@ -335,13 +383,14 @@ class Reproduction:
     def table(self) -> str:
         """Per cell: time-average regret at T (mean ± SE), communication, guarantee."""
         w = max(len("panel"), *(len(r.cell.panel.title) for r in self.results))
-        head = (f"{'panel':<{w}} {'protocol':<21} {'R(T)/T':>9} {'± SE':>8} {'syncs':>6} "
+        v = max(len("protocol"), *(len(r.cell.label) for r in self.results))
+        head = (f"{'panel':<{w}} {'protocol':<{v}} {'R(T)/T':>9} {'± SE':>8} {'syncs':>6} "
                 f"{'floats/silo':>12} {'bits/silo':>10}  guarantee")
         lines = [head, "-" * len(head)]
         for r in self.results:
             avg = time_average(r)[:, -1]
             comm = communication(r)
-            lines.append(f"{r.cell.panel.title:<{w}} {r.cell.label:<21} {avg.mean():>9.4f} "
+            lines.append(f"{r.cell.panel.title:<{w}} {r.cell.label:<{v}} {avg.mean():>9.4f} "
                          f"{standard_error(avg[:, None])[0]:>8.4f} "
                          f"{comm.get('sync_rounds', float('nan')):>6.0f} "
                          f"{comm.get('floats_sent_per_silo', float('nan')):>12.0f} "
@@ -350,7 +399,8 @@ class Reproduction:
         for e in self.exponents:
             fit = e.fit.text() if e.fit is not None else f"no fit ({e.error})"
             lines.append(f"privacy cost of {PROTOCOLS[e.protocol]} ∝ M^b: b = {fit} "
-                         f"(theory {e.theory:g})")
+                         f"(theory {e.theory:g}; between consecutive M: "
+                         f"{', '.join(f'{x:.2f}' for x in e.local)})")
         return "\n".join(lines)
 
 
@@ -396,13 +446,14 @@ def write_csvs(rep: Reproduction) -> dict[str, Path]:
         with files["exponents"].open("w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["protocol", "M", "mean_cost", "exponent", "ci_low", "ci_high", "level",
-                        "theory", "note"])
+                        "theory", "local_exponents", "note"])
             for e in rep.exponents:
                 fit = e.fit
                 w.writerow([e.protocol, " ".join(str(int(m)) for m in e.M),
                             " ".join(repr(float(c)) for c in e.cost.mean(axis=0)),
                             fit.slope if fit else "", fit.low if fit else "",
-                            fit.high if fit else "", fit.level if fit else "", e.theory, e.error])
+                            fit.high if fit else "", fit.level if fit else "", e.theory,
+                            " ".join(f"{x:.4f}" for x in e.local), e.error])
     return files
 
 
@@ -506,7 +557,8 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
         c = r.cell
         avg = time_average(r)[:, -1]
         cells.append({
-            "panel": c.panel.key, "protocol": c.protocol, "seed": c.seed, "runs": c.runs,
+            "panel": c.panel.key, "protocol": c.protocol, "agent": c.agent, "seed": c.seed,
+            "runs": c.runs,
             "horizon": c.horizon, "env_kwargs": c.env, "agent_kwargs": c.agent_kwargs,
             "agent_params": r.result.agent_params, **r.result.privacy.as_dict(),
             "regret_mean": float(r.result.regret.mean()),
@@ -525,7 +577,7 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
         "argv": list(sys.argv),
         "quick": quick,
         "env": ENV_ID,
-        "agent": AGENT,
+        "agents": sorted({c.agent for c in rep.cells}),
         "runs": rep.cells[0].runs,
         "horizon": rep.cells[0].horizon,
         "seed": rep.cells[0].seed,
@@ -537,7 +589,7 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
         "cells": cells,
         "exponents": [{"protocol": e.protocol, "M": e.M, "mean_cost": e.cost.mean(axis=0),
                        "fit": asdict(e.fit) if e.fit else None, "theory": e.theory,
-                       "error": e.error} for e in rep.exponents],
+                       "local_exponents": e.local, "error": e.error} for e in rep.exponents],
         **run_metadata(rep),
         "scale": {"full": asdict(spec.full), "quick": asdict(spec.quick),
                   "n_checkpoints": N_CHECKPOINTS, "batch": BATCH},
@@ -571,18 +623,15 @@ def main(args: argparse.Namespace, spec: FigureSpec) -> int:
         protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
     if args.panels:
         panels = [p.strip() for p in args.panels.split(",") if p.strip()]
-    try:
-        rep = reproduce(spec, args.output, quick=args.quick, runs=args.runs,
-                        horizon=args.horizon, workers=args.workers, seed=args.seed,
-                        protocols=protocols, panels=panels, backend=args.backend,
-                        address=args.address, resume=args.resume)
-    except RuntimeError as e:  # failed cells: stored with their errors, retried by --resume
-        print(f"privenv reproduce {spec.id}: {e}", file=sys.stderr)
+    rep = reproduce_or_report(spec.id, lambda: reproduce(
+        spec, args.output, quick=args.quick, runs=args.runs, horizon=args.horizon,
+        workers=args.workers, seed=args.seed, protocols=protocols, panels=panels,
+        backend=args.backend, address=args.address, resume=args.resume))
+    if rep is None:
         return 1
     print(f"{spec.id}: {len(rep.results)} cells, {rep.cells[0].runs} runs, "
           f"T = {rep.cells[0].horizon}, {rep.sweep.backend if rep.sweep else ''}, wall time "
           f"{rep.wall_s:.1f} s")
     print(rep.table())
-    for name, path in rep.files.items():
-        print(f"{name:>9}: {path}")
+    print_files(rep.files)
     return 0

@@ -75,9 +75,12 @@ from privenv.reproduce.cells import (
     add_common_arguments,
     default_workers,
     finish_figure,
+    print_files,
     regret_results,
+    reproduce_or_report,
     run_figure_sweep,
     run_metadata,
+    select,
     utc_now,
 )
 from privenv.sweep import Configuration, ProgressCallback, SweepConfig, SweepReport
@@ -155,14 +158,17 @@ class Cell:
     seed: int
     epsilon: float = EPSILON
     n_checkpoints: int = N_CHECKPOINTS
+    #: further agent arguments, as sorted (name, value) pairs (e.g. LPLR's ``kappa_scale``)
+    params: tuple[tuple[str, Any], ...] = ()
 
     @property
     def agent_kwargs(self) -> dict[str, Any]:
-        """ε for agents that take one (the non-private baseline does not)."""
+        """ε for agents that take one (the non-private baseline does not), then ``params``."""
         from privenv.agents import agent_class
 
-        params = inspect.signature(agent_class(self.agent).__init__).parameters
-        return {"epsilon": self.epsilon} if "epsilon" in params else {}
+        signature = inspect.signature(agent_class(self.agent).__init__).parameters
+        return {**({"epsilon": self.epsilon} if "epsilon" in signature else {}),
+                **dict(self.params)}
 
     @property
     def configuration(self) -> Configuration:
@@ -188,6 +194,8 @@ class Series:
     regret: np.ndarray  # (runs, len(horizons))
     fit: SlopeFit | None
     fit_error: str = ""  # why there is no fit (a non-positive mean regret)
+    params: tuple[tuple[str, Any], ...] = ()  # the cells' extra agent arguments
+    epsilon: float = EPSILON
 
 
 def check_horizons(horizons: Sequence[int]) -> tuple[int, ...]:
@@ -231,12 +239,15 @@ def sweep_config(cells: Sequence[Cell]) -> SweepConfig:
 
 def fit_series(results: Sequence[FigureResult], n_boot: int = N_BOOT, level: float = LEVEL,
                seed: int = 0) -> list[Series]:
-    """Group the cells by (instance, agent) and fit the log–log slope of each group."""
-    groups: dict[tuple[Instance, str], list[FigureResult]] = {}
+    """Group the cells by (instance, agent, ε, extra parameters) and fit the log–log slope of each
+    group."""
+    groups: dict[tuple[Instance, str, float, tuple[tuple[str, Any], ...]], list[FigureResult]] = {}
     for r in results:
-        groups.setdefault((r.cell.instance, r.cell.agent), []).append(r)
+        c = r.cell
+        eps = c.epsilon if "epsilon" in c.agent_kwargs else EPSILON
+        groups.setdefault((c.instance, c.agent, eps, c.params), []).append(r)
     out = []
-    for (inst, agent), rs in groups.items():
+    for (inst, agent, eps, params), rs in groups.items():
         rs = sorted(rs, key=lambda r: r.cell.horizon)
         horizons = np.array([r.cell.horizon for r in rs], dtype=float)
         regret = np.stack([r.result.regret for r in rs], axis=1)
@@ -244,7 +255,7 @@ def fit_series(results: Sequence[FigureResult], n_boot: int = N_BOOT, level: flo
             fit, error = loglog_slope(horizons, regret, n_boot=n_boot, level=level, seed=seed), ""
         except ValueError as e:  # a zero mean regret (e.g. LinUCB on an easy instance)
             fit, error = None, str(e)
-        out.append(Series(inst, agent, horizons, regret, fit, error))
+        out.append(Series(inst, agent, horizons, regret, fit, error, params, eps))
     return out
 
 
@@ -426,15 +437,7 @@ def reproduce(
     scale = QUICK if quick else FULL
     runs = scale.runs if runs is None else runs
     horizons = scale.horizons if horizons is None else tuple(horizons)
-    known = {i.key: i for i in INSTANCES}
-    if instances is None:
-        chosen = list(INSTANCES)
-    else:
-        bad = [k for k in instances if k not in known]
-        if bad or not instances:
-            raise ValueError(f"instances must be a non-empty list of {', '.join(known)}, got "
-                             f"{list(instances)}")
-        chosen = [known[k] for k in dict.fromkeys(instances)]
+    chosen = select("instances", instances, {i.key: i for i in INSTANCES})
     n_boot = check_int("n_boot", n_boot, low=0)
     if backend == "local":
         workers = default_workers() if workers is None else check_int("workers", workers, low=1)
@@ -468,7 +471,8 @@ def reproduce(
 NOTES = (
     "With the paper's kappa constants (minimal values of Lemmas 4.3/4.4) LPLR-RegCB never "
     "eliminates an action at feasible T: its regret equals uniform play's (slope about 1), not "
-    "the sqrt(T) of Theorem 4.7, whose constants only bite at astronomically large T.",
+    "the sqrt(T) of Theorem 4.7, whose constants only bite at astronomically large T "
+    "(privenv reproduce lplr-constants sweeps them).",
     "LDP-LinUCB with Zheng et al.'s confidence widths is close to uniform play at T <= 1e4 for "
     "epsilon <= 10; its T^(3/4) regime needs larger T.",
     "On Theorem 2.1's hard instance (n = T) uniform play has regret sqrt(T) in expectation; "
@@ -568,13 +572,11 @@ def main(args: argparse.Namespace) -> int:
     """Run from parsed command-line options; prints the slope table on stdout."""
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
     instances = [a.strip() for a in args.instances.split(",") if a.strip()]
-    try:
-        rep = reproduce(args.output, quick=args.quick, runs=args.runs, horizons=args.horizons,
-                        epsilon=args.epsilon, workers=args.workers, seed=args.seed,
-                        agents=agents, instances=instances, backend=args.backend,
-                        address=args.address, resume=args.resume)
-    except RuntimeError as e:  # failed cells: stored with their errors, retried by --resume
-        print(f"privenv reproduce {ID}: {e}", file=sys.stderr)
+    rep = reproduce_or_report(ID, lambda: reproduce(
+        args.output, quick=args.quick, runs=args.runs, horizons=args.horizons,
+        epsilon=args.epsilon, workers=args.workers, seed=args.seed, agents=agents,
+        instances=instances, backend=args.backend, address=args.address, resume=args.resume))
+    if rep is None:
         return 1
     c = rep.cells[0]
     print(f"{ID}: {len(rep.cells)} cells, {c.runs} runs, T = "
@@ -590,6 +592,5 @@ def main(args: argparse.Namespace) -> int:
     for k, v in SKIPPED.items():
         if k[1] in agents and k[0] in instances:
             print(f"skipped {k[0]}/{k[1]}: {v}")
-    for name, path in rep.files.items():
-        print(f"{name:>9}: {path}")
+    print_files(rep.files)
     return 0

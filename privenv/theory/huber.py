@@ -25,21 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from privenv._validation import check_epsilon, check_int, check_real
+from privenv._validation import check_epsilon, check_int, check_points, check_real
 
 #: breakdown point of Algorithm 3 (PRM for the finite central moment case), Corollary 6.8
 ALPHA_MAX_CENTRAL = 0.133
 
 
-def _horizons(T: Any) -> np.ndarray:
-    t = np.asarray(T, dtype=float)
-    if t.ndim > 1 or t.size == 0 or not np.all(np.isfinite(t)) or np.any(t < 1):
-        raise ValueError(f"T must be a number or 1-D array of numbers >= 1, got {T!r}")
-    return t
-
-
 def _common(T: Any, K: Any, epsilon: Any, k: Any) -> tuple[np.ndarray, int, float, float]:
-    t = _horizons(T)
+    t = check_points("T", T)
     K = check_int("K", K, low=2)
     epsilon = check_epsilon(epsilon)
     k = check_real("k", k, low=1.0, low_open=True, high=math.inf)

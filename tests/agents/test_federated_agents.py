@@ -14,7 +14,7 @@ import pytest
 
 from privenv.agents import make
 from privenv.agents.base import Agent
-from privenv.agents.federated import FedLinUCB, FedUCBAdaptive, fed_confidence_radius
+from privenv.agents.federated import FedLinUCB, FedUCBAdaptive, SuperAgent, fed_confidence_radius
 from privenv.agents.linear import LinUCB
 from privenv.agents.mab import Uniform
 from privenv.privacy import vector_sum as vs
@@ -33,6 +33,7 @@ SMALL = dict(M=3, K=5, d=3)
 LDP = dict(protocol="ldp", epsilon=1.0, delta=1e-3, reward_bound=2.0)
 SDP = dict(protocol="sdp-amplification", epsilon=0.5, delta=1e-4, reward_bound=2.0)
 VS = dict(protocol="sdp-vector-sum", epsilon=0.2, delta=0.1, reward_bound=2.0)
+CENTRAL = dict(protocol="central", epsilon=1.0, delta=1e-3, reward_bound=2.0)
 
 
 def _env(n_runs: int, horizon: int, **kw):
@@ -128,7 +129,8 @@ def test_agent_asks_for_per_silo_rewards() -> None:
 
 
 @pytest.mark.parametrize(("name", "kw"), [("fed-linucb", LDP), ("fed-linucb", SDP),
-                                          ("fed-linucb", VS), ("feducb-adaptive", LDP)])
+                                          ("fed-linucb", VS), ("feducb-adaptive", LDP),
+                                          ("super-agent", CENTRAL)])
 def test_run_independent_of_batch(name, kw) -> None:
     """Run 2 of a batch of 3 equals run 2 simulated alone (regret curve and episode values)."""
     args = dict(horizon=40, seed=5, env_kwargs=SMALL, agent_kwargs=dict(kw))
@@ -254,6 +256,66 @@ def test_one_silo_batch_one_equals_linucb() -> None:
         obs, r, *_ = env.step(a)
         fed.observe_batch(a, r, obs)
         lin.observe_batch(a[:, 0], r[:, 0], obs[:, 0])
+
+
+# -- the super single agent (central DP) -----------------------------------------------------------
+
+
+def test_super_agent_calibration_and_guarantee() -> None:
+    """Central DP: σ is the exact calibration of one stream of κ = ⌊log₂T⌋ + 1 nodes (B = 1),
+    the same formula as a silo's σ₀; λ counts one noise source (√κ·σ·(…)), not M; the declared
+    guarantee is (ε, δ) in the central model, replace-one, per user."""
+    T = 100
+    agent = make("super-agent", _env(1, T), 1, **{k: v for k, v in CENTRAL.items()
+                                                   if k != "protocol"})
+    kappa = federated_kappa(T)
+    dg, du = replace_one_sensitivities(3, 2.0)
+    assert (agent.batch, agent.calibration.kappa) == (1, kappa)
+    assert agent.sigma0 == ldp_sigma0(1.0, 1e-3, kappa, dg, du)
+    assert agent.lambda_ == private_lambda(1, kappa, agent.sigma0, 0.01, 3)
+    assert agent.lambda_ < private_lambda(3, kappa, agent.sigma0, 0.01, 3)
+    assert agent.privacy.model == "central" and agent.privacy.neighbouring == "replace-one"
+    assert (agent.privacy.epsilon, agent.privacy.delta) == (1.0, 1e-3)
+    assert make("super-agent", _env(1, T), 1, protocol="none").privacy.model == "none"
+    with pytest.raises(ValueError, match="protocol"):
+        SuperAgent(M=3, K=5, d=3, horizon=T, protocol="ldp", reward_bound=2.0)
+    with pytest.raises(ValueError, match="reward_bound"):
+        SuperAgent(M=3, K=5, d=3, horizon=T)  # central DP needs the declared bound
+    with pytest.raises(ValueError, match="protocol"):
+        FedLinUCB(M=3, K=5, d=3, horizon=T, protocol="central", reward_bound=2.0)
+
+
+def test_super_agent_syncs_every_round_and_is_the_learner_of_fed_linucb() -> None:
+    """Without noise the super agent is FedLinUCB with B = 1 (one model, updated every round):
+    identical actions on the same seeds. It reports T syncs and the raw floats its silos send."""
+    n, T = 2, 60
+    env = _env(n, T)
+    sup = _drive(make("super-agent", env, n, protocol="none"), env, seed=3)
+    fed = _drive(make("fed-linucb", env, n, batch=1), env, seed=3)
+    for a, b in zip(sup, fed, strict=True):
+        np.testing.assert_array_equal(a, b)
+    res = simulate("super-agent", ENV, n_runs=2, horizon=T, seed=1, env_kwargs=SMALL,
+                   agent_kwargs=CENTRAL)
+    np.testing.assert_array_equal(res.episode["sync_rounds"], [T, T])
+    np.testing.assert_array_equal(res.episode["floats_sent_per_silo"], [T * 9, T * 9])
+    assert res.privacy.model == "central" and np.all(res.regret > 0)
+
+
+def test_super_agent_ledger_charges_each_user_once_per_node() -> None:
+    """T = 21, B = 1: every user (round s, silo m) is charged ρ_node once per released node of
+    the server's tree containing round s + 1 (≤ κ = 5), within the budget κ·ρ_node."""
+    n, T, M = 2, 21, SMALL["M"]
+    env = _env(n, T)
+    agent = make("super-agent", env, n, **{k: v for k, v in CENTRAL.items() if k != "protocol"})
+    agent.ledger = Ledger(n, T * M)
+    _drive(agent, env, seed=2)
+    cal = agent.calibration
+    rho = agent.ledger.rho_spent().reshape(n, T, M)
+    for s in range(T):
+        np.testing.assert_allclose(rho[:, s, :], _nodes_containing(s + 1, T) * cal.rho_node,
+                                   rtol=1e-12)
+    assert _nodes_containing(1, T) == cal.kappa == 5
+    agent.ledger.assert_within(0.0, rho=agent.rho_budget)
 
 
 # -- regret ---------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ the two noise-law checks, whose 6-standard-error tolerances give a false alarm <
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -306,6 +307,74 @@ def test_privacy_declarations():
         r = _regret(LPLRRegCB(d=2, A=10, horizon=600, epsilon=1e6, wishart="paper", n0=8,
                               n_runs=1), 600, 1)
     assert np.isfinite(r).all()
+
+
+# -- the κ scale is an axis of the oracle, never of privacy (privenv reproduce lplr-constants) -----
+
+SCALES = (1.0, 1e-3, 1e-6)
+
+
+def test_kappa_scale_leaves_the_guarantee_and_the_noise_calibration_unchanged():
+    """The user-side randomizer is built without the κ's (its constructor does not take them),
+    so the declared guarantee and every noise scale are the same at every scale, in both Gram
+    modes; the κ's themselves scale linearly."""
+    import inspect
+
+    assert not any("kappa" in p for p in inspect.signature(LPLRUsers.__init__).parameters)
+    for wishart in ("gaussian", "paper"):
+        seen = set()
+        for scale in SCALES:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # wishart="paper" warns
+                agent = LPLRRegCB(d=2, A=3, horizon=2000, epsilon=0.7, wishart=wishart,
+                                  kappa_scale=scale, n_runs=2)
+            agent.reset(seed=0)
+            users = agent.oracle.users
+            seen.add((str(agent.privacy), agent.privacy.epsilon, agent.privacy.delta,
+                      users.b_count, users.b_lam, users.b_ci, users.sigma_gram))
+            np.testing.assert_allclose(agent.kappas["kappa3"],
+                                       scale * LPLRRegCB(d=2, A=3, horizon=2000,
+                                                         epsilon=0.7).kappas["kappa3"])
+        assert len(seen) == 1, seen
+
+
+class _FirstRelease(LPLRUsers):
+    first: list[dict[str, np.ndarray]] = []
+
+    def release(self):
+        out = super().release()
+        if not _FirstRelease.first:
+            _FirstRelease.first.append({k: v.copy() for k, v in out.items()})
+        return out
+
+
+def test_kappa_scale_leaves_the_first_releases_unchanged():
+    """Epoch 1's first phase (layer 1, every bin open whatever the κ's) releases the same numbers
+    at every scale from the same seeds: the noise draws do not depend on the scale."""
+    T, R = 600, 2
+    releases = []
+    for scale in SCALES:
+        agent = LPLRRegCB(d=2, A=4, horizon=T, epsilon=1.0, kappa_scale=scale, n0=8, n_runs=R)
+        agent.users_class = _FirstRelease
+        _FirstRelease.first = []
+        _regret(agent, T, R, seed=5, A=4)
+        releases.append(_FirstRelease.first[0])
+    for other in releases[1:]:
+        for key, value in releases[0].items():
+            np.testing.assert_array_equal(value, other[key])
+
+
+@pytest.mark.parametrize("scale", [1e-6, 1e-9])
+def test_ledger_each_user_charged_once_at_small_kappa_scale(scale):
+    """Where small κ's make the oracle eliminate actions, each released user is still charged ε
+    exactly once (the ledger of the default scale, ``test_ledger_each_user_charged_once``)."""
+    T, R = 2500, 2
+    agent = LPLRRegCB(d=2, A=4, horizon=T, epsilon=5.0, kappa_scale=scale, n0=8, n_runs=R)
+    simulate(agent, ENV, n_runs=R, horizon=T, seed=1, ledger=True, env_kwargs={"d": 2, "A": 4})
+    assert agent.episode_info()["eliminating_rounds"].min() > 0  # the oracle acts on the data
+    mask = np.zeros((R, T), dtype=bool)
+    mask[:, :agent.phase_start] = True
+    agent.ledger.assert_each_user_charged_exactly(5.0, users_mask=mask)
 
 
 def test_registry_and_make():

@@ -47,8 +47,8 @@ def test_registry_covers_the_issue() -> None:
     required = {"laplace", "gaussian", "randomized-response", "wishart-jiang2016",
                 "wishart-gaussian", "tree", "shuffler", "prae-r", "prae-c", "dprse", "dp-se",
                 "adap-tt", "adap-tt-star", "ctb-tt", "ldp-linucb-message", "ldp-linucb",
-                "central-dp-linucb", "fed-linucb-silo", "laplace-exact", "gaussian-exact",
-                "laplace-snapping"}
+                "central-dp-linucb", "fed-linucb-silo", "super-agent-central", "laplace-exact",
+                "gaussian-exact", "laplace-snapping"}
     assert required <= set(harness.CASES)
     for case in harness.CASES.values():
         # every audit has a mutant, or audits a documented flaw

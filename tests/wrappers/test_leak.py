@@ -46,6 +46,7 @@ from privenv.wrappers import (
     LocalDPVectorRewardWrapper,
     RandomizedResponseRandomizer,
 )
+from privenv.wrappers.ldp import RAW_INFO_KEYS, public_step_info
 from privenv.wrappers.ldp_linear import (
     GaussianStatistics,
     GaussianStatisticsRandomizer,
@@ -286,7 +287,10 @@ SINGLE_CASES = {
 
 
 def _info_equal(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    """``a`` (behind a wrapper) is ``b`` (the bare env's) without :data:`RAW_INFO_KEYS`."""
+    b = public_step_info(b)
+    return (not any(k in a for k in RAW_INFO_KEYS) and a.keys() == b.keys()
+            and all(np.array_equal(a[k], b[k]) for k in a))
 
 
 
