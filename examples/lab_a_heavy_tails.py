@@ -40,6 +40,15 @@ from privenv.plotting import RegretPanel, regret_grid
 from privenv.simulation import simulate
 
 NAME = "lab_a_heavy_tails"
+#: the exercises (prompts); their solutions: solutions/lab_a_heavy_tails.py
+EXERCISES = [
+    ('Raise the Gaussian contamination level α from 0 to 5 % and 20 %. Measure the final '
+     'regret of `ucb1` and `robust-ucb` (`privenv.simulation.simulate`, '
+     '`env_kwargs={"means": MEANS, "alpha": α}`). Which estimator degrades, and why does '
+     "truncation bound each outlier's influence?"),
+    ('The price of privacy: run `prae-r` under adversarial contamination (α = 5 %) at ε = '
+     '0.1, 1 and 10. How does its final regret depend on ε at this horizon?'),
+]
 MEANS = [1.0, 0.5, 0.5, 0.5, 0.5]
 PANELS = {"heavy tails only (α = 0)": {"alpha": 0.0},
           "+ Gaussian contamination (α = 5 %)": {"alpha": 0.05},

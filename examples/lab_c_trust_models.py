@@ -49,6 +49,12 @@ from privenv.labs import finish_lab, lab_arguments
 from privenv.simulation import simulate
 
 NAME = "lab_c_trust_models"
+#: the exercises (prompts); their solutions: solutions/lab_c_trust_models.py
+EXERCISES = [
+    ("Local DP's price as a function of ε: measure `ldp-linucb`'s cumulative regret per "
+     "user at ε = 0.5, 2 and 8 on the lab's problem (d = 5, sphere contexts, bounded "
+     'noise, A = 10).'),
+]
 THETA = (np.array([0.6, -0.4, 0.5, 0.3, -0.38]) / np.linalg.norm([0.6, -0.4, 0.5, 0.3, -0.38]))
 PROBLEM = {"d": 5, "theta": THETA.tolist(), "contexts": "sphere", "noise": "bounded"}
 PRIVACY = {"epsilon": 1.0, "delta": 1e-6}

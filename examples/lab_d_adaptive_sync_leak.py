@@ -39,6 +39,12 @@ from privenv.privacy.membership import dp_success_bound
 from privenv.reproduce import fed_leak
 
 NAME = "lab_d_adaptive_sync_leak"
+#: the exercises (prompts); their solutions: solutions/lab_d_adaptive_sync_leak.py
+EXERCISES = [
+    ('Compute the largest attack success any (ε, 10⁻⁴)-DP view allows '
+     '(`privenv.privacy.membership.dp_success_bound`) at ε = 0.5, 1, 2 and 4. Below which '
+     "success would the adaptive agent's whole view be consistent with ε = 2?"),
+]
 
 
 def main(argv: list[str] | None = None) -> dict:
