@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def build_site(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """``{"html": Path, "seconds": float, "log": str, "returncode": int}`` of the session's build."""
-    pytest.importorskip("sphinx", reason="the docs extra is not installed (pip install -e .[docs])")
+    """The session's build: ``{"html": Path, "seconds", "log", "returncode"}``."""
+    pytest.importorskip("sphinx", reason="the docs extra is not installed (pip install .[docs])")
     pytest.importorskip("myst_parser", reason="the docs extra is not installed")
     base = tmp_path_factory.getbasetemp()
     # the session's folder: an xdist worker's basetemp is <session>/popen-gwN

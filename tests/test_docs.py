@@ -12,7 +12,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from docs_site import ROOT, build_site
 
 pytest.importorskip("sphinx", reason="the docs extra is not installed (pip install -e .[docs])")
