@@ -1,13 +1,14 @@
 # Two entry points for a fresh machine (see README):
 #   make reproduce   set up .venv and run the main job (paper 1, Figure 1, quick form)
 #   make test        set up .venv and run the default test suite (< 10 minutes)
-# Also: make test-slow (long statistical tests and full-scale checks), make bench, make lint.
+# Also: make test-slow (long statistical tests and full-scale checks), make bench, make lint,
+#   make docs (the documentation site into docs/_build/html, warnings as errors).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install -q --disable-pip-version-check -c constraints.txt
 
-.PHONY: install reproduce reproduce-full test test-slow bench lint
+.PHONY: install reproduce reproduce-full test test-slow bench lint docs notebooks
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -39,3 +40,13 @@ bench: install
 
 lint: install
 	$(VENV)/bin/ruff check privenv agents wrappers tests examples benchmarks
+
+# The site: reproductions (reused from results/ when present) -> docs/_generated, then Sphinx.
+docs: install
+	$(PY) docs/generate.py --results results
+	$(VENV)/bin/sphinx-build -E -W --keep-going -q -b html docs docs/_build/html
+	@echo "docs: docs/_build/html/index.html"
+
+# The lab notebooks of examples/notebooks/, regenerated from their sources.
+notebooks: install
+	$(PY) examples/make_notebooks.py

@@ -45,6 +45,13 @@ from privenv.simulation import simulate
 from privenv.theory import bai as theory
 
 NAME = "lab_b_bai_privacy_regimes"
+#: the exercises (prompts); their solutions: solutions/lab_b_bai_privacy_regimes.py
+EXERCISES = [
+    ('Take a harder instance, μ = (0.9, 0.8, 0.5). Where is its regime switch '
+     "(`privenv.theory.bai.global_regime_switch_epsilon`) compared with the lab's "
+     'instance? Run `adap-tt` at a third of that ε and at three times it: in which regime '
+     'does the stopping time depend on ε?'),
+]
 MEANS = [0.9, 0.6, 0.5]
 DELTA = 0.01
 BUDGET = 10_000_000

@@ -49,6 +49,12 @@ from privenv.labs import finish_lab, lab_arguments
 from privenv.simulation import simulate
 
 NAME = "lab_c_trust_models"
+#: the exercises (prompts); their solutions: solutions/lab_c_trust_models.py
+EXERCISES = [
+    ("Local DP's price as a function of ε: measure `ldp-linucb`'s cumulative regret per "
+     "user at ε = 0.5, 2 and 8 on the lab's problem (d = 5, sphere contexts, bounded "
+     'noise, A = 10).'),
+]
 THETA = (np.array([0.6, -0.4, 0.5, 0.3, -0.38]) / np.linalg.norm([0.6, -0.4, 0.5, 0.3, -0.38]))
 PROBLEM = {"d": 5, "theta": THETA.tolist(), "contexts": "sphere", "noise": "bounded"}
 PRIVACY = {"epsilon": 1.0, "delta": 1e-6}
@@ -77,7 +83,7 @@ def main(argv: list[str] | None = None) -> dict:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(7.5, 4.5))
+    fig = Figure(figsize=(11, 4.5), layout="constrained")  # legend right of the axes
     FigureCanvasAgg(fig)
     ax = fig.subplots()
     summary = {}
@@ -92,10 +98,10 @@ def main(argv: list[str] | None = None) -> dict:
         summary[label] = float(per_user[:, -1].mean())
         print(f"{label:<40} per-user regret {summary[label]:.4f}   [{res.privacy}]")
     ax.set(xscale="log", yscale="log", xlabel="users served",
-           ylabel="cumulative regret / users served",
-           title=f"Lab (c): same users, three trust models, {runs} runs (mean)")
-    ax.legend(fontsize=6.5, loc="lower left")
-    fig.tight_layout()
+           ylabel="cumulative regret / users served")
+    fig.suptitle(f"Lab (c): the same users, six systems (no DP, local, central; federated: none, "
+                 f"silo-local, shuffle), {runs} runs (mean)", fontsize=10)
+    fig.legend(fontsize=6.5, loc="outside right center")  # outside the axes: covers no curve
     return finish_lab(fig, args, NAME, start, summary)
 
 

@@ -12,7 +12,8 @@ sees only the run's public sync times and scores the length of the sync interval
 threshold is fitted on separate calibration trials, then the success rate is measured on fresh
 trials. Agents: ``feducb-adaptive`` (adaptive sync) and ``fed-linucb`` (fixed batches B = 25),
 both with messages at (ε, δ) = (1, 10⁻⁴). Default: T = 300, t₀ = 240, 600 evaluation + 300
-calibration trials (a few seconds); ``--quick``: 100 + 60 trials.
+calibration trials (a few seconds); ``--quick``: 400 + 200 trials, enough for the adaptive
+agent's interval to lie above the DP bound as at the default size.
 
 **What to notice** (measured at the default size, seed 0; wall time ≈ 3 s):
 
@@ -39,11 +40,17 @@ from privenv.privacy.membership import dp_success_bound
 from privenv.reproduce import fed_leak
 
 NAME = "lab_d_adaptive_sync_leak"
+#: the exercises (prompts); their solutions: solutions/lab_d_adaptive_sync_leak.py
+EXERCISES = [
+    ('Compute the largest attack success any (ε, 10⁻⁴)-DP view allows '
+     '(`privenv.privacy.membership.dp_success_bound`) at ε = 0.5, 1, 2 and 4. Below which '
+     "success would the adaptive agent's whole view be consistent with ε = 2?"),
+]
 
 
 def main(argv: list[str] | None = None) -> dict:
     args = lab_arguments(__doc__, NAME, argv)
-    trials, calibration = (100, 60) if args.quick else (600, 300)
+    trials, calibration = (400, 200) if args.quick else (600, 300)
     setting = replace(fed_leak.QUICK, trials=trials, calibration_trials=calibration)
     start = time.perf_counter()
     leaks = {agent: fed_leak.run_agent(setting, agent) for agent in fed_leak.AGENTS}

@@ -46,6 +46,12 @@ from privenv.privacy.mechanisms import laplace_from_uniform
 from privenv.simulation import simulate
 
 NAME = "lab_e_your_own_private_agent"
+#: the exercises (prompts); their solutions: solutions/lab_e_your_own_private_agent.py
+EXERCISES = [
+    ('Tune the clipping bound `B` of `LaplaceEpsGreedy` (B = 2, 5, 20, 80) at ε = 1: a '
+     'small B clips the rewards (bias), a large B inflates the noise 2B/ε (variance). '
+     'Which B gives the smallest final regret?'),
+]
 ENV = {"means": [1.0, 0.5, 0.5, 0.5, 0.5], "alpha": 0.05}
 
 

@@ -299,6 +299,19 @@ def draw_stopping_time(ax: Any, panel: StoppingTimePanel,
     ax.grid(alpha=0.3, lw=0.5)
 
 
+def _fitted_legend(fig: Any, handles: Mapping[str, Any]) -> Any:
+    """The figure's legend below the panels, with as many columns (at most 4) as fit in the
+    figure's width: a legend wider than the figure would be cut at both edges."""
+    renderer = fig.canvas.get_renderer()
+    for ncols in range(min(4, len(handles)), 0, -1):
+        leg = fig.legend(list(handles.values()), list(handles), loc="outside lower center",
+                         ncols=ncols, fontsize=7, frameon=False)
+        if ncols == 1 or leg.get_window_extent(renderer).width <= 0.98 * fig.bbox.width:
+            return leg
+        leg.remove()
+    raise AssertionError("unreachable: one column always returns")
+
+
 def stopping_time_grid(
     panels: Sequence[StoppingTimePanel],
     ncols: int = 3,
@@ -335,8 +348,7 @@ def stopping_time_grid(
         for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, h)
     if legend == "figure":  # the footnote heads the legend (a supxlabel would overlap it)
-        leg = fig.legend(list(handles.values()), list(handles), loc="outside lower center",
-                         ncols=min(4, len(handles)), fontsize=7, frameon=False)
+        leg = _fitted_legend(fig, handles)
         if footnote:
             leg.set_title(footnote, prop={"size": 7})
             leg.get_title().set_color("0.3")

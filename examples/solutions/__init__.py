@@ -1,0 +1,3 @@
+"""Solutions of the labs' exercises: ``solutions/<lab>.py`` holds ``exercise_1``, ``exercise_2``, …
+for the prompts in that lab's ``EXERCISES``. Each takes ``quick`` (the tests' size) and returns what
+it measured; ``examples/make_notebooks.py`` puts them in the lab's solutions notebook."""

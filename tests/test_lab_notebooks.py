@@ -1,0 +1,68 @@
+"""Every lab notebook (exercises and solutions) executes at the quick size, and the committed
+notebooks are exactly what ``examples/make_notebooks.py`` writes from the labs' sources."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat", reason="the docs extra is not installed")
+nbclient = pytest.importorskip("nbclient", reason="the docs extra is not installed")
+pytest.importorskip("ipykernel", reason="the docs extra is not installed")
+pytest.importorskip("matplotlib")
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+NOTEBOOKS = sorted(p.name for p in (EXAMPLES / "notebooks").glob("lab_*.ipynb"))
+
+
+def _lab(name: str):
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_committed_notebooks_are_generated_from_the_lab_sources() -> None:
+    run = subprocess.run([sys.executable, str(EXAMPLES / "make_notebooks.py"), "--check"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    labs = sorted(p.stem for p in EXAMPLES.glob("lab_*.py"))
+    assert NOTEBOOKS == sorted([f"{lab}.ipynb" for lab in labs]
+                               + [f"{lab}_solutions.ipynb" for lab in labs])
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in EXAMPLES.glob("lab_*.py")))
+def test_every_exercise_has_a_solution(name: str, monkeypatch) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLES))  # a solution may import its lab
+    lab = _lab(name)
+    spec = importlib.util.spec_from_file_location(f"sol_{name}",
+                                                  EXAMPLES / "solutions" / f"{name}.py")
+    solutions = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(solutions)
+    assert lab.EXERCISES, f"{name} has no exercises"
+    for i, _ in enumerate(lab.EXERCISES, start=1):
+        assert callable(getattr(solutions, f"exercise_{i}", None)), f"{name}: exercise {i}"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS)
+def test_notebook_executes_at_quick_size(notebook: str, tmp_path: Path) -> None:
+    nb = nbformat.read(EXAMPLES / "notebooks" / notebook, as_version=4)
+    (params,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    params.source = f"QUICK = True\nOUTPUT = {str(tmp_path)!r}\n"
+    client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                                     resources={"metadata": {"path": str(EXAMPLES / "notebooks")}})
+    client.execute()
+    lab = notebook.removesuffix(".ipynb").removesuffix("_solutions")
+    assert [p.name for p in tmp_path.glob("*.png")] == [f"{lab}.png"]
+    png = (tmp_path / f"{lab}.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000  # a drawn figure
+    shown = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+             if "image/png" in o.get("data", {})]
+    assert shown, "the notebook does not display its figure"
+    if notebook.endswith("_solutions.ipynb"):
+        ran = [c for c in nb.cells if c.cell_type == "code" and "def exercise_" in c.source]
+        assert ran and all(c.outputs for c in ran), "a solution cell printed nothing"
