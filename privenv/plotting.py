@@ -390,6 +390,13 @@ class SlopeFit:
     n_boot: int
     n_valid: int
 
+    def csv_fields(self, intercept: bool = True) -> list[Any]:
+        """The fields of a CSV row: slope, low, high (exact float reprs), level, n_boot and,
+        with ``intercept``, the intercept."""
+        fields: list[Any] = [repr(float(self.slope)), repr(float(self.low)),
+                             repr(float(self.high)), self.level, self.n_boot]
+        return fields + [repr(float(self.intercept))] if intercept else fields
+
     def line(self, t: np.ndarray) -> np.ndarray:
         """The fitted power law e^intercept · t^slope at ``t``."""
         return np.exp(self.intercept) * np.asarray(t, dtype=float) ** self.slope

@@ -654,12 +654,8 @@ def write_csvs(rep: Reproduction) -> dict[str, Path]:
         for s in rep.series:
             for loss in LOSSES:
                 fit = s.fits[loss]
-                if fit is None:
-                    w.writerow([s.experiment.key, s.estimator, loss, "", "", "", "", "", ""])
-                else:
-                    w.writerow([s.experiment.key, s.estimator, loss, repr(fit.slope),
-                                repr(fit.low), repr(fit.high), fit.level, fit.n_boot,
-                                repr(fit.intercept)])
+                w.writerow([s.experiment.key, s.estimator, loss,
+                            *(fit.csv_fields() if fit is not None else [""] * 6)])
     return files
 
 

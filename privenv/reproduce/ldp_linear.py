@@ -361,11 +361,9 @@ def write_csvs(rep: Reproduction) -> dict[str, Path]:
         for s in rep.series:
             hs = " ".join(str(int(h)) for h in s.horizons)
             if s.fit is None:
-                w.writerow([s.instance.key, s.agent, hs, "", "", "", "", "", "", s.fit_error])
+                w.writerow([s.instance.key, s.agent, hs, *[""] * 6, s.fit_error])
             else:
-                fit = s.fit
-                w.writerow([s.instance.key, s.agent, hs, _fmt(fit.slope), _fmt(fit.low),
-                            _fmt(fit.high), fit.level, fit.n_boot, _fmt(fit.intercept), ""])
+                w.writerow([s.instance.key, s.agent, hs, *s.fit.csv_fields(), ""])
     return paths
 
 

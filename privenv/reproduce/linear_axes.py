@@ -338,10 +338,9 @@ def write_csvs(rep: Reproduction) -> dict[str, Path]:
                 hs = " ".join(str(int(h)) for h in s.horizons)
                 eps = s.epsilon if _private(s.agent) else ""
                 if s.fit is None:
-                    w.writerow([s.agent, eps, ks, hs, "", "", "", "", "", s.fit_error])
+                    w.writerow([s.agent, eps, ks, hs, *[""] * 5, s.fit_error])
                 else:
-                    w.writerow([s.agent, eps, ks, hs, _fmt(s.fit.slope), _fmt(s.fit.low),
-                                _fmt(s.fit.high), s.fit.level, s.fit.n_boot, ""])
+                    w.writerow([s.agent, eps, ks, hs, *s.fit.csv_fields(intercept=False), ""])
     return files
 
 
