@@ -1,15 +1,16 @@
 """The agent zoo (importable as ``privenv.agents``).
 
-:func:`make` builds an agent by its command-line name for an environment, filling the
-constructor's problem parameters (``K``, ``horizon``, ``alpha``, moment bounds, …) from the env's
-public description (:meth:`privenv.envs.base.ProblemEnv.public_info`) unless given explicitly.
+:func:`make` builds an agent by its command-line name for an environment. Each agent class
+declares its parameters once (:attr:`Agent.parameters`, :mod:`privenv.parameters`) and the problem
+families it plays (:attr:`Agent.families`); ``make`` refuses an env of another family and fills the
+declared problem quantities (``K``, ``horizon``, moment bounds, …) from the env's public
+description (:meth:`privenv.envs.base.ProblemEnv.public_info`).
 """
 
 from __future__ import annotations
 
 import importlib
-import inspect
-from collections.abc import Callable
+from collections.abc import Iterable
 from typing import Any
 
 from privenv.agents.base import Agent, LoopedAgent, as_batched
@@ -58,58 +59,100 @@ def agent_class(name: str) -> type[Agent]:
     return getattr(importlib.import_module(module), cls)
 
 
-def public_info_of(env: Any) -> dict[str, Any]:
-    """The public description of an env id, an env, a vector env, or a wrapped one."""
+def _built(env: Any) -> Any:
+    """``env`` itself, or the env an id names."""
     if isinstance(env, str):
         import gymnasium as gym
 
         import privenv  # noqa: F401  (registers the ids)
 
-        env = gym.make(env)
+        return gym.make(env)
+    return env
+
+
+def _problem_of(env: Any) -> Any:
     base = getattr(env, "unwrapped", env)
+    inner = getattr(base, "_inner", None)  # an RL view's research env
+    return getattr(base, "problem", None) or getattr(getattr(inner, "unwrapped", inner),
+                                                    "problem", None)
+
+
+def public_info_of(env: Any) -> dict[str, Any]:
+    """The public description of an env id, an env, a vector env, or a wrapped one."""
+    base = getattr(_built(env), "unwrapped", env)
     if not hasattr(base, "public_info"):
         raise TypeError(f"{env!r} is not a privenv environment")
     return base.public_info()
 
 
-def _uniform_parameters(info: dict[str, Any]) -> dict[str, Any]:
-    """``Uniform``'s action count (and silos) from an env's description: K arms, A actions, or K
-    actions for each of M silos. Best-arm identification is refused: uniform play never stops."""
-    if info.get("task") == "bai":
-        raise ValueError(
-            "agent 'uniform' cannot play best-arm identification: it has no stopping rule, so it "
-            "would pull until the sample budget; use a BAI agent (ttucb, dp-se, adap-tt, …)"
-        )
-    if "M" in info:
-        return {"n_actions": info["K"], "silos": info["M"]}
-    return {"n_actions": info["A"] if "A" in info else info["K"]}
+def family_of(env: Any) -> str:
+    """The problem family (:data:`privenv.problems.base.FAMILIES`) of an env id or env."""
+    problem = _problem_of(_built(env))
+    if problem is None:
+        raise TypeError(f"{env!r} is not a privenv environment")
+    return problem.family
 
 
-#: agents whose problem parameters are named differently from the env's public description:
-#: name → function(public info) → those parameters
-DERIVED_PARAMETERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    "uniform": _uniform_parameters,
-}
+def family_ids(family: str) -> list[str]:
+    """The research env ids of a problem family."""
+    from privenv.envs import ENV_IDS, env_family
+
+    return [env_id for env_id in ENV_IDS if env_family(env_id) == family]
+
+
+def _env_label(env: Any) -> str:
+    if isinstance(env, str):
+        return env
+    spec = getattr(env, "spec", None) or getattr(getattr(env, "unwrapped", None), "spec", None)
+    return spec.id if spec is not None else type(getattr(env, "unwrapped", env)).__name__
+
+
+def check_family(name: str, env: Any) -> None:
+    """``ValueError`` unless agent ``name`` plays the family of ``env`` (an id or an env)."""
+    from privenv.problems.base import FAMILIES
+
+    cls = agent_class(name)
+    family = family_of(env)
+    if family not in cls.families:
+        kinds = [FAMILIES[f] for f in cls.families]
+        kinds = ", ".join(kinds[:-1]) + " or " + kinds[-1] if len(kinds) > 1 else kinds[0]
+        ids = ", ".join(i for f in cls.families for i in family_ids(f))
+        note = cls.family_notes.get(family)
+        raise ValueError(f"agent {name!r} runs on {kinds} envs ({ids}); got {_env_label(env)}"
+                         + (f" ({note})" if note else ""))
+
+
+def check_parameter_names(name: str, params: Iterable[str]) -> None:
+    """``ValueError`` naming the first of ``params`` that agent ``name`` does not declare."""
+    declared = agent_class(name).parameters
+    for key in params:
+        if key not in declared:
+            raise ValueError(f"agent {name!r} has no parameter {key!r}; parameters: "
+                             f"{list(declared)}")
 
 
 def make(name: str, env: Any, n_runs: int = 1, **params: Any) -> Agent:
     """Build agent ``name`` for ``env`` (an id or an env) with ``n_runs`` runs.
 
-    ``params`` are constructor arguments; parameters the agent shares with the env's public
-    description (e.g. ``K``, ``horizon``, ``alpha``) default to the env's values, and so do those
-    of :data:`DERIVED_PARAMETERS` (``uniform``'s ``n_actions`` and ``silos``).
+    ``params`` are constructor arguments. The agent's declared problem quantities
+    (:attr:`Agent.parameters` with ``problem=`` or ``assumes=``, e.g. ``K``, ``horizon``, a moment
+    bound) come from the env's public description; a problem quantity given explicitly must equal
+    the env's, an assumption may differ. ``ValueError`` (one line) for an env of a family the agent
+    does not play, an undeclared parameter or a conflicting problem quantity.
     """
     cls = agent_class(name)
-    signature = inspect.signature(cls.__init__).parameters
-    unknown = [k for k in params if k not in signature]
-    if unknown:
-        allowed = [p for p in signature if p not in ("self", "n_runs")]
-        raise ValueError(f"agent {name!r} has no parameter {unknown[0]!r}; parameters: {allowed}")
-    info = public_info_of(env)
-    if name in DERIVED_PARAMETERS:
-        info = {**info, **DERIVED_PARAMETERS[name](info)}
-    kwargs = {k: v for k, v in info.items() if k in signature and k not in params}
-    return cls(n_runs=n_runs, **kwargs, **params)
+    check_parameter_names(name, params)
+    env = _built(env)
+    check_family(name, env)
+    values = cls.problem_values(public_info_of(env))
+    for key, value in params.items():
+        declared = cls.parameters[key]
+        if declared.problem is not None and key in values:
+            if declared.constraint.check(key, value) != values[key]:
+                raise ValueError(
+                    f"agent {name!r}: {key} is the env's ({key}={values[key]!r} on "
+                    f"{_env_label(env)}); got {key}={value!r}")
+    return cls(n_runs=n_runs, **{**values, **params})
 
 
 def env_kwargs_for(agent: Any, env_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -134,13 +177,16 @@ def names() -> list[str]:
 
 
 __all__ = [
-    "DERIVED_PARAMETERS",
     "Agent",
     "LoopedAgent",
     "REGISTRY",
     "agent_class",
     "as_batched",
+    "check_family",
+    "check_parameter_names",
     "env_kwargs_for",
+    "family_ids",
+    "family_of",
     "make",
     "names",
 ]

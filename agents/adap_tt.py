@@ -38,10 +38,11 @@ import numpy as np
 from scipy.special import lambertw
 
 from privenv._jit import jit
-from privenv._validation import check_choice, check_epsilon
 from privenv.agents.kernel import charge_recorded
 from privenv.agents.top_two import (
     C_G,
+    GAUSSIAN_PARAMETERS,
+    TTUCB,
     TopTwo,
     TopTwoState,
     bonus,
@@ -56,6 +57,7 @@ from privenv.agents.top_two import (
     transport,
     update_estimator,
 )
+from privenv.parameters import EPSILON, Options, Param
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.mechanisms import laplace_noise
 from privenv.seeding import NoiseView, take_uniform
@@ -421,7 +423,7 @@ class DoublingTopTwo(TopTwo):
     def __init__(self, K: int, epsilon: float, delta: float, beta: float, reward_mode: str,
                  n_runs: int) -> None:
         super().__init__(K, delta=delta, beta=beta, reward_mode=reward_mode, n_runs=n_runs)
-        self.epsilon = epsilon
+        self.epsilon = epsilon  # checked by the subclass (ε = ∞ for the non-private TTUCB-DPA)
 
     @property
     def private(self) -> bool:
@@ -481,6 +483,12 @@ class AdaPTT(DoublingTopTwo):
     """
 
     name = "adap-tt"
+    parameters = {
+        **TopTwo.parameters,
+        **GAUSSIAN_PARAMETERS,
+        "epsilon": Param(EPSILON),
+        "bonus": Param(Options(BONUSES)),
+    }
 
     def __init__(
         self,
@@ -494,16 +502,15 @@ class AdaPTT(DoublingTopTwo):
         reward_mode: str = "sample",
         n_runs: int = 1,
     ) -> None:
-        super().__init__(K, check_epsilon(epsilon), delta, beta, reward_mode, n_runs)
-        self.set_gaussian_parameters(threshold, sigma)
-        self.bonus_kind = check_choice("bonus", bonus, BONUSES)
+        self.set_params(locals())
+        super().__init__(K, self.epsilon, delta, beta, reward_mode, n_runs)
 
     @property
     def privacy(self) -> PrivacyGuarantee:
         return PrivacyGuarantee("central", self.epsilon, 0.0, "reward")
 
     def kernel_params(self) -> DoublingParams:
-        kind = BONUS_DAF_TOTAL if self.bonus_kind == "total" else BONUS_DAF_LITERAL  # eq. 11
+        kind = BONUS_DAF_TOTAL if self.bonus == "total" else BONUS_DAF_LITERAL  # eq. 11
         return self.doubling_params(kind, f"{self.name} {self.threshold}",  # eq. 12 / 14
                                     TABLE_BY_GAP if self.private_transport else TABLE)
 
@@ -550,6 +557,7 @@ class TTUCBDPA(DoublingTopTwo):
     """
 
     name = "ttucb-dpa"
+    parameters = TTUCB.parameters
     forget = False
 
     def __init__(
@@ -565,7 +573,7 @@ class TTUCBDPA(DoublingTopTwo):
         n_runs: int = 1,
     ) -> None:
         super().__init__(K, math.inf, delta, beta, reward_mode, n_runs)
-        self.set_gaussian_parameters(threshold, sigma, alpha, s)
+        self.set_params(locals())
 
     def kernel_params(self) -> DoublingParams:
         kind = EMPIRICAL_TOTAL if self.threshold == "empirical" else TABLE  # eq. 4

@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from privenv._validation import check_int
+from privenv.parameters import Param
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.seeding import AGENT, RunNoise, noise_for
 
@@ -43,6 +44,14 @@ class Agent(ABC):
 
     #: command-line name (lower-case with hyphens)
     name: ClassVar[str] = ""
+    #: the problem families this agent plays (keys of :data:`privenv.problems.base.FAMILIES`);
+    #: :func:`privenv.agents.make` refuses an env of another family
+    families: ClassVar[tuple[str, ...]] = ()
+    #: why the agent does not play a family, for the refusal's message (family → reason)
+    family_notes: ClassVar[dict[str, str]] = {}
+    #: every constructor parameter but ``n_runs``, declared once (:mod:`privenv.parameters`):
+    #: its valid values and whether it is a quantity of the problem
+    parameters: ClassVar[dict[str, Param]] = {}
     #: env constructor arguments this agent needs (e.g. CTB-TT: the sample in the reward, where
     #: its randomizer wrapper can reach it); the runner builds env ids with them
     #: (:func:`privenv.agents.env_kwargs_for`)
@@ -117,6 +126,32 @@ class Agent(ABC):
         self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray
     ) -> None:
         """Update every run with its action, reward and next observation (then ``self.t += 1``)."""
+
+    # -- parameters -----------------------------------------------------------------------------
+    def set_params(self, values: dict[str, Any]) -> None:
+        """Check the parameters in ``values`` (a constructor's ``locals()``, taken first thing)
+        with their declared constraints and store each as an attribute of the same name.
+
+        A parameter's declaration is the one of the nearest class (in method resolution order)
+        that declares it. A parameter a base constructor has already stored (and perhaps
+        resolved, e.g. a default δ = 1/T) is left as it is: each is checked and stored once.
+        """
+        given = {k: v for k, v in values.items() if k not in ("self", "n_runs", "__class__")}
+        for name, value in given.items():
+            declared = next((c.parameters[name] for c in type(self).__mro__
+                             if name in getattr(c, "parameters", {})), None)
+            if declared is None:  # a constructor parameter nobody declared: a bug of the class
+                raise TypeError(f"{type(self).__name__} does not declare its parameter {name!r}")
+            attribute = declared.attribute or name
+            if attribute not in vars(self):
+                setattr(self, attribute, declared.constraint.check(name, value))
+
+    @classmethod
+    def problem_values(cls, info: dict[str, Any]) -> dict[str, Any]:
+        """The parameters this agent takes from an env's public description ``info``: each
+        declared ``problem=``/``assumes=`` key that ``info`` has."""
+        return {name: info[p.env_key] for name, p in cls.parameters.items()
+                if p.env_key is not None and p.env_key in info}
 
     # -- helpers --------------------------------------------------------------------------------
     def charge(

@@ -39,9 +39,9 @@ from typing import NamedTuple
 import numpy as np
 
 from privenv._jit import jit
-from privenv._validation import check_choice, check_delta, check_epsilon, check_real
 from privenv.agents.kernel import record_release
 from privenv.agents.mab import (
+    MOMENT_ORDER,
     NEVER,
     BatchedElimination,
     ElimState,
@@ -56,6 +56,7 @@ from privenv.agents.mab import (
     plan_epoch,
 )
 from privenv.envs.bai import DEFAULT_HORIZON
+from privenv.parameters import EPSILON, Integer, Options, Param, Real, RealRange
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.mechanisms import laplace_noise
 from privenv.problems.bai import REWARD_MODES
@@ -190,6 +191,20 @@ class DPSE(BatchedElimination):
 
     name = "dp-se"
     TASK = "regret"
+    families = ("huber", "bai")
+    parameters = {
+        **BatchedElimination.parameters,
+        "horizon": Param(Integer(low=1, none=True), assumes="horizon"),
+        "epsilon": Param(EPSILON),
+        "beta": Param(Real(0.0, 1.0, low_open=True, high_open=True, none=True)),
+        "reward_range": Param(RealRange(none=True)),
+        "mean_range": Param(Real(0.0, none=True), assumes="mean_range"),
+        "central_moment_bound": Param(Real(0.0, none=True), assumes="central_moment_bound"),
+        "moment_order": MOMENT_ORDER,
+        "delta": Param(Real(0.0, 1.0, low_open=True, high_open=True, none=True)),
+        "reward_mode": Param(Options(REWARD_MODES), problem="reward_mode"),
+        "task": Param(Options(TASKS, none=True), problem="task"),
+    }
 
     def __new__(cls, *args: object, task: str | None = None, **kwargs: object) -> DPSE:
         # one registry name, two versions: the task picks the class (then its __init__ runs)
@@ -211,23 +226,23 @@ class DPSE(BatchedElimination):
         task: str | None = None,
         n_runs: int = 1,
     ) -> None:
-        self.task = self.TASK if task is None else check_choice("task", task, TASKS)
+        super().__init__(n_runs)
+        self.set_params(locals())
+        if self.task is None:
+            self.task = self.TASK
         if self.task != self.TASK:
             raise ValueError(f"task must be {self.TASK!r} for {type(self).__name__}, got "
                              f"{task!r}; DPSE(task={task!r}) builds the right class")
-        self.reward_mode = check_choice("reward_mode", reward_mode, REWARD_MODES)
-        horizon = self._check_task_parameters(horizon, delta)
-        super().__init__(K, horizon, n_runs, arm_order)
-        self.epsilon = check_epsilon(epsilon)
-        self.beta = self._failure_probability(beta, delta)
-        if reward_range is None:
-            reward_range = self.default_reward_range(mean_range, central_moment_bound,
-                                                     moment_order)
-        lo, hi = self._check_range(reward_range)
-        self.reward_range = (lo, hi)
+        self.horizon = self._check_task_parameters(self.horizon, self.delta)
+        self.beta = self._failure_probability(self.beta, self.delta)
+        if self.reward_range is None:
+            self.reward_range = self.default_reward_range(self.mean_range,
+                                                          self.central_moment_bound,
+                                                          self.moment_order)
+        lo, hi = self.reward_range
         self._lo, self._width = lo, hi - lo
 
-    def _check_task_parameters(self, horizon: int | None, delta: float | None) -> int | None:
+    def _check_task_parameters(self, horizon: int | None, delta: float | None) -> int:
         """The regret version needs T and takes no BAI parameter; returns the horizon."""
         if delta is not None:
             raise ValueError("delta is the confidence of best-arm identification (task='bai'); "
@@ -235,13 +250,13 @@ class DPSE(BatchedElimination):
         if self.reward_mode != "sample":
             raise ValueError(f"reward_mode must be 'sample' for the regret version (the "
                              f"reward is the sample), got {self.reward_mode!r}")
-        return horizon
+        return Integer(low=1).check("horizon", horizon)
 
     def _failure_probability(self, beta: float | None, delta: float | None) -> float:
         """β ∈ (0, 1); regret default 1/T."""
         if beta is None:
-            beta = 1.0 / self.horizon if self.horizon > 1 else 0.5
-        return check_real("beta", beta, low=0.0, high=1.0, low_open=True, high_open=True)
+            return 1.0 / self.horizon if self.horizon > 1 else 0.5
+        return beta
 
     @staticmethod
     def default_reward_range(mean_range: float | None, central_moment_bound: float | None,
@@ -249,23 +264,9 @@ class DPSE(BatchedElimination):
         """[−D − 3σ, D + 3σ] from a public mean range D and moment bound, else [0, 1]."""
         if mean_range is None:
             return (0.0, 1.0)
-        D = check_real("mean_range", mean_range, low=0.0)
-        sigma = 0.0
-        if central_moment_bound is not None:
-            v = check_real("central_moment_bound", central_moment_bound, low=0.0)
-            sigma = v ** (1.0 / check_real("moment_order", moment_order, low=2.0))
-        return (-D - RANGE_MARGIN_SD * sigma, D + RANGE_MARGIN_SD * sigma)
-
-    @staticmethod
-    def _check_range(reward_range: Sequence[float]) -> tuple[float, float]:
-        try:
-            lo, hi = (float(v) for v in reward_range)
-        except (TypeError, ValueError):
-            msg = f"reward_range must be a pair (lo, hi), got {reward_range!r}"
-            raise ValueError(msg) from None
-        if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-            raise ValueError(f"reward_range must be finite with lo < hi, got {reward_range!r}")
-        return lo, hi
+        sigma = 0.0 if central_moment_bound is None else central_moment_bound ** (
+            1.0 / moment_order)
+        return (-mean_range - RANGE_MARGIN_SD * sigma, mean_range + RANGE_MARGIN_SD * sigma)
 
     @property
     def privacy(self) -> PrivacyGuarantee:
@@ -346,7 +347,7 @@ class DPSEBAI(DPSE):
     TASK = "bai"
 
     def _check_task_parameters(self, horizon: int | None, delta: float | None) -> int:
-        self.delta = check_delta(0.01 if delta is None else delta)
+        self.delta = 0.01 if delta is None else delta
         return DEFAULT_HORIZON if horizon is None else horizon  # unused: the env enforces it
 
     def _failure_probability(self, beta: float | None, delta: float | None) -> float:

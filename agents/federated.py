@@ -35,9 +35,18 @@ from typing import Any
 
 import numpy as np
 
-from privenv._validation import check_choice, check_delta, check_epsilon, check_int, check_real
+from privenv._validation import check_int
 from privenv.agents.base import Agent
-from privenv.agents.linear import oful_radius
+from privenv.agents.linear import (
+    ALPHA_PARAM,
+    D_PARAM,
+    HORIZON_PARAM,
+    REWARD_BOUND_PARAM,
+    SIGMA_PARAM,
+    THETA_BOUND_PARAM,
+    oful_radius,
+)
+from privenv.parameters import DELTA, EPSILON, POSITIVE, Integer, Options, Param, Real
 from privenv.privacy.federated import (
     CENTRAL,
     PROTOCOLS,
@@ -86,6 +95,22 @@ class _FederatedLinUCB(Agent):
     env_requirements = {"reward": "silo"}
     #: the protocol names this agent accepts
     protocols: tuple[str, ...] = PROTOCOLS
+    families = ("federated",)
+    parameters = {
+        "M": Param(Integer(low=1), problem="M"),
+        "K": Param(Integer(low=1), problem="K"),
+        "d": D_PARAM,
+        "horizon": HORIZON_PARAM,
+        "protocol": Param(Options(PROTOCOLS), attribute="protocol_name"),
+        "epsilon": Param(EPSILON),
+        "delta": Param(DELTA),
+        "alpha": ALPHA_PARAM,
+        "reward_bound": REWARD_BOUND_PARAM,
+        "sigma": SIGMA_PARAM,
+        "theta_bound": THETA_BOUND_PARAM,
+        "lambda_": Param(Real(0.0, low_open=True, none=True)),
+        "beta": Param(Real(0.0, none=True)),
+    }
 
     def __init__(
         self,
@@ -108,28 +133,15 @@ class _FederatedLinUCB(Agent):
         vector_sum_scale: float = VECTOR_SUM_S,
     ) -> None:
         super().__init__(n_runs)
-        self.M = check_int("M", M, low=1)
-        self.K = check_int("K", K, low=1)
-        self.d = check_int("d", d, low=1)
-        self.horizon = check_int("horizon", horizon, low=1)
-        self.protocol_name = check_choice("protocol", protocol, type(self).protocols)
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = check_delta(delta)
-        self.alpha = check_real("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
-        self.reward_bound = None if reward_bound is None else check_real(
-            "reward_bound", reward_bound, low=0.0, low_open=True, high=math.inf, high_open=True)
-        self.sigma = check_real("sigma", sigma, low=0.0, high=math.inf, high_open=True)
-        self.theta_bound = check_real("theta_bound", theta_bound, low=0.0, high=math.inf,
-                                      high_open=True)
+        self.set_params({k: v for k, v in locals().items()  # (the schedule: the subclass's)
+                         if k not in ("n_syncs", "batch", "vector_sum_scale")})
         self.n_syncs_max = n_syncs
         self.calibration: Calibration = calibrate(
             self.protocol_name, epsilon=self.epsilon, delta=self.delta, M=self.M, d=self.d,
             horizon=self.horizon, n_syncs=n_syncs, alpha=self.alpha,
             reward_bound=self.reward_bound, batch=batch, vector_sum_scale=vector_sum_scale)
-        self.lambda_ = self.calibration.lambda_ if lambda_ is None else check_real(
-            "lambda_", lambda_, low=0.0, low_open=True, high=math.inf, high_open=True)
-        self.beta = None if beta is None else check_real("beta", beta, low=0.0, high=math.inf,
-                                                         high_open=True)
+        if self.lambda_ is None:
+            self.lambda_ = self.calibration.lambda_
 
     # -- public -------------------------------------------------------------------------------
 
@@ -369,6 +381,11 @@ class FedLinUCB(_FederatedLinUCB):
     """
 
     name = "fed-linucb"
+    parameters = {
+        **_FederatedLinUCB.parameters,
+        "batch": Param(Integer(low=1)),
+        "vector_sum_scale": Param(POSITIVE),
+    }
 
     def __init__(
         self,
@@ -389,10 +406,9 @@ class FedLinUCB(_FederatedLinUCB):
         vector_sum_scale: float = VECTOR_SUM_S,
         n_runs: int = 1,
     ) -> None:
-        horizon = check_int("horizon", horizon, low=1)
-        self.batch = check_int("batch", batch, low=1, high=horizon)
-        self.vector_sum_scale = check_real("vector_sum_scale", vector_sum_scale, low=0.0,
-                                           low_open=True, high=math.inf, high_open=True)
+        self.set_params(locals())
+        horizon = self.horizon
+        check_int("batch", self.batch, low=1, high=horizon)  # a sync at least once
         super().__init__(M, K, d, horizon, protocol, epsilon, delta, alpha, reward_bound, sigma,
                          theta_bound, lambda_, beta, horizon // self.batch, n_runs, self.batch,
                          self.vector_sum_scale)
@@ -448,6 +464,8 @@ class SuperAgent(FedLinUCB):
 
     name = "super-agent"
     protocols = (CENTRAL, "none")
+    parameters = {**{k: v for k, v in FedLinUCB.parameters.items() if k != "vector_sum_scale"},
+                  "protocol": Param(Options(protocols), attribute="protocol_name")}
 
     def __init__(
         self,
@@ -498,13 +516,16 @@ class FedUCBAdaptive(_FederatedLinUCB):
     :meth:`sync_rounds_of` lists them; ``episode_info()["sync_rounds"]`` counts them.
 
     Args:
-        as :class:`FedLinUCB`, without ``batch``, plus
+        M, K, d, horizon, protocol, epsilon, delta, alpha: as :class:`FedLinUCB`.
+        reward_bound, sigma, theta_bound, lambda_, beta, n_runs: as :class:`FedLinUCB` (which
+            also takes ``batch``).
         D: the threshold (default T·log(MT)/(dM), the threshold of DisLinUCB, Wang, Hu, Chen &
             Wang 2020, Theorem 4, whose rule FedUCB's synchronous version uses; a
             reconstruction — Dubey & Pentland's own constant is not in our sources).
     """
 
     name = "feducb-adaptive"
+    parameters = {**_FederatedLinUCB.parameters, "D": Param(Real(0.0, low_open=True, none=True))}
 
     def __init__(
         self,
@@ -524,12 +545,12 @@ class FedUCBAdaptive(_FederatedLinUCB):
         beta: float | None = None,
         n_runs: int = 1,
     ) -> None:
-        horizon = check_int("horizon", horizon, low=1)
+        self.set_params(locals())
+        horizon = self.horizon
         super().__init__(M, K, d, horizon, protocol, epsilon, delta, alpha, reward_bound, sigma,
                          theta_bound, lambda_, beta, horizon, n_runs)
-        default = horizon * math.log(self.M * horizon) / (self.d * self.M)
-        self.D = default if D is None else check_real("D", D, low=0.0, low_open=True,
-                                                      high=math.inf, high_open=True)
+        if self.D is None:
+            self.D = horizon * math.log(self.M * horizon) / (self.d * self.M)
 
     @property
     def privacy(self) -> PrivacyGuarantee:

@@ -62,9 +62,9 @@ from typing import NamedTuple
 import numpy as np
 
 from privenv._jit import jit
-from privenv._validation import check_choice, check_delta, check_epsilon, check_real
 from privenv.agents.kernel import record_release
 from privenv.agents.mab import (
+    MOMENT_ORDER,
     NEVER,
     BatchedElimination,
     ElimState,
@@ -77,6 +77,7 @@ from privenv.agents.mab import (
     end_segment,
     plan_epoch,
 )
+from privenv.parameters import EPSILON, Options, Param, Real
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.mechanisms import laplace_noise
 from privenv.seeding import NoiseView, take_uniform
@@ -398,16 +399,21 @@ class PrivateRobustArmElimination(BatchedElimination):
 
     RELEASE_LABELS = ("Algorithm 2 mean", "Algorithm 3 histogram (fold 1)",
                       "Algorithm 3 mean (fold 2)")
+    families = ("huber",)
+    parameters = {
+        **BatchedElimination.parameters,
+        "epsilon": Param(EPSILON),
+        "delta": Param(Real(0.0, 1.0, low_open=True, high_open=True, none=True)),
+        "first_phase": Param(Options(FIRST_PHASES)),
+    }
 
     def __init__(self, K: int, horizon: int, epsilon: float = 1.0, delta: float | None = None,
                  first_phase: str = "batch-random", arm_order: str = "index",
                  n_runs: int = 1) -> None:
-        super().__init__(K, horizon, n_runs, arm_order)
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = 1.0 / self.horizon if delta is None else check_delta(delta)
-        if delta is None and self.horizon == 1:
-            self.delta = 0.5
-        self.first_phase = check_choice("first_phase", first_phase, FIRST_PHASES)
+        super().__init__(n_runs)
+        self.set_params(locals())
+        if self.delta is None:
+            self.delta = 1.0 / self.horizon if self.horizon > 1 else 0.5
 
     def _init_schedule(self) -> None:
         """The first phase: batches τ < τ₁, τ₁ the first with B_τ ≥ 𝒯 (|S| = K; line 5).
@@ -622,16 +628,19 @@ class PRAER(PrivateRobustArmElimination):
     """
 
     name = "prae-r"
+    parameters = {
+        **PrivateRobustArmElimination.parameters,
+        "alpha": Param(Real(0.0, ALPHA_MAX_RAW), assumes="alpha"),
+        "raw_moment_bound": Param(Real(0.0, low_open=True), assumes="raw_moment_bound"),
+        "moment_order": MOMENT_ORDER,
+    }
 
     def __init__(self, K: int, horizon: int, epsilon: float = 1.0, alpha: float = 0.0,
                  raw_moment_bound: float = 1.0, moment_order: float = 2.0,
                  delta: float | None = None, first_phase: str = "batch-random",
                  arm_order: str = "index", n_runs: int = 1) -> None:
         super().__init__(K, horizon, epsilon, delta, first_phase, arm_order, n_runs)
-        self.alpha = check_real("alpha", alpha, low=0.0, high=ALPHA_MAX_RAW)
-        self.raw_moment_bound = check_real("raw_moment_bound", raw_moment_bound, low=0.0,
-                                           low_open=True)
-        self.moment_order = check_real("moment_order", moment_order, low=2.0)
+        self.set_params(locals())
         self.scale = self.raw_moment_bound ** (1.0 / self.moment_order)  # u^{1/k}
         self._init_schedule()
 
@@ -661,6 +670,7 @@ class DPRSE(PRAER):
     """
 
     name = "dprse"
+    parameters = {k: v for k, v in PRAER.parameters.items() if k not in ("alpha", "first_phase")}
 
     def __init__(self, K: int, horizon: int, epsilon: float = 1.0, raw_moment_bound: float = 1.0,
                  moment_order: float = 2.0, delta: float | None = None, arm_order: str = "index",
@@ -690,6 +700,13 @@ class PRAEC(PrivateRobustArmElimination):
     """
 
     name = "prae-c"
+    parameters = {
+        **PrivateRobustArmElimination.parameters,
+        "alpha": Param(Real(0.0, ALPHA_MAX_CENTRAL, high_open=True), assumes="alpha"),
+        "central_moment_bound": Param(Real(0.0, low_open=True), assumes="central_moment_bound"),
+        "mean_range": Param(Real(0.0, none=True), assumes="mean_range"),
+        "moment_order": MOMENT_ORDER,
+    }
 
     def __init__(self, K: int, horizon: int, epsilon: float = 1.0, alpha: float = 0.0,
                  central_moment_bound: float = 1.0, mean_range: float | None = None,
@@ -697,13 +714,9 @@ class PRAEC(PrivateRobustArmElimination):
                  first_phase: str = "batch-random", arm_order: str = "index",
                  n_runs: int = 1) -> None:
         super().__init__(K, horizon, epsilon, delta, first_phase, arm_order, n_runs)
-        self.alpha = check_real("alpha", alpha, low=0.0, high=ALPHA_MAX_CENTRAL, high_open=True)
-        self.central_moment_bound = check_real("central_moment_bound", central_moment_bound,
-                                               low=0.0, low_open=True)
-        if mean_range is None:
+        self.set_params(locals())
+        if self.mean_range is None:
             raise ValueError("mean_range (a bound D on |μ_a|) must be given for PRAE-C")
-        self.mean_range = check_real("mean_range", mean_range, low=0.0)
-        self.moment_order = check_real("moment_order", moment_order, low=2.0)
         self.scale = self.central_moment_bound ** (1.0 / self.moment_order)  # v^{1/k}
         self.r = self.scale * central_bin_width(self.alpha, self.moment_order)  # bin width
         self.n_bins = max(4, math.ceil(2.0 * self.mean_range / self.r))  # D ≥ 2r, D ≥ |μ_a|

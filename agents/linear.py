@@ -37,13 +37,25 @@ from typing import Any
 
 import numpy as np
 
-from privenv._validation import check_choice, check_delta, check_epsilon, check_int, check_real
 from privenv.agents.base import Agent
+from privenv.parameters import (
+    DELTA,
+    EPSILON,
+    NONNEGATIVE,
+    POSITIVE,
+    Flag,
+    Integer,
+    Options,
+    Param,
+    Real,
+)
 from privenv.privacy.accounting import compose_rho, tree_levels, tree_rho
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.mechanisms import gaussian_sigma_analytic
 from privenv.privacy.tree import TreeMechanism
 from privenv.privacy.wishart import gram_sensitivity
+from privenv.wrappers.ldp import CALIBRATIONS
+from privenv.wrappers.ldp_linear import GaussianStatisticsRandomizer, LaplaceInputRandomizer
 
 __all__ = [
     "CentralDPLinUCB",
@@ -108,16 +120,33 @@ def _norms(phi: np.ndarray, M_inv: np.ndarray) -> np.ndarray:
     return np.sqrt(np.maximum(quad, 0.0))  # ≥ 0 up to rounding (M⁻¹ is PSD)
 
 
+#: the feature dimension (the env's)
+D_PARAM = Param(Integer(low=1), problem="d")
+#: the failure probability α ∈ (0, 1) of a confidence set (every linear and federated agent calls
+#: it ``alpha`` and keeps ``delta`` for the privacy δ)
+ALPHA_PARAM = Param(Real(0.0, 1.0, low_open=True, high_open=True))
+#: the assumed bound S ≥ ‖θ*‖₂ and sub-Gaussian scale R of the reward noise (the env's public
+#: values unless set)
+THETA_BOUND_PARAM = Param(NONNEGATIVE, assumes="theta_bound")
+SIGMA_PARAM = Param(NONNEGATIVE, assumes="sigma")
+#: the horizon T the agent is built for (the env's unless set; e.g. a tree mechanism's size)
+HORIZON_PARAM = Param(Integer(low=1), assumes="horizon")
+#: the label bound b (``None``: unbounded labels); the env's unless set. Labels outside it are
+#: clipped (``clip=True``, or a federated protocol's clipping) or refused, never used raw
+REWARD_BOUND_PARAM = Param(Real(0.0, low_open=True, none=True), assumes="reward_bound")
+
+
 class _RidgeAgent(Agent):
     """Ridge regression per run, V = λI + Σxxᵀ, b = Σ y x, θ̂ = V⁻¹b, with V⁻¹ kept by rank-one
     Sherman–Morrison updates (V + xxᵀ)⁻¹ = V⁻¹ − V⁻¹xxᵀV⁻¹/(1 + xᵀV⁻¹x) and log det V by the
     matrix determinant lemma log det(V + xxᵀ) = log det V + log(1 + xᵀV⁻¹x)."""
 
+    families = ("linear",)
+    parameters = {"d": D_PARAM, "lambda_": Param(POSITIVE)}
+
     def __init__(self, d: int, lambda_: float, n_runs: int) -> None:
         super().__init__(n_runs)
-        self.d = check_int("d", d, low=1)
-        self.lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=True, high=math.inf,
-                                  high_open=True)
+        self.set_params(locals())
 
     def reset_state(self) -> None:
         n, d = self.n_runs, self.d
@@ -209,6 +238,8 @@ class LinUCB(_RidgeAgent):
     """
 
     name = "linucb"
+    parameters = {**_RidgeAgent.parameters, "sigma": SIGMA_PARAM,
+                  "theta_bound": THETA_BOUND_PARAM, "alpha": ALPHA_PARAM}
 
     def __init__(
         self,
@@ -220,10 +251,7 @@ class LinUCB(_RidgeAgent):
         n_runs: int = 1,
     ) -> None:
         super().__init__(d, lambda_, n_runs)
-        self.sigma = check_real("sigma", sigma, low=0.0, high=math.inf, high_open=True)
-        self.theta_bound = check_real("theta_bound", theta_bound, low=0.0, high=math.inf,
-                                      high_open=True)
-        self.alpha = check_real("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
+        self.set_params(locals())
 
     def reset_state(self) -> None:
         super().reset_state()
@@ -293,6 +321,16 @@ class LDPLinUCB(_MessageLearner):
 
     name = "ldp-linucb"
     message_keys = ("gram", "moment")
+    families = ("linear",)
+    parameters = {
+        "d": D_PARAM,
+        "horizon": HORIZON_PARAM,
+        "epsilon": Param(EPSILON),
+        "delta": Param(DELTA),
+        "alpha": ALPHA_PARAM,
+        "calibration": Param(Options(CALIBRATIONS)),
+        "clip": Param(Flag()),
+    }
 
     def __init__(
         self,
@@ -305,18 +343,10 @@ class LDPLinUCB(_MessageLearner):
         clip: bool = False,
         n_runs: int = 1,
     ) -> None:
-        from privenv.wrappers.ldp_linear import GaussianStatisticsRandomizer
-
         super().__init__(n_runs)
-        self.d = check_int("d", d, low=1)
-        self.horizon = check_int("horizon", horizon, low=1)
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = check_delta(delta)
-        self.alpha = check_real("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
-        self.calibration = check_choice("calibration", calibration, ("analytic", "classical"))
-        self.clip = clip
+        self.set_params(locals())
         randomizer = GaussianStatisticsRandomizer(self.epsilon, self.delta, self.d,
-                                                  self.calibration, clip)
+                                                  self.calibration, self.clip)
         self.sigma = randomizer.sigma  # the users' noise σ, public
 
     def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
@@ -383,6 +413,7 @@ class InputPerturbationOLS(_MessageLearner, _RidgeAgent):
 
     name = "input-perturbation-ols"
     message_keys = ("phi_tilde", "y_tilde")
+    parameters = {**_RidgeAgent.parameters, "epsilon": Param(EPSILON), "clip": Param(Flag())}
 
     def __init__(
         self,
@@ -392,12 +423,9 @@ class InputPerturbationOLS(_MessageLearner, _RidgeAgent):
         clip: bool = False,
         n_runs: int = 1,
     ) -> None:
-        from privenv.wrappers.ldp_linear import LaplaceInputRandomizer
-
         _RidgeAgent.__init__(self, d, lambda_, n_runs)
-        self.epsilon = check_epsilon(epsilon)
-        self.clip = clip
-        self.scale = LaplaceInputRandomizer(self.epsilon, self.d, clip).scale  # b, public
+        self.set_params(locals())
+        self.scale = LaplaceInputRandomizer(self.epsilon, self.d, self.clip).scale  # b, public
 
     def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
         from privenv.wrappers import LaplaceInput, VectorLaplaceInput
@@ -509,6 +537,19 @@ class CentralDPLinUCB(Agent):
 
     name = "central-dp-linucb"
     description = "central-DP LinUCB"  # for the input check's messages
+    families = ("linear",)
+    parameters = {
+        "d": D_PARAM,
+        "horizon": HORIZON_PARAM,
+        "epsilon": Param(EPSILON),
+        "delta": Param(DELTA),
+        "sigma": SIGMA_PARAM,
+        "theta_bound": THETA_BOUND_PARAM,
+        "lambda_": Param(POSITIVE),
+        "alpha": ALPHA_PARAM,
+        "clip": Param(Flag()),
+        "reward_bound": REWARD_BOUND_PARAM,
+    }
 
     def __init__(
         self,
@@ -525,22 +566,8 @@ class CentralDPLinUCB(Agent):
         n_runs: int = 1,
     ) -> None:
         super().__init__(n_runs)
-        self.d = check_int("d", d, low=1)
-        self.horizon = check_int("horizon", horizon, low=1)
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = check_delta(delta)
-        self.sigma = check_real("sigma", sigma, low=0.0, high=math.inf, high_open=True)
-        self.theta_bound = check_real("theta_bound", theta_bound, low=0.0, high=math.inf,
-                                      high_open=True)
-        self.lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=True, high=math.inf,
-                                  high_open=True)
-        self.alpha = check_real("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
-        if not isinstance(clip, (bool, np.bool_)):
-            raise ValueError(f"clip must be a bool, got {clip!r}")
-        self.clip = bool(clip)
-        if reward_bound is not None:
-            reward_bound = check_real("reward_bound", reward_bound, low=0.0, low_open=True,
-                                      high=math.inf, high_open=True)
+        self.set_params(locals())
+        reward_bound = self.reward_bound
         if reward_bound is None or reward_bound > 1.0:
             if not self.clip:
                 raise ValueError(f"reward must lie in [-1, 1] for {self.description}, but the "

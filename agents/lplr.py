@@ -105,8 +105,9 @@ from typing import Any
 
 import numpy as np
 
-from privenv._validation import check_choice, check_delta, check_epsilon, check_int, check_real
+from privenv._validation import check_delta, check_epsilon, check_int, check_real
 from privenv.agents.base import Agent
+from privenv.parameters import DELTA, EPSILON, POSITIVE, Integer, Options, Param, Real
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.wishart import gram_gaussian_sigma
 from privenv.seeding import WRAPPER, child, generators, run_seed_sequences
@@ -528,6 +529,19 @@ class LPLRRegCB(Agent):
     """
 
     name = "lplr-regcb"
+    families = ("linear",)
+    parameters = {
+        "d": Param(Integer(low=1, high=6), problem="d"),
+        "A": Param(Integer(low=2), problem="A"),
+        "horizon": Param(Integer(low=2), assumes="horizon"),
+        "epsilon": Param(EPSILON),
+        "alpha": Param(Real(0.0, 1.0, low_open=True, high_open=True, none=True)),
+        "beta": Param(Real(0.0, low_open=True, none=True)),
+        "wishart": Param(Options(("gaussian", "paper"))),
+        "delta": Param(DELTA),
+        "kappa_scale": Param(POSITIVE),
+        "n0": Param(Integer(low=2, none=True)),
+    }
     #: the user-side randomizer class (tests swap in recording/replaying versions)
     users_class: type[LPLRUsers] = LPLRUsers
 
@@ -546,17 +560,12 @@ class LPLRRegCB(Agent):
         n_runs: int = 1,
     ) -> None:
         super().__init__(n_runs)
-        self.d = check_int("d", d, low=1, high=6)
-        self.A = check_int("A", A, low=2)
-        self.horizon = check_int("horizon", horizon, low=2)
-        self.epsilon = check_epsilon(epsilon)
-        self.alpha = check_delta(1.0 / self.horizon**2 if alpha is None else alpha, "alpha")
-        self.beta = check_real("beta", 1.0 / math.log(self.horizon) if beta is None else beta,
-                               low=0.0, low_open=True, high=math.inf, high_open=True)
-        self.wishart = check_choice("wishart", wishart, ("gaussian", "paper"))
-        self.delta = check_delta(delta)
-        self.kappas = lplr_kappas(self.epsilon, self.d, self.beta, self.alpha, kappa_scale)
-        self.kappa_scale = float(kappa_scale)
+        self.set_params(locals())
+        if self.alpha is None:
+            self.alpha = 1.0 / self.horizon**2
+        if self.beta is None:
+            self.beta = 1.0 / math.log(self.horizon)
+        self.kappas = lplr_kappas(self.epsilon, self.d, self.beta, self.alpha, self.kappa_scale)
         self.gamma, self.M = partition_parameters(self.horizon, self.beta)
         if self.gamma <= 1.0:
             raise ValueError(f"beta must make gamma = T**beta > 1, got beta={self.beta}")

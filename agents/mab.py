@@ -20,7 +20,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from privenv._jit import generic, jit
-from privenv._validation import check_choice, check_int, check_probability, check_real
 from privenv.agents.base import Agent
 from privenv.agents.kernel import (
     KernelAgent,
@@ -30,6 +29,7 @@ from privenv.agents.kernel import (
     agent_ready,
     charge_recorded,
 )
+from privenv.parameters import Integer, Options, Param, Real
 from privenv.seeding import NoiseView, take_uniform
 
 
@@ -45,11 +45,24 @@ class Uniform(Agent):
     """
 
     name = "uniform"
+    families = ("huber", "linear", "federated")
+    family_notes = {"bai": "uniform play has no stopping rule, so it would pull until the sample "
+                           "budget; use a BAI agent (ttucb, dp-se, adap-tt, …)"}
+    parameters = {
+        "n_actions": Param(Integer(low=1)),
+        "silos": Param(Integer(low=1, none=True)),
+    }
 
     def __init__(self, n_actions: int, silos: int | None = None, n_runs: int = 1) -> None:
         super().__init__(n_runs)
-        self.n_actions = check_int("n_actions", n_actions, low=1)
-        self.silos = None if silos is None else check_int("silos", silos, low=1)
+        self.set_params(locals())
+
+    @classmethod
+    def problem_values(cls, info: dict[str, Any]) -> dict[str, Any]:
+        """K arms, A actions, or K actions for each of M silos."""
+        if "M" in info:
+            return {"n_actions": info["K"], "silos": info["M"]}
+        return {"n_actions": info["A"] if "A" in info else info["K"]}
 
     def reset_state(self) -> None:
         pass
@@ -130,22 +143,15 @@ class _IndexAgent(KernelAgent):
     """Shared shell of index policies: pull counts N_a and reward sums S_a per run."""
 
     State = IndexState
-
-    def __init__(self, K: int, n_runs: int = 1) -> None:
-        super().__init__(n_runs)
-        self.K = check_int("K", K, low=2)
+    families = ("huber",)
+    parameters = {"K": Param(Integer(low=2), problem="K")}
 
     def new_state(self) -> IndexState:
         return IndexState.start(self.n_runs, self.K)
 
 
-def _scale_from_moment(central_moment_bound: float | None, moment_order: float) -> float | None:
-    """σ ≤ (E|X − μ|^k)^{1/k} (Lyapunov, k ≥ 2): a standard-deviation bound from a central one."""
-    if central_moment_bound is None:
-        return None
-    v = check_real("central_moment_bound", central_moment_bound, low=0.0, low_open=True)
-    k = check_real("moment_order", moment_order, low=2.0)
-    return v ** (1.0 / k)
+#: k ≥ 2 of a moment bound E|X|^k or E|X − μ|^k
+MOMENT_ORDER = Param(Real(2.0), assumes="moment_order")
 
 
 class UCB1Params(NamedTuple):
@@ -195,6 +201,13 @@ class UCB1(_IndexAgent):
     """
 
     name = "ucb1"
+    parameters = {
+        **_IndexAgent.parameters,
+        "sigma": Param(Real(0.0, low_open=True, none=True)),
+        "central_moment_bound": Param(Real(0.0, low_open=True, none=True),
+                                      assumes="central_moment_bound"),
+        "moment_order": MOMENT_ORDER,
+    }
 
     def __init__(
         self,
@@ -204,10 +217,11 @@ class UCB1(_IndexAgent):
         moment_order: float = 2.0,
         n_runs: int = 1,
     ) -> None:
-        super().__init__(K, n_runs)
-        if sigma is None:
-            sigma = _scale_from_moment(central_moment_bound, moment_order) or 1.0
-        self.sigma = check_real("sigma", sigma, low=0.0, low_open=True)
+        super().__init__(n_runs)
+        self.set_params(locals())
+        if self.sigma is None:  # σ ≤ (E|X − μ|^k)^{1/k} (Lyapunov, k ≥ 2)
+            v = self.central_moment_bound
+            self.sigma = 1.0 if v is None else v ** (1.0 / self.moment_order)
 
     def kernel_params(self) -> UCB1Params:
         return UCB1Params(self.K, self.sigma)
@@ -331,6 +345,12 @@ class RobustUCB(_IndexAgent):
     """
 
     name = "robust-ucb"
+    parameters = {
+        **_IndexAgent.parameters,
+        "raw_moment_bound": Param(Real(0.0, low_open=True), assumes="raw_moment_bound"),
+        "moment_order": MOMENT_ORDER,
+        "horizon": Param(Integer(low=1, none=True), assumes="horizon"),
+    }
 
     def __init__(
         self,
@@ -340,13 +360,9 @@ class RobustUCB(_IndexAgent):
         horizon: int | None = None,
         n_runs: int = 1,
     ) -> None:
-        super().__init__(K, n_runs)
-        self.raw_moment_bound = check_real(
-            "raw_moment_bound", raw_moment_bound, low=0.0, low_open=True
-        )
-        self.moment_order = check_real("moment_order", moment_order, low=2.0)
+        super().__init__(n_runs)
+        self.set_params(locals())
         self.u = self.raw_moment_bound ** (2.0 / self.moment_order)
-        self.horizon = None if horizon is None else check_int("horizon", horizon, low=1)
         # a sample whose drop time c = u·s/(2X²) (in units of log t) exceeds this is never dropped
         self._log_t_max = math.log(self.horizon + 1) if self.horizon else 700.0
 
@@ -405,10 +421,11 @@ class EpsilonGreedy(_IndexAgent):
     """
 
     name = "eps-greedy"
+    parameters = {**_IndexAgent.parameters, "explore": Param(Real(0.0, 1.0))}
 
     def __init__(self, K: int, explore: float = 0.1, n_runs: int = 1) -> None:
-        super().__init__(K, n_runs)
-        self.explore = check_probability(explore, "explore")
+        super().__init__(n_runs)
+        self.set_params(locals())
 
     def kernel_params(self) -> EpsilonGreedyParams:
         return EpsilonGreedyParams(self.K, self.explore)
@@ -639,11 +656,11 @@ class BatchedElimination(KernelAgent):
     #: labels of the releases recorded in checking mode (index = :attr:`Releases.label`)
     RELEASE_LABELS: tuple[str, ...] = ()
 
-    def __init__(self, K: int, horizon: int, n_runs: int = 1, arm_order: str = "index") -> None:
-        super().__init__(n_runs)
-        self.K = check_int("K", K, low=2)
-        self.horizon = check_int("horizon", horizon, low=1)
-        self.arm_order = check_choice("arm_order", arm_order, self.ARM_ORDERS)
+    parameters = {
+        "K": Param(Integer(low=2), problem="K"),
+        "horizon": Param(Integer(low=1), assumes="horizon"),
+        "arm_order": Param(Options(ARM_ORDERS)),
+    }
 
     def buffer_size(self) -> int:
         """Rewards a segment keeps (0 unless the estimator needs them)."""

@@ -35,15 +35,10 @@ from scipy.optimize import minimize_scalar
 from scipy.special import zeta
 
 from privenv._jit import generic, jit
-from privenv._validation import (
-    check_choice,
-    check_delta,
-    check_epsilon,
-    check_int,
-    check_real,
-)
 from privenv.agents.kernel import KernelAgent, Releases, agent_act, agent_observe, agent_ready
+from privenv.parameters import DELTA, EPSILON, Integer, Options, Param, Real
 from privenv.seeding import NoiseView
+from privenv.wrappers.ldp import CALIBRATIONS, GaussianRandomizer
 
 THRESHOLDS = ("theory", "empirical")
 REWARD_MODES = ("sample", "cost")
@@ -358,6 +353,13 @@ def _ttucb_excess(p: TTUCBParams, s: TopTwoState, run: int, a_hat: int, b: int,
     return stat - (p.c0 + count_term(w_a) + count_term(w_b))  # c^G, eq. 4
 
 
+#: the Gaussian ingredients' parameters (eq. 3, 4): the threshold choice and σ > 0
+GAUSSIAN_PARAMETERS = {
+    "threshold": Param(Options(THRESHOLDS)),
+    "sigma": Param(Real(0.0, low_open=True), assumes="sigma"),
+}
+
+
 class TopTwo(KernelAgent):
     """The shell of a Top Two algorithm (paper 3, Algorithm 1): the kernel
     :func:`top_two_act` / :func:`top_two_observe` over a :class:`TopTwoState`.
@@ -379,6 +381,13 @@ class TopTwo(KernelAgent):
     """
 
     State = TopTwoState
+    families = ("bai",)
+    parameters = {
+        "K": Param(Integer(low=2), problem="K"),
+        "delta": Param(DELTA),
+        "beta": Param(Real(0.0, 1.0, low_open=True, high_open=True)),
+        "reward_mode": Param(Options(REWARD_MODES), problem="reward_mode"),
+    }
 
     def __init__(
         self,
@@ -389,24 +398,7 @@ class TopTwo(KernelAgent):
         n_runs: int = 1,
     ) -> None:
         super().__init__(n_runs)
-        self.K = check_int("K", K, low=2)
-        self.reward_mode = check_choice("reward_mode", reward_mode, REWARD_MODES)
-        self.delta = check_delta(delta)
-        self.beta = check_real("beta", beta, low=0.0, high=1.0, low_open=True, high_open=True)
-
-    def set_gaussian_parameters(
-        self, threshold: str, sigma: float, alpha: float | None = None, s: float | None = None
-    ) -> None:
-        """Validate and store the parameters of the Gaussian ingredients (eq. 3, 4): the threshold
-        choice, σ > 0 and, for a UCB bonus b^G, α > 1 and s > 1."""
-        self.threshold = check_choice("threshold", threshold, THRESHOLDS)
-        self.sigma = check_real("sigma", sigma, low=0.0, low_open=True, high=math.inf,
-                                high_open=True)
-        if alpha is not None:
-            self.alpha = check_real("alpha", alpha, low=1.0, low_open=True, high=math.inf,
-                                    high_open=True)
-        if s is not None:
-            self.s = check_real("s", s, low=1.0, low_open=True, high=math.inf, high_open=True)
+        self.set_params(locals())
 
     @property
     def glr_sigma(self) -> float:
@@ -444,6 +436,13 @@ class TTUCB(TopTwo):
 
     name = "ttucb"
 
+    parameters = {
+        **TopTwo.parameters,
+        **GAUSSIAN_PARAMETERS,
+        "alpha": Param(Real(1.0, low_open=True)),
+        "s": Param(Real(1.0, low_open=True)),
+    }
+
     def __init__(
         self,
         K: int,
@@ -457,7 +456,7 @@ class TTUCB(TopTwo):
         n_runs: int = 1,
     ) -> None:
         super().__init__(K, delta=delta, beta=beta, reward_mode=reward_mode, n_runs=n_runs)
-        self.set_gaussian_parameters(threshold, sigma, alpha, s)
+        self.set_params(locals())
 
     def kernel_params(self) -> TTUCBParams:
         c0 = glr_threshold_constant(self.K, self.delta) if self.threshold == "theory" else 0.0
@@ -519,6 +518,11 @@ class CTBTT(_LocalTTUCB):
     """
 
     name = "ctb-tt"
+    parameters = {
+        **{k: v for k, v in TTUCB.parameters.items() if k != "sigma"},  # σ = 1/2: rewards in {0, 1}
+        "epsilon": Param(EPSILON),
+        "reward_mode": Param(Options(("sample",)), problem="reward_mode"),
+    }
 
     def __init__(
         self,
@@ -532,10 +536,9 @@ class CTBTT(_LocalTTUCB):
         reward_mode: str = "sample",
         n_runs: int = 1,
     ) -> None:
-        self.epsilon = check_epsilon(epsilon)
         super().__init__(K, delta=delta, threshold=threshold, sigma=0.5, beta=beta, alpha=alpha,
-                         s=s, reward_mode=check_choice("reward_mode", reward_mode, ("sample",)),
-                         n_runs=n_runs)
+                         s=s, reward_mode=reward_mode, n_runs=n_runs)
+        self.set_params(locals())
 
     def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
         from privenv.wrappers import RandomizedResponse, VectorRandomizedResponse
@@ -572,6 +575,11 @@ class GaussianLDPTTUCB(_LocalTTUCB):
     """
 
     name = "gaussian-ldp-ttucb"
+    parameters = {
+        **CTBTT.parameters,
+        "gamma": Param(DELTA),
+        "calibration": Param(Options(CALIBRATIONS)),
+    }
 
     def __init__(
         self,
@@ -587,17 +595,13 @@ class GaussianLDPTTUCB(_LocalTTUCB):
         reward_mode: str = "sample",
         n_runs: int = 1,
     ) -> None:
-        from privenv.wrappers.ldp import GaussianRandomizer
-
-        self.epsilon = check_epsilon(epsilon)
-        self.gamma = check_real("gamma", gamma, low=0.0, high=1.0, low_open=True, high_open=True)
-        self.calibration = calibration
-        self._randomizer = GaussianRandomizer(self.epsilon, self.gamma, (0.0, 1.0), calibration)
+        self.set_params(locals())
+        self._randomizer = GaussianRandomizer(self.epsilon, self.gamma, (0.0, 1.0),
+                                              self.calibration)
         self.sigma_privacy = self._randomizer.sigma  # σ_{ε,γ}
         super().__init__(K, delta=delta, threshold=threshold,
                          sigma=math.sqrt(self.sigma_privacy**2 + 0.25), beta=beta, alpha=alpha,
-                         s=s, reward_mode=check_choice("reward_mode", reward_mode, ("sample",)),
-                         n_runs=n_runs)
+                         s=s, reward_mode=reward_mode, n_runs=n_runs)
 
     def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
         from privenv.wrappers import GaussianReward, VectorGaussianReward

@@ -184,69 +184,77 @@ def _cmd_envs(args: argparse.Namespace) -> int:
 # -- privenv agents -------------------------------------------------------------------------------
 
 
-def agent_catalogue() -> list[dict[str, Any]]:
-    """Every registered agent: name, privacy model (of the agent built with its defaults for the
-    first env it accepts), one-line description from the class docstring, parameters, envs."""
+def agent_catalogue(names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Every registered agent (or those of ``names``): name, class, the families and env ids it
+    plays, privacy model (of the agent built with its defaults on its first env), one-line
+    description from the class docstring, and its declared parameters
+    (:func:`privenv.parameters.describe`)."""
     import gymnasium as gym
 
-    from privenv.agents import REGISTRY, env_kwargs_for, make
+    from privenv.agents import REGISTRY, env_kwargs_for, family_ids, make
+    from privenv.parameters import describe
     from privenv.privacy.guarantee import system_guarantee
     from privenv.simulation import wrapper_guarantees
 
-    envs = {}
-    for env_id in _env_ids():
-        try:
-            envs[env_id] = gym.make(env_id)
-        except Exception as e:  # an env that cannot be built is reported, not fatal here
-            print(f"privenv agents: warning: cannot build {env_id}: {e}", file=sys.stderr)
     out = []
-    for name in sorted(REGISTRY):
+    for name in sorted(REGISTRY) if names is None else names:
         module, clsname = REGISTRY[name]
         row: dict[str, Any] = {"name": name, "class": f"{module}.{clsname}"}
         try:
             cls = _agent_class(name)
         except UsageError as e:
             row.update(available=False, description=f"(not available: {e.__cause__})",
-                       privacy_model=None, privacy=None, envs=[], parameters=[])
+                       privacy_model=None, privacy=None, families=[], envs=[], parameters=[])
             out.append(row)
             continue
+        envs = [i for f in cls.families for i in family_ids(f)]
+        privacy = None
+        if envs:
+            kwargs = env_kwargs_for(cls)  # e.g. CTB-TT: the sample in the reward
+            env = gym.make(envs[0], **kwargs)
+            try:
+                agent = make(name, env, 1)
+            except ValueError:  # an agent that needs a declared reward bound (e.g.
+                env.close()     # super-agent's central DP): ±1 rewards
+                env = gym.make(envs[0], noise="bounded", **kwargs)
+                agent = make(name, env, 1)
+            privacy = system_guarantee(agent.privacy, wrapper_guarantees(agent.wrap_env(env)))
+            env.close()
         row.update(available=True, description=_summary_line(cls.__doc__),
-                   parameters=[k for k in _params(cls) if k != "n_runs"])
-        fits, privacy = [], None
-        for env_id, env in envs.items():
-            needs = env_kwargs_for(cls)  # e.g. CTB-TT: the sample in the reward
-            try:
-                own = gym.make(env_id, **needs) if needs else env
-                agent = make(name, own, 1)
-            except (ValueError, TypeError):
-                try:  # an agent that needs a declared reward bound (e.g. super-agent's central
-                    own = gym.make(env_id, noise="bounded", **needs)  # DP): ±1 rewards
-                    agent = make(name, own, 1)
-                except (ValueError, TypeError):
-                    continue
-            try:
-                system = agent.wrap_env(own)  # a local-DP system's randomizer wrapper
-            except (ValueError, TypeError):
-                continue
-            fits.append(env_id)
-            privacy = privacy or system_guarantee(agent.privacy, wrapper_guarantees(system))
-            if own is not env:
-                own.close()
-        row.update(envs=fits, privacy_model=privacy.model if privacy else None,
-                   privacy=str(privacy) if privacy else None)
+                   families=list(cls.families), envs=envs,
+                   privacy_model=privacy.model if privacy else None,
+                   privacy=str(privacy) if privacy else None, parameters=describe(cls))
         out.append(row)
-    for env in envs.values():
-        env.close()
     return out
 
 
 def _cmd_agents(args: argparse.Namespace) -> int:
-    cat = agent_catalogue()
+    from privenv.agents import REGISTRY
+
+    for name in args.names:
+        if name not in REGISTRY:
+            raise UsageError(f"unknown agent {name!r}; known agents: {', '.join(sorted(REGISTRY))}")
+    cat = agent_catalogue(args.names or None)
     if args.format == "json":
         print(_dumps(cat, indent=2))
         return EXIT_OK
-    rows = [(a["name"], a["privacy_model"] or "?", a["description"]) for a in cat]
-    print(_table(rows, ("agent", "privacy", "description")))
+    if not args.names:
+        rows = [(a["name"], a["privacy_model"] or "?", ", ".join(a["envs"]), a["description"])
+                for a in cat]
+        print(_table(rows, ("agent", "privacy", "envs", "description")))
+        return EXIT_OK
+    for a in cat:
+        print(f"{a['name']} ({a['class']}): {a['description']}")
+        print(f"    envs: {', '.join(a['envs'])}; privacy: {a['privacy'] or '-'}")
+        rows = []
+        for p in a["parameters"]:
+            source = p["from_env"]
+            default = ("the env's " + source["key"] if source else
+                       "required" if p["required"] else repr(p["default"]))
+            if source and source["kind"] == "assumption":
+                default += " (may be set)"
+            rows.append((p["name"], p["allowed"], default))
+        print(_table(rows, ("parameter", "allowed", "default")))
     return EXIT_OK
 
 
@@ -278,25 +286,25 @@ def parse_sets(items: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _check_env_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> None:
-    allowed = [k for k in _params(_env_class(env_id)) if k not in ("render_mode",)]
-    for key in env_kwargs:
-        if key == "horizon":
-            raise UsageError("set the horizon with --horizon, not --set env.horizon")
-        if key not in allowed:
-            raise UsageError(
-                f"env {env_id!r} has no parameter {key!r}; parameters: "
-                f"{[k for k in allowed if k != 'horizon']}"
-            )
+    from privenv.envs import check_env_kwargs
+
+    if "horizon" in env_kwargs:
+        raise UsageError("set the horizon with --horizon, not --set env.horizon")
+    try:
+        check_env_kwargs(env_id, env_kwargs)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def _check_agent_kwargs(name: str, agent_kwargs: dict[str, Any]) -> None:
-    allowed = [k for k in _params(_agent_class(name)) if k != "n_runs"]
-    for key in agent_kwargs:
-        if key not in allowed:
-            raise UsageError(
-                f"agent {name!r} has no parameter {key!r}; parameters: {allowed} "
-                "(env parameters take the prefix env., e.g. --set env.alpha=0.1)"
-            )
+    from privenv.agents import check_parameter_names
+
+    _agent_class(name)
+    try:
+        check_parameter_names(name, agent_kwargs)
+    except ValueError as e:
+        raise UsageError(f"{e} (env parameters take the prefix env., e.g. --set env.alpha=0.1)"
+                         ) from None
 
 
 def run_summary(args: argparse.Namespace) -> dict[str, Any]:
@@ -462,7 +470,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_envs)
 
     p = sub.add_parser("agents", help="list the agent zoo",
-                       description="List the agents with their privacy model and description.")
+                       description="List the agents with their privacy model, envs and "
+                                   "description; with agent names, their parameters.")
+    p.add_argument("names", nargs="*", metavar="AGENT",
+                   help="show these agents' parameters (allowed values, defaults)")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=_cmd_agents)
 

@@ -15,7 +15,9 @@ import pytest
 
 import privenv  # noqa: F401
 from privenv import agents
-from privenv.envs import ENV_IDS, RL_IDS
+from privenv.envs import ENV_IDS, RL_IDS, env_family
+from privenv.parameters import Options
+from privenv.problems.base import FAMILIES
 from privenv.simulation import simulate
 from privenv.wrappers import GaussianReward, LaplaceReward, RandomizedResponse
 
@@ -229,39 +231,44 @@ def _named(param: str) -> str:
 ENV_VARIANTS: tuple[dict[str, object], ...] = ({}, {"noise": "bounded"})
 
 
+def _family_env_ids(name: str) -> list[str]:
+    families = agents.agent_class(name).families
+    return [e for e in ENV_IDS if env_family(e) in families]
+
+
 def _agent_env(name: str) -> gym.Env:
-    """The first registered env (built with the agent's env requirements, then with each of
-    :data:`ENV_VARIANTS`) for which ``agents.make(name, env)`` works with the defaults."""
-    for env_id in ENV_IDS:
-        for variant in ENV_VARIANTS:
-            try:
-                env = gym.make(env_id, disable_env_checker=True, **variant,
-                               **agents.env_kwargs_for(name))
-                agents.make(name, env, 1)
-            except (ValueError, TypeError):
-                continue
-            return env
-    raise AssertionError(f"agent {name!r} cannot be built with defaults for any registered env")
+    """The first env of the agent's families (built with its env requirements, then with each of
+    :data:`ENV_VARIANTS`) on which ``agents.make(name, env)`` works with the defaults."""
+    env_id = _family_env_ids(name)[0]
+    for variant in ENV_VARIANTS:
+        env = gym.make(env_id, disable_env_checker=True, **variant, **agents.env_kwargs_for(name))
+        try:
+            agents.make(name, env, 1)
+        except ValueError:
+            continue
+        return env
+    raise AssertionError(f"agent {name!r} cannot be built with defaults on {env_id}")
 
 
+#: every declared parameter of every agent, with each value its constraint rejects
+#: (:meth:`privenv.parameters.Constraint.invalid`), and every agent's ``n_runs``
 AGENT_CASES = [
     (name, param, bad)
     for name in sorted(agents.REGISTRY)
-    for param, values in BAD_VALUES.items()
-    if param in inspect.signature(agents.agent_class(name).__init__).parameters
-    for bad in values
-]
+    for param, declared in agents.agent_class(name).parameters.items()
+    for bad in declared.constraint.invalid()
+] + [(name, "n_runs", bad) for name in sorted(agents.REGISTRY) for bad in (0, -2, 1.5)]
 
 
 @pytest.mark.parametrize("name,param,bad", AGENT_CASES,
                          ids=[f"{n}-{p}={b!r}" for n, p, b in AGENT_CASES])
 def test_every_registered_agent_rejects_bad_parameters(name, param, bad):
-    env_id = _agent_env(name)
+    env = _agent_env(name)
     with pytest.raises(ValueError, match=_named(param)):
         if param == "n_runs":
-            agents.make(name, env_id, bad)
+            agents.make(name, env, bad)
         else:
-            agents.make(name, env_id, 1, **{param: bad})
+            agents.make(name, env, 1, **{param: bad})
 
 
 def test_the_agent_table_covers_every_registered_agent():
@@ -270,6 +277,57 @@ def test_the_agent_table_covers_every_registered_agent():
     private = {n for n, p, _ in AGENT_CASES if p == "epsilon"}
     assert {"prae-r", "ldp-linucb", "central-dp-linucb", "lplr-regcb", "fed-linucb",
             "super-agent", "ctb-tt"} <= private
+
+
+#: every agent × every research id of a family it does not play
+WRONG_FAMILY = [(name, env_id) for name in sorted(agents.REGISTRY) for env_id in ENV_IDS
+                if env_id not in _family_env_ids(name)]
+
+
+@pytest.mark.parametrize("name,env_id", WRONG_FAMILY, ids=[f"{n}-on-{e}" for n, e in WRONG_FAMILY])
+def test_an_agent_on_the_wrong_family_fails_naming_the_family_it_needs(name, env_id):
+    needs = ", ".join(_family_env_ids(name))
+    with pytest.raises(ValueError, match=rf"^agent '{name}' runs on .* envs \({needs}\); got "
+                                         rf"{env_id}"):
+        agents.make(name, env_id, 1)
+
+
+def test_the_wrong_family_table_covers_every_agent_that_does_not_play_everything():
+    assert {n for n, _ in WRONG_FAMILY} == set(agents.REGISTRY)  # no agent plays all four
+
+
+def _other_value(declared, value):
+    """A valid value of ``declared``'s constraint other than ``value``."""
+    if isinstance(declared.constraint, Options):
+        return next(c for c in declared.constraint.choices if c != value)
+    return value + 1
+
+
+#: every declared problem quantity (``problem=``) of every agent, given explicitly with a valid
+#: value other than the env's: a conflict
+CONFLICTS = [
+    (name, key)
+    for name in sorted(agents.REGISTRY)
+    for key, declared in agents.agent_class(name).parameters.items()
+    if declared.problem is not None
+    and (not isinstance(declared.constraint, Options) or len(declared.constraint.choices) > 1)
+]
+
+
+@pytest.mark.parametrize("name,key", CONFLICTS, ids=[f"{n}-{k}" for n, k in CONFLICTS])
+def test_a_problem_quantity_other_than_the_envs_is_refused(name, key):
+    env = _agent_env(name)
+    declared = agents.agent_class(name).parameters[key]
+    info = agents.public_info_of(env)
+    if declared.problem not in info:  # (e.g. the task of a regret env: absent, the default)
+        pytest.skip(f"{key} is not in this env's public description")
+    other = _other_value(declared, info[declared.problem])
+    with pytest.raises(ValueError, match=rf"{key} is the env's \({key}=.*\); got {key}="):
+        agents.make(name, env, 1, **{key: other})
+
+
+def test_the_conflict_table_covers_every_family():
+    assert {env_family(_family_env_ids(n)[0]) for n, _ in CONFLICTS} == set(FAMILIES)
 
 
 def _env_signature(env_id: str) -> dict[str, inspect.Parameter]:

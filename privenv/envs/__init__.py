@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import gymnasium as gym
 
 from privenv.envs.bai import BestArmIdentificationEnv, BestArmIdentificationVectorEnv
@@ -40,6 +42,45 @@ ENV_IDS: dict[str, tuple[str, str, int]] = {
 }
 
 
+def _env_class(env_id: str) -> type:
+    import importlib
+
+    module, _, name = ENV_IDS[env_id][0].partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def env_parameters(env_id: str) -> list[str]:
+    """The instance parameters of a research id: its env constructor's, less ``horizon`` (each
+    runner sets it) and ``render_mode``. Their values are checked by the problem class."""
+    import inspect
+
+    params = inspect.signature(_env_class(env_id).__init__).parameters
+    return [k for k, p in params.items() if k not in ("self", "horizon", "render_mode")
+            and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+def check_env_kwargs(env_id: str, kwargs: Iterable[str]) -> None:
+    """``ValueError`` naming the first of ``kwargs`` that is not an instance parameter of
+    ``env_id`` (:func:`env_parameters`)."""
+    allowed = env_parameters(env_id)
+    for key in kwargs:
+        if key not in allowed:
+            raise ValueError(f"env {env_id!r} has no parameter {key!r}; parameters: {allowed}")
+
+
+def env_family(env_id: str) -> str:
+    """The problem family of a research id (:data:`privenv.problems.base.FAMILIES`): its env
+    class is a ``ProblemEnv[P]``, and the problem class ``P`` names its family."""
+    import typing
+
+    cls = _env_class(env_id)
+    for base in getattr(cls, "__orig_bases__", ()):
+        for arg in typing.get_args(base):
+            if getattr(arg, "family", ""):
+                return arg.family
+    raise TypeError(f"{cls.__name__} does not name its problem class (ProblemEnv[P])")
+
+
 def register_envs() -> None:
     """Register every privenv id with Gymnasium (idempotent). The RL ids truncate their runs
     themselves at ``horizon`` (no ``TimeLimit``, so ``horizon=`` alone sets the run length)."""
@@ -72,5 +113,8 @@ __all__ = [
     "ProblemEnv",
     "ProblemVectorEnv",
     "RL_IDS",
+    "check_env_kwargs",
+    "env_family",
+    "env_parameters",
     "register_envs",
 ]

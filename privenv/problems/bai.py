@@ -103,6 +103,8 @@ class BAIProblem(Problem):
         n_runs: number of runs.
     """
 
+    family = "bai"
+
     terminates = True
 
     def __init__(

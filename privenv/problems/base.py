@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
@@ -68,6 +68,17 @@ def exhausted_arm(env: ArmView, run: int) -> int:
     return -1
 
 
+#: the problem families: name → what an error message calls it. A problem class names its family
+#: (:attr:`Problem.family`); an agent names the families it plays
+#: (:attr:`privenv.agents.Agent.families`).
+FAMILIES: dict[str, str] = {
+    "huber": "heavy-tailed multi-armed bandit",
+    "bai": "best-arm identification",
+    "linear": "linear contextual bandit",
+    "federated": "federated linear bandit",
+}
+
+
 class Problem(ABC):
     """A batched bandit problem.
 
@@ -81,6 +92,8 @@ class Problem(ABC):
 
     single_observation_space: spaces.Space
     single_action_space: spaces.Space
+    #: the family of problems this is (a key of :data:`FAMILIES`)
+    family: ClassVar[str] = ""
     #: whether an episode ends by the agent's choice (best-arm identification) rather than by time.
     terminates: bool = False
 

@@ -61,6 +61,8 @@ class FederatedLinearProblem(LinearFamilyProblem):
         n_runs: number of runs.
     """
 
+    family = "federated"
+
     def __init__(
         self,
         M: int = 100,

@@ -103,6 +103,8 @@ class HuberProblem(Problem):
         n_runs: number of runs.
     """
 
+    family = "huber"
+
     def __init__(
         self,
         K: int | None = None,

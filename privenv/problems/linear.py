@@ -545,6 +545,8 @@ class LinearContextualProblem(LinearFamilyProblem):
         n_runs: number of runs.
     """
 
+    family = "linear"
+
     def __init__(
         self,
         d: int | None = None,

@@ -58,7 +58,6 @@ from __future__ import annotations
 import argparse
 import csv
 import functools
-import inspect
 import math
 import sys
 import time
@@ -70,6 +69,7 @@ from typing import Any
 import numpy as np
 
 from privenv._validation import check_choice, check_epsilon, check_int
+from privenv.parameters import Param
 from privenv.reproduce.cells import (
     add_common_arguments,
     default_workers,
@@ -241,14 +241,15 @@ def _switch(model: str, instance: str) -> float:
 # -- points ---------------------------------------------------------------------------------------
 
 
-def _agent_params(agent: str) -> dict[str, inspect.Parameter]:
+def _agent_params(agent: str) -> dict[str, Param]:
+    """The agent's declared parameters."""
     from privenv.agents import agent_class
 
     try:
         cls = agent_class(agent)
     except (ImportError, AttributeError) as e:
         raise ValueError(f"agent {agent!r} is registered but cannot be imported: {e}") from e
-    return dict(inspect.signature(cls.__init__).parameters)
+    return cls.parameters
 
 
 def is_private(agent: str) -> bool:

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import inspect
 import sys
 import time
 from collections.abc import Sequence
@@ -141,7 +140,7 @@ class Cell:
         """The panel's ε, for agents that take one (non-private baselines do not)."""
         from privenv.agents import agent_class
 
-        params = inspect.signature(agent_class(self.agent).__init__).parameters
+        params = agent_class(self.agent).parameters
         return {"epsilon": self.panel.epsilon} if "epsilon" in params else {}
 
     @property

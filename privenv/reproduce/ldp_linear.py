@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import inspect
 import json
 import math
 import shlex
@@ -166,8 +165,8 @@ class Cell:
         """ε for agents that take one (the non-private baseline does not), then ``params``."""
         from privenv.agents import agent_class
 
-        signature = inspect.signature(agent_class(self.agent).__init__).parameters
-        return {**({"epsilon": self.epsilon} if "epsilon" in signature else {}),
+        declared = agent_class(self.agent).parameters
+        return {**({"epsilon": self.epsilon} if "epsilon" in declared else {}),
                 **dict(self.params)}
 
     @property

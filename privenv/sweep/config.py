@@ -8,7 +8,6 @@ with the runs per configuration, the chunk of runs per cell and the seed, and ex
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import json
 import os
@@ -411,19 +410,12 @@ def _agent_names() -> list[str]:
 
 
 def _check_env_params(env_id: str, kwargs: Mapping[str, Any], where: str) -> None:
-    import importlib
+    from privenv.envs import check_env_kwargs
 
-    from privenv.envs import ENV_IDS
-
-    module, _, cls = ENV_IDS[env_id][0].partition(":")
-    params = inspect.signature(getattr(importlib.import_module(module), cls).__init__).parameters
-    allowed = [k for k, p in params.items()
-               if k not in ("self", "render_mode", "horizon")
-               and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    for key in kwargs:
-        if key not in allowed:
-            raise SweepConfigError(f"{where}: env {env_id!r} has no parameter {key!r}; "
-                                   f"parameters: {allowed}")
+    try:
+        check_env_kwargs(env_id, kwargs)
+    except ValueError as e:
+        raise SweepConfigError(f"{where}: {e}") from None
 
 
 def load_config(path: str | os.PathLike[str]) -> SweepConfig:

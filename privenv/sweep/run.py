@@ -8,7 +8,6 @@ the sweep completes.
 
 from __future__ import annotations
 
-import inspect
 import os
 import socket
 import sys
@@ -32,11 +31,11 @@ def resolved_params(agent: Any) -> dict[str, Any]:
     """An agent's constructor parameters as resolved (defaults filled from the env), where they
     are plain numbers, strings or booleans."""
     out = {}
-    for name in inspect.signature(type(agent).__init__).parameters:
-        value = getattr(agent, name, None)
+    for name, declared in getattr(type(agent), "parameters", {}).items():
+        value = getattr(agent, declared.attribute or name, None)
         if isinstance(value, np.generic):
             value = value.item()
-        if name not in ("self", "n_runs") and isinstance(value, (bool, int, float, str)):
+        if isinstance(value, (bool, int, float, str)):
             out[name] = value
     return out
 

@@ -18,6 +18,7 @@ import pytest
 from privenv import agents
 from privenv.agents import Agent
 from privenv.cli import main
+from privenv.parameters import Integer, Param
 from privenv.store import Store
 from privenv.sweep import Cell, SweepConfig, run_cell, run_sweep
 
@@ -145,6 +146,8 @@ class RaisingAgent(Agent):
     """A test agent that builds fine (so the config validates) and raises while it plays."""
 
     name = "test-raiser"
+    families = ("huber",)
+    parameters = {"K": Param(Integer(low=2), problem="K"), "fail_at": Param(Integer(low=0))}
 
     def __init__(self, K: int, n_runs: int = 1, fail_at: int = 10) -> None:
         super().__init__(n_runs)
