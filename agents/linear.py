@@ -550,6 +550,12 @@ class CentralDPLinUCB(Agent):
         "clip": Param(Flag()),
         "reward_bound": REWARD_BOUND_PARAM,
     }
+    #: audit hooks, kept by every real agent: the binary mechanism of both trees, and a factor on
+    #: their node noise σ (the declared ρ and the confidence widths keep the calibrated σ). A
+    #: mutant subclass swaps in a tree that redraws its node noise, or a factor 0.5, and runs this
+    #: agent's own code (``privenv audit --targets central-dp-linucb``).
+    tree_class: type[TreeMechanism] = TreeMechanism
+    noise_multiplier: float = 1.0
 
     def __init__(
         self,
@@ -596,9 +602,10 @@ class CentralDPLinUCB(Agent):
 
     def reset_state(self) -> None:
         n, d = self.n_runs, self.d
-        self.gram_tree = TreeMechanism(n, (d, d), self.noise_sigma, self.horizon, self.noise,
-                                       symmetric=True)
-        self.moment_tree = TreeMechanism(n, (d,), self.noise_sigma, self.horizon, self.noise)
+        sigma = self.noise_multiplier * self.noise_sigma
+        self.gram_tree = self.tree_class(n, (d, d), sigma, self.horizon, self.noise,
+                                         symmetric=True)
+        self.moment_tree = self.tree_class(n, (d,), sigma, self.horizon, self.noise)
         self.G = np.zeros((n, d, d))  # G̃: private Σφφᵀ (the tree's latest prefix sum)
         self.u = np.zeros((n, d))  # ũ: private Σyφ
         self._phi: np.ndarray | None = None

@@ -245,6 +245,11 @@ class LPLRUsers:
         delta: δ of the symmetric-Gaussian Gram release (``"gaussian"`` only).
     """
 
+    #: audit hook: multiplies every noise scale of :meth:`release` (the Laplace scales, the Gram
+    #: noise σ or the Wishart scale) and nothing else; 1 in every real run, a mutant subclass sets
+    #: 0.5 (``privenv audit --targets lplr-update-count``, …)
+    noise_multiplier: float = 1.0
+
     def __init__(self, d: int, A: int, gens: list[np.random.Generator], epsilon: float,
                  wishart: str, delta: float) -> None:
         self.d, self.A, self.gens = d, A, gens
@@ -313,13 +318,14 @@ class LPLRUsers:
         if self.wishart == "paper":
             # Σ of n W_d(d+1, cI) = W_d(n(d+1), cI), by Bartlett: c·LLᵀ, L lower triangular with
             # L_ii = √χ²_{m−i}, L_ij ~ N(0, 1) (i > j); then 3(W − n(d+1)cI)   (Alg. 3 line 5)
-            c, m = 1.5 / self.epsilon, self.n * (d + 1)
+            c, m = self.noise_multiplier * 1.5 / self.epsilon, self.n * (d + 1)
             low = np.tril(gen.standard_normal(shape + (d, d)), -1)
             diag = np.sqrt(gen.chisquare(m - np.arange(d), shape + (d,)))
             low = low + np.einsum("...i,ij->...ij", diag, np.eye(d))
             w = c * low @ np.swapaxes(low, -1, -2)
             return 3.0 * (w - m * c * np.eye(d))
-        z = gen.standard_normal(shape + (d, d)) * (self.sigma_gram * math.sqrt(self.n))
+        sigma = self.noise_multiplier * self.sigma_gram
+        z = gen.standard_normal(shape + (d, d)) * (sigma * math.sqrt(self.n))
         up = np.triu(z)
         return up + np.swapaxes(np.triu(z, 1), -1, -2)  # symmetric, upper triangle i.i.d.
 
@@ -327,11 +333,12 @@ class LPLRUsers:
         """The phase's released sums (normalized scale), zero on the bins that are not open."""
         R = len(self.gens)
         shape = self.open.shape[1:]
+        f = self.noise_multiplier
         if self.kind == "update":
             count, lam, gram = self.count.copy(), self.lam.copy(), self.gram.copy()
             for r, gen in enumerate(self.gens):  # one draw per run and phase
-                count[r] += self._laplace_sum(gen, self.b_count, shape)
-                lam[r] += self._laplace_sum(gen, self.b_lam, shape + (self.d,))
+                count[r] += self._laplace_sum(gen, f * self.b_count, shape)
+                lam[r] += self._laplace_sum(gen, f * self.b_lam, shape + (self.d,))
                 gram[r] += self._gram_noise_sum(gen, shape)
             o = self.open
             out = {"count": np.where(o, count, 0.0), "lam": np.where(o[..., None], lam, 0.0),
@@ -340,7 +347,7 @@ class LPLRUsers:
         else:
             eps = self.eps.copy()
             for r, gen in enumerate(self.gens):
-                eps[r] += self._laplace_sum(gen, self.b_ci, shape)
+                eps[r] += self._laplace_sum(gen, f * self.b_ci, shape)
             out = {"eps": np.where(self.open, eps, 0.0)}
             del self.eps
         assert out[next(iter(out))].shape[0] == R

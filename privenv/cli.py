@@ -356,18 +356,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from privenv.privacy import harness
+    from privenv import audits
 
     targets = None if args.targets is None else [t.strip() for t in args.targets.split(",")
                                                   if t.strip()]
     if targets == []:
         raise UsageError(f"--targets names no target (got {args.targets!r}); known targets: "
-                         f"{', '.join(harness.CASES)}")
-    records = harness.run(targets, size=args.size, seed=args.seed)
+                         f"{', '.join(audits.CASES)}")
+    records = audits.run(targets, size=args.size, seed=args.seed)
     if args.format == "json":
         print(_dumps([r.as_dict() for r in records], allow_nan=False))
     else:
-        print(harness.format_table(records))
+        print(audits.format_table(records))
     return EXIT_OK if all(r.ok for r in records) else EXIT_FAILED_CELLS
 
 
@@ -545,7 +545,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "audit", help="privacy audits (ε lower bounds, exact preimages) with mutation tests",
-        description="Run the privacy audits of privenv.privacy.harness: for each target an ε "
+        description="Run the privacy audits of privenv.audits: for each target an ε "
                     "lower bound from neighbouring inputs (Clopper–Pearson, false alarm ≤ 1e-6) "
                     "against the declared ε, or (preimage-* targets) the releases of one input "
                     "provably impossible from the other, and each injected bug, which must be "

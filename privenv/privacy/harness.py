@@ -1,14 +1,13 @@
-"""The privacy audit harness (SPEC §8; PRIVACY-TESTING.md "Statistical toolkit", items 1, 7, 8).
+"""The privacy audit harness: the machinery of every audit, and the audits of the privacy
+layer's own mechanisms.
 
-One registry of named audit *cases*; each is the single implementation of one audit:
+An audit *case* is the single implementation of one audit:
 
 * the target's declared guarantee (ε, δ) — δ is the point of the privacy profile audited (a
   Gaussian mechanism declares its whole μ-GDP profile ε(δ), and is audited where a sample of our
   size resolves it, e.g. δ = 0.05);
 * a batched sampler of the released output on two neighbouring inputs D, D′ (one user's value
-  or reward changed), at a given number of samples per side and seed — for an agent, the agent
-  itself driven through its act/observe protocol (and its local-DP wrapper, if it has one) on two
-  reward tables differing in one user's rewards, many runs at once;
+  or reward changed), at a given number of samples per side and seed;
 * the event family: threshold events {score > t}, {score ≤ t} on scores declared in advance
   (Clopper–Pearson, Bonferroni: :func:`privenv.privacy.audit.threshold_epsilon_lower_bound`), or,
   for multi-dimensional outputs, a linear score fitted and the event chosen on one half of the
@@ -16,16 +15,25 @@ One registry of named audit *cases*; each is the single implementation of one au
 * named mutations (an injected bug: noise × 0.5, sensitivity halved, a reward reused, node noise
   redrawn, one tree level missing, …), each of which the audit must catch.
 
+This module holds the machinery (:class:`AuditCase`, :func:`run_case`, :class:`AuditRecord`, the
+score statistics) and the registry :data:`CASES` of the mechanisms of :mod:`privenv.privacy`:
+Laplace, Gaussian, randomized response, the exact samplers, the exact-preimage audits, the tree
+mechanism, both Wisharts, P_Vec's node, the shuffler and the federated protocols. It imports no
+layer above the privacy layer (``tests/privacy/test_layers.py``). The audits of what those layers
+build — the local randomizers of :mod:`privenv.wrappers` and LPLR's users, and every private
+agent end to end — are in :mod:`privenv.audits`, whose combined registry
+:data:`privenv.audits.CASES` is what ``privenv audit`` runs.
+
 A correct target fails its audit with probability ≤ ``alpha`` (1e-6, family-wise, per case and
 variant) for the fixed seed: ε_lb > declared ε *proves* a violation at confidence 1 − α. Sizes:
-``"quick"`` (the default test run: tests/privacy/test_harness.py and, for ``fed-linucb-silo``,
-tests/privacy/test_federated_protocol.py; about 1.5 minutes on 2 workers) and ``"full"`` (10×
-the samples per side: sharper bounds). Run the full audit with ``nice privenv audit --size full``
-(add ``--targets a,b`` for a subset, ``--format json`` for records): measured 2026-11-29 on the
-2-core development machine under load (load average ≈ 7), 25 min 50 s wall, 14.3 min CPU (710 s
-user + 150 s system), peak memory 9.6 GB — the end-to-end agent cases dominate (CTB-TT,
-central-DP LinUCB ≈ 1.5–2 min per variant, per-run seeding of 4·10⁵ runs), so expect ≈ 15 min on
-an idle machine.
+``"quick"`` (the default test run: tests/test_audits.py, and for the ``preimage-*`` cases and
+``fed-linucb-silo`` tests/privacy/test_preimage.py and tests/privacy/test_federated_protocol.py;
+about 1.5 minutes on 2 workers) and ``"full"`` (10× the samples per side: sharper bounds). Run
+the full audit with ``nice privenv audit --size full`` (add ``--targets a,b`` for a subset,
+``--format json`` for records): measured 2026-11-29 on the 2-core development machine under
+load (load average ≈ 7), 25 min 50 s wall, 14.3 min CPU (710 s user + 150 s system), peak memory
+9.6 GB — the end-to-end agent cases dominate (CTB-TT, central-DP LinUCB ≈ 1.5–2 min per variant,
+per-run seeding of 4·10⁵ runs), so expect ≈ 15 min on an idle machine.
 
 A paper's own mechanism that is known not to be DP (the Wishart mechanism of Jiang et al. 2016,
 used by paper 4's LPLR-Update and declared not-DP by our agent) is audited too; its violation is
@@ -41,8 +49,8 @@ mutant (a float operation after the exact noise) the audit must catch. Their rec
 counts in ``details``. The exact-sampler and preimage cases take about 25 s together at quick
 size (one process, measured at load average 15).
 
-Use :func:`run` (records with the keys of the ``privenv audit --format json`` output) and
-:func:`format_table`.
+Use :func:`run` (records with the keys of the ``privenv audit --format json`` output; every
+target: :func:`privenv.audits.run`) and :func:`format_table`.
 """
 
 from __future__ import annotations
@@ -50,7 +58,7 @@ from __future__ import annotations
 import math
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
 from typing import Any
@@ -60,23 +68,34 @@ import numpy as np
 from privenv._validation import check_choice, check_int
 from privenv.privacy import audit
 from privenv.privacy import mechanisms as mech
-from privenv.privacy.accounting import gaussian_epsilon, gaussian_rho, tree_levels
+from privenv.privacy.accounting import gaussian_rho, tree_levels
 
 __all__ = [
     "ALPHA",
     "AuditCase",
     "AuditRecord",
     "CASES",
+    "DEFAULT_SEED",
+    "GAUSS_GRID",
+    "GDP_AUDIT_DELTA",
+    "LAPLACE_GRID",
     "Measurement",
     "FLOAT_VIOLATION",
     "PAPER_VIOLATION",
     "SIZES",
+    "Sampler",
+    "best_bound",
+    "fed_redraw_randomizer_class",
     "fitted_holdout_lower_bound",
     "format_table",
+    "gaussian_projection_bound",
+    "laplace_llr_bound",
     "node_keys",
+    "register",
     "run",
     "run_case",
     "tree_mutant_classes",
+    "tree_s2_sd",
 ]
 
 #: family-wise false-alarm probability of every audit (per case and variant)
@@ -170,13 +189,20 @@ class AuditRecord:
         return d
 
 
+#: the cases of this module, the mechanisms of the privacy layer, in report order (the cases of
+#: the layers above, and the combined registry that ``privenv audit`` runs: :mod:`privenv.audits`)
+#:
+#: :meta hide-value:
 CASES: dict[str, AuditCase] = {}
 
 
-def _register(case: AuditCase) -> AuditCase:
-    if case.target in CASES:
+def register(case: AuditCase, cases: dict[str, AuditCase] | None = None) -> AuditCase:
+    """Add ``case`` to the registry ``cases`` (default :data:`CASES`): a target is registered
+    once."""
+    cases = CASES if cases is None else cases
+    if case.target in cases:
         raise ValueError(f"audit target {case.target!r} registered twice")
-    CASES[case.target] = case
+    cases[case.target] = case
     return case
 
 
@@ -216,14 +242,17 @@ def run_case(case: AuditCase, size: str = "quick", seed: int = DEFAULT_SEED,
     return out
 
 
-def run(targets: Sequence[str] | None = None, size: str = "quick",
-        seed: int = DEFAULT_SEED) -> list[AuditRecord]:
-    """Audit ``targets`` (default: every registered case) at ``size``."""
+def run(targets: Sequence[str] | None = None, size: str = "quick", seed: int = DEFAULT_SEED,
+        cases: Mapping[str, AuditCase] | None = None) -> list[AuditRecord]:
+    """Audit ``targets`` of the registry ``cases`` (default :data:`CASES`; every target of
+    ``privenv audit``: :data:`privenv.audits.CASES`) at ``size``; ``targets=None``: all of
+    them, in registry order."""
+    cases = CASES if cases is None else cases
     seed = check_int("seed", seed, low=0)
-    names = list(CASES) if targets is None else list(targets)
+    names = list(cases) if targets is None else list(targets)
     for name in names:
-        check_choice("targets", name, tuple(CASES))
-    return [r for name in names for r in run_case(CASES[name], size, seed)]
+        check_choice("targets", name, tuple(cases))
+    return [r for name in names for r in run_case(cases[name], size, seed)]
 
 
 def format_table(records: Sequence[AuditRecord]) -> str:
@@ -273,7 +302,9 @@ def fitted_holdout_lower_bound(out_d: np.ndarray, out_dp: np.ndarray, *, delta: 
     return audit.holdout_epsilon_lower_bound(x0 @ w, x1 @ w, delta=delta, alpha=alpha)
 
 
-def _best(*results: audit.AuditResult) -> audit.AuditResult:
+def best_bound(*results: audit.AuditResult) -> audit.AuditResult:
+    """The result with the largest ε lower bound (of statistics each audited at its own share
+    of ``alpha``)."""
     return max(results, key=lambda r: r.epsilon_lb)
 
 
@@ -282,9 +313,43 @@ def _tree_scores_bound(scores: list[tuple[np.ndarray, np.ndarray]], grid: np.nda
     """The better of two tree statistics (S₁: memoised-noise LR, S₂: redrawn-noise LR), each
     with thresholds ``grid`` × its standard deviation under D′ (α/2 each); ``scores`` = [(S₁, S₂)
     on D, (S₁, S₂) on D′]."""
-    return _best(*(audit.threshold_epsilon_lower_bound(
+    return best_bound(*(audit.threshold_epsilon_lower_bound(
         scores[0][j], scores[1][j], grid * sds[j], delta=delta, alpha=ALPHA / 2)
         for j in range(2)))
+
+
+#: the point δ of a Gaussian mechanism's μ-GDP profile audited by a projection score: resolved
+#: by 2·10⁵ samples per side
+GDP_AUDIT_DELTA = 0.05
+#: thresholds of Gaussian scores, in units of the declared σ around D′'s mean
+GAUSS_GRID = np.linspace(-1.0, 5.0, 25)
+#: thresholds of Laplace log-likelihood ratios, in units of their maximum; ±0.999 are the
+#: "every coordinate beyond both means" events, whose ratio is e^{±ε}
+LAPLACE_GRID = np.concatenate([[-0.999], np.linspace(-0.8, 0.8, 9), [0.999]])
+
+
+def gaussian_projection_bound(out_d: np.ndarray, out_dp: np.ndarray, mean_d: np.ndarray,
+                              mean_dp: np.ndarray, sigma: float, *,
+                              delta: float = GDP_AUDIT_DELTA) -> audit.AuditResult:
+    """Vector releases with isotropic Gaussian noise of the declared σ: the projection on the
+    unit mean difference (their likelihood-ratio statistic), thresholds :data:`GAUSS_GRID`·σ
+    around D′'s projected mean, at ``delta``."""
+    u = (mean_d - mean_dp) / np.linalg.norm(mean_d - mean_dp)
+    s_d, s_dp = (out_d - mean_dp) @ u, (out_dp - mean_dp) @ u
+    return audit.threshold_epsilon_lower_bound(s_d, s_dp, GAUSS_GRID * sigma, delta=delta,
+                                               alpha=ALPHA)
+
+
+def laplace_llr_bound(out_d: np.ndarray, out_dp: np.ndarray, mean_d: np.ndarray,
+                      mean_dp: np.ndarray, scale: float) -> audit.AuditResult:
+    """Pure-DP threshold audit of vector releases with the declared Laplace noise: its
+    log-likelihood ratio, thresholds :data:`LAPLACE_GRID` × its maximum
+    Σ|mean_d − mean_dp|/scale."""
+    top = np.abs(mean_d - mean_dp).sum() / scale
+    scores = [(np.abs(x - mean_dp) - np.abs(x - mean_d)).sum(axis=1) / scale
+              for x in (out_d, out_dp)]
+    return audit.threshold_epsilon_lower_bound(*scores, LAPLACE_GRID * top, delta=0.0,
+                                               alpha=ALPHA)
 
 
 # =================================================================================================
@@ -328,7 +393,7 @@ def _laplace(mutation: str | None, n: int, seed: int) -> Measurement:
     return Measurement(res, eps, 0.0)
 
 
-_register(AuditCase(
+register(AuditCase(
     "laplace", "Laplace(Δ/ε), ε = 1, inputs 0 vs 1; events {y > t}, {y ≤ t}, 15 thresholds "
     "(true ε: correct 1, noise × 0.8 → 1.25, sensitivity halved → 2)",
     _laplace, 1_000_000, ("noise x 0.8", "sensitivity halved"), power_floor=0.95))
@@ -344,7 +409,7 @@ def _gaussian(mutation: str | None, n: int, seed: int) -> Measurement:
     return Measurement(res, eps, delta)
 
 
-_register(AuditCase(
+register(AuditCase(
     "gaussian", "analytic Gaussian at (ε, δ) = (1, 1e-2), inputs 0 vs 1, δ-adjusted threshold "
     "events (optimal for a Gaussian shift: Neyman–Pearson); noise × 0.8 has true ε ≈ 1.35",
     _gaussian, 1_000_000, ("noise x 0.8", "sensitivity halved"), power_floor=0.85))
@@ -358,7 +423,7 @@ def _rr(mutation: str | None, n: int, seed: int) -> Measurement:
     return Measurement(res, eps, 0.0)
 
 
-_register(AuditCase(
+register(AuditCase(
     "randomized-response", "randomized response, ε = ln 3, rewards 0 vs 1, event {y = 1}; "
     "the mutant flips with the probability of ε + 0.1", _rr, 1_000_000, ("epsilon + 0.1",),
     power_floor=1.07))
@@ -400,7 +465,7 @@ def _laplace_exact(mutation: str | None, n: int, seed: int) -> Measurement:
     return Measurement(res, _laplace_exact_mechanism(None).guarantee.epsilon, 0.0)
 
 
-_register(AuditCase(
+register(AuditCase(
     "laplace-exact", "the exact Laplace mechanism (input on the grid 2⁻¹⁰ℤ + discrete Laplace of "
     "1024 grid units, CKS20), ε = 1 exactly, inputs 0 vs 1; the events of 'laplace'; mutants: "
     "scale × 0.8, grid sensitivity halved", _laplace_exact, 1_000_000,
@@ -427,7 +492,7 @@ def _gaussian_exact(mutation: str | None, n: int, seed: int) -> Measurement:
     return Measurement(res, g.epsilon, g.delta)
 
 
-_register(AuditCase(
+register(AuditCase(
     "gaussian-exact", "the exact Gaussian mechanism (grid 2⁻¹⁰ℤ, discrete Gaussian with the "
     "smallest σ² whose exact δ(1) ≤ 1e-2, CKS20), inputs 0 vs 1, the events of 'gaussian'; "
     "mutants: σ × 0.8, grid sensitivity halved", _gaussian_exact, 1_000_000,
@@ -442,7 +507,7 @@ def _snapping(mutation: str | None, n: int, seed: int) -> Measurement:
                        .guarantee.epsilon, 0.0)
 
 
-_register(AuditCase(
+register(AuditCase(
     "laplace-snapping", "Mironov's snapping mechanism at ε = 1 (λ = 1 + 2⁻⁴⁹B, Λ = 2, "
     "B = 1 + 16λ), range (0, 1), inputs 0 vs 1; events {y > t} between multiples of Λ (the "
     "event {y ≥ 2} has log-ratio exactly 1); mutant: λ × 0.5", _snapping, 1_000_000,
@@ -520,18 +585,18 @@ def _preimage_float(kind: str) -> Sampler:
     return sample
 
 
-_register(AuditCase(
+register(AuditCase(
     "preimage-laplace-float", "exact preimage search of the float Laplace release x + "
     "laplace_from_uniform(u, b = 1) (LaplaceRandomizer(ε = 1, range (0, 1))), inputs 0 vs 1: "
     "releases of one input that no uniform on numpy's 2⁻⁵³ grid maps to from the other — not DP "
     "in binary64 (Mironov 2012), expected", _preimage_float("laplace"), 20_000,
     float_sampler=True))
-_register(AuditCase(
+register(AuditCase(
     "preimage-gaussian-float", "exact preimage search of the float Gaussian x + "
     "gaussian_from_uniform(u, σ) (inverse CDF on numpy's grid), σ analytic at (1, 1e-2), inputs "
     "0 vs 1 — not DP in binary64, expected", _preimage_float("gaussian"), 20_000,
     float_sampler=True))
-_register(AuditCase(
+register(AuditCase(
     "preimage-gaussian-float-ziggurat", "the float Gaussian x + σ·standard_normal (numpy's "
     "ziggurat, as GaussianRandomizer), σ as above, inputs 0 vs 1: releases that x ⊕ n cannot "
     "produce for ANY double n (the addition stage alone: a lower bound) — expected",
@@ -574,12 +639,12 @@ def _preimage_exact(kind: str) -> Sampler:
     return sample
 
 
-_register(AuditCase(
+register(AuditCase(
     "preimage-laplace-exact", "exact preimage search of the exact Laplace mechanism (ε = 1, "
     "range (0, 1), grid 2⁻¹⁰ℤ), inputs 0 vs 1/3: every release is a grid point, reachable from "
     "both; mutant: exact noise added to the raw input in binary64", _preimage_exact("laplace"),
     20_000, ("float addition",)))
-_register(AuditCase(
+register(AuditCase(
     "preimage-gaussian-exact", "exact preimage search of the exact Gaussian mechanism at "
     "(1, 1e-2), range (0, 1), inputs 0 vs 1/3; mutant: exact noise added to the raw input in "
     "binary64", _preimage_exact("gaussian"), 20_000, ("float addition",)))
@@ -628,7 +693,7 @@ def _snap_unrounded(rng: np.random.Generator, n: int, x: float, p: Any) -> np.nd
     return np.clip(xc + np.where(s == 1, -noise, noise), -p.bound, p.bound)
 
 
-_register(AuditCase(
+register(AuditCase(
     "preimage-snapping", "exact preimage search of Mironov's snapping mechanism (ε = 1, range "
     "(0, 1), Λ = 2), inputs 0 vs 1/3: releases on the Λ-grid, each with a witness from the other "
     "input; mutant: no final rounding to Λ", _preimage_snapping, 20_000, ("no final rounding",)))
@@ -648,7 +713,7 @@ def node_keys(t: int) -> list[tuple[int, int]]:
     return [(j, t >> j) for j in range(t.bit_length()) if t >> j & 1]
 
 
-def _tree_s2_sd(sigma: float, horizon: int = _TREE_T) -> float:
+def tree_s2_sd(sigma: float, horizon: int = _TREE_T) -> float:
     """Standard deviation of S₂ = Σ_{t ≤ horizon} y_t/popcount(t) under the memoised
     mechanism."""
     coef: dict[tuple[int, int], float] = {}
@@ -696,11 +761,11 @@ def _tree(mutation: str | None, n: int, seed: int) -> Measurement:
         y = np.stack(ys, axis=1)  # (n, T)
         scores.append((y[:, [0, 1, 3, 7, 15]].sum(axis=1), (y / _TREE_POP).sum(axis=1)))
     grid = np.linspace(-1.0, 5.0, 13)  # standardised units around D′'s mean 0
-    sds = (math.sqrt(tree_levels(_TREE_T)) * _TREE_SIGMA, _tree_s2_sd(_TREE_SIGMA))
+    sds = (math.sqrt(tree_levels(_TREE_T)) * _TREE_SIGMA, tree_s2_sd(_TREE_SIGMA))
     return Measurement(_tree_scores_bound(scores, grid, sds, _TREE_DELTA), declared, _TREE_DELTA)
 
 
-_register(AuditCase(
+register(AuditCase(
     "tree", "binary (tree) mechanism, scalar stream T = 16, σ = 1: D = (1, 0, …, 0) vs D′ = 0, "
     "all 16 private prefixes released; scores S₁ = Σ_j y_{2^j} (the LR statistic of the "
     "memoised mechanism) and S₂ = Σ_t y_t/popcount(t) (that of a redrawing one), 13 "
@@ -733,7 +798,7 @@ def _wishart_scores(out_d: np.ndarray, out_dp: np.ndarray, c0: float, sd: float,
     support = [np.linalg.eigvalsh(m + shift)[:, 0] for m in (out_d, out_dp)]
     proj = [m[:, 0, 0] - m[:, 1, 1] for m in (out_d, out_dp)]
     grid = -1.0 + sd * np.linspace(-1.0, 5.0, 13)
-    return _best(
+    return best_bound(
         audit.threshold_epsilon_lower_bound(*support, [0.0], delta=delta, alpha=ALPHA / 2),
         audit.threshold_epsilon_lower_bound(*proj, grid, delta=delta, alpha=ALPHA / 2))
 
@@ -750,7 +815,7 @@ def _wishart_jiang(mutation: str | None, n: int, seed: int) -> Measurement:
     return Measurement(res, W.wishart_jiang2016_claimed_epsilon(alpha), 0.0)
 
 
-_register(AuditCase(
+register(AuditCase(
     "wishart-jiang2016", "paper 4's Wishart mechanism (Jiang et al. 2016, α = 1, claimed "
     "α/3-LDP), d = 2, φ = e₁ vs φ′ = e₂: the support event has probability 0 under e₁ and "
     "≈ 0.07 under e₂ — NOT DP (Sheffet 2019), reproduced; declared not-DP by LPLR's "
@@ -774,211 +839,11 @@ def _wishart_gaussian(mutation: str | None, n: int, seed: int) -> Measurement:
     return Measurement(res, epsilon, delta)
 
 
-_register(AuditCase(
+register(AuditCase(
     "wishart-gaussian", "the valid alternative: symmetric Gaussian Gram noise at (ε, δ) = "
     "(2, 0.01), d = 2, replace-one, φ = e₁ vs e₂ (the same two scores); mutants: σ × 0.5, σ "
     "from the add/remove sensitivity B² instead of √2·B²", _wishart_gaussian, 200_000,
     ("noise x 0.5", "sensitivity add-remove"), power_floor=1.5))
-
-
-# =================================================================================================
-# Linear-bandit local randomizers (LDP-LinUCB's message, input perturbation, LPLR's messages)
-# =================================================================================================
-
-_LIN_DELTA = 0.05  # a point of a Gaussian mechanism's μ-GDP profile resolved by 2·10⁵ samples
-_LIN_D = 2
-#: thresholds of Gaussian scores, in units of the declared σ around D′'s mean
-_GAUSS_GRID = np.linspace(-1.0, 5.0, 25)
-#: thresholds of Laplace log-likelihood ratios, in units of their maximum; ±0.999 are the
-#: "every coordinate beyond both means" events, whose ratio is e^{±ε}
-_LAPLACE_GRID = np.concatenate([[-0.999], np.linspace(-0.8, 0.8, 9), [0.999]])
-
-
-def _gaussian_projection(out_d, out_dp, mean_d, mean_dp, sigma) -> audit.AuditResult:
-    """Projection on the unit mean difference (the LR statistic of isotropic Gaussian noise);
-    thresholds ``_GAUSS_GRID``·σ around D′'s projected mean; δ = ``_LIN_DELTA``."""
-    u = (mean_d - mean_dp) / np.linalg.norm(mean_d - mean_dp)
-    s_d, s_dp = (out_d - mean_dp) @ u, (out_dp - mean_dp) @ u
-    return audit.threshold_epsilon_lower_bound(s_d, s_dp, _GAUSS_GRID * sigma, delta=_LIN_DELTA,
-                                               alpha=ALPHA)
-
-
-def _laplace_llr_audit(out_d, out_dp, mean_d, mean_dp, scale) -> audit.AuditResult:
-    """Pure-DP threshold audit of the declared Laplace mechanism's log-likelihood ratio
-    (thresholds ``_LAPLACE_GRID`` × its maximum Σ|mean_d − mean_dp|/scale)."""
-    top = np.abs(mean_d - mean_dp).sum() / scale
-    scores = [(np.abs(x - mean_dp) - np.abs(x - mean_d)).sum(axis=1) / scale
-              for x in (out_d, out_dp)]
-    return audit.threshold_epsilon_lower_bound(*scores, _LAPLACE_GRID * top, delta=0.0,
-                                               alpha=ALPHA)
-
-
-def _ldp_linucb_message(mutation: str | None, n: int, seed: int) -> Measurement:
-    from privenv.wrappers.ldp_linear import GaussianStatisticsRandomizer
-
-    eps, delta = 4.0, 1e-5
-    rand = GaussianStatisticsRandomizer(eps, delta, _LIN_D)
-    declared = gaussian_epsilon(_LIN_DELTA, rand.sensitivity / rand.sigma)
-    sigma = rand.sigma
-    if mutation == "noise x 0.5":
-        rand.sigma = sigma * 0.5
-    elif mutation == "sensitivity add-remove":  # σ calibrated for Δ₂ = √2 instead of 2√2
-        rand.sigma = mech.gaussian_sigma_analytic(eps, delta, math.sqrt(2.0))
-    c, s = math.cos(math.pi / 12), math.sin(math.pi / 12)
-    # the worst case of (triu φφᵀ, φy) for d = 2 (numerical maximisation): φ·φ′ = −½, y = y′ = 1
-    phis = (np.array([c, s]), np.array([-s, -c]))
-    iu = np.triu_indices(_LIN_D)
-    means, outs = [], []
-    for k, phi in enumerate(phis):
-        means.append(np.concatenate([np.outer(phi, phi)[iu], phi]))
-        draws = np.random.default_rng([seed, k]).standard_normal((n, rand.n_draws()))
-        msg = rand(np.tile(phi, (n, 1)), np.ones(n), draws)
-        outs.append(np.concatenate([msg["gram"][:, iu[0], iu[1]], msg["moment"]], axis=1))
-    return Measurement(_gaussian_projection(*outs, *means, sigma), declared, _LIN_DELTA)
-
-
-_register(AuditCase(
-    "ldp-linucb-message", "LDP-LinUCB's user message (φφᵀ + B, φy + ξ), GaussianStatistics "
-    "at (ε, δ) = (4, 1e-5), d = 2; worst pair φ·φ′ = −½, y = 1 (‖Δ‖ = 3/√2 of the declared "
-    "2√2); projection score; audited at δ = 0.05 of the μ-GDP profile (declared 1.39)",
-    _ldp_linucb_message, 200_000, ("noise x 0.5", "sensitivity add-remove"),
-    power_floor=0.88 - 0.25))
-
-
-def _input_perturbation(mutation: str | None, n: int, seed: int) -> Measurement:
-    from privenv.wrappers.ldp_linear import LaplaceInputRandomizer
-
-    eps = 1.0
-    rand = LaplaceInputRandomizer(eps, _LIN_D)
-    scale = rand.scale
-    if mutation == "noise x 0.5":
-        rand.scale = 0.5 * scale
-    elif mutation == "L1 sensitivity without sqrt(d)":
-        rand.scale = 4.0 / eps
-    phi = np.full(_LIN_D, 1 / math.sqrt(_LIN_D))
-    outs = []
-    for k, (p, y) in enumerate(((phi, 1.0), (-phi, -1.0))):
-        draws = np.random.default_rng([seed, k]).random((n, rand.n_draws()))
-        msg = rand(np.tile(p, (n, 1)), np.full(n, y), draws)
-        outs.append(np.concatenate([msg["phi_tilde"], msg["y_tilde"]], axis=1))
-    res = _laplace_llr_audit(*outs, np.append(phi, 1.0), np.append(-phi, -1.0), scale)
-    return Measurement(res, eps, 0.0)
-
-
-_register(AuditCase(
-    "input-perturbation-message", "input perturbation (φ + Lap_d(b), y + Lap(b)), ε = 1, d = 2, "
-    "b = (2√d + 2)/ε; the pair φ = (1, 1)/√2, y = 1 vs −φ, −1 attains the L1 sensitivity; "
-    "score: the declared Laplace log-likelihood ratio", _input_perturbation, 200_000,
-    ("noise x 0.5", "L1 sensitivity without sqrt(d)"), power_floor=0.85))
-
-
-_LPLR_EPS = 3.0  # ε/3 = 1 per LPLR-Update part
-
-
-def _lplr_release(mode: str, delta: float, part: str, contribution: Callable, seed: list[int],
-                  n: int, factor: float = 1.0) -> np.ndarray:
-    """The release of a phase of one user, replicated over the bins of one run (their noise is
-    i.i.d.), with the user's terms written into the phase sums by ``contribution(users)``
-    (bypassing ``contribute``, whose clipping bounds the terms written here). ``factor``
-    multiplies the noise scales (mutants)."""
-    from privenv.agents.lplr import LPLRUsers
-
-    n_bins = 2 * n if part in ("count", "eps") else n
-    users = LPLRUsers(_LIN_D, 1, [np.random.default_rng(seed)], _LPLR_EPS, mode, delta)
-    users.b_count *= factor
-    users.b_lam *= factor
-    users.b_ci *= factor
-    if users.sigma_gram is not None:
-        users.sigma_gram *= factor
-    users.start_phase("ci" if part == "eps" else "update", 1, n_bins, 1,
-                      np.ones((1, 1, n_bins), dtype=bool))
-    contribution(users)
-    return users.release()[part][0, 0]
-
-
-def _lplr_one_hot(part: str) -> Sampler:
-    def sample(mutation: str | None, n: int, seed: int) -> Measurement:
-        mode = "paper" if mutation == "paper's scale" else "gaussian"
-        factor = 0.5 if mutation == "noise x 0.5" else 1.0
-        declared = _LPLR_EPS / 3 if part == "count" else _LPLR_EPS
-
-        def one_hot(offset: int) -> Callable:
-            def contribution(users: Any) -> None:
-                getattr(users, part)[0, 0, offset::2] = 1.0
-            return contribution
-
-        outs = [_lplr_release(mode, 1e-5, part, one_hot(k), [seed, k], n, factor)
-                .reshape(n, 2) for k in (0, 1)]
-        res = _laplace_llr_audit(*outs, np.array([1.0, 0.0]), np.array([0.0, 1.0]),
-                                 2.0 / declared)
-        return Measurement(res, declared, 0.0)
-    return sample
-
-
-_register(AuditCase(
-    "lplr-update-count", "LPLR-Update's one-hot count (declared ε/3 = 1 at ε = 3): the user "
-    "moves from bin b to bin b′, Δ₁ = 2; mutants: noise × 0.5, the paper's Lap(3/α) "
-    "(add/remove sensitivity 1: true ε twice the declared)", _lplr_one_hot("count"), 200_000,
-    ("noise x 0.5", "paper's scale"), power_floor=1.0 - 0.35))
-_register(AuditCase(
-    "lplr-ci", "LPLR-CI's one-hot normalized ε_i ∈ [0, 1] (declared ε = 3), Δ₁ = 2; mutants: "
-    "noise × 0.5, the paper's Lap(1/α)", _lplr_one_hot("eps"), 200_000,
-    ("noise x 0.5", "paper's scale"), power_floor=3.0 - 0.35))
-
-
-def _lplr_label(mutation: str | None, n: int, seed: int) -> Measurement:
-    mode = "paper" if mutation == "paper's scale" else "gaussian"
-    factor = 0.5 if mutation == "noise x 0.5" else 1.0
-    v = np.full(_LIN_D, 1 / math.sqrt(_LIN_D))
-    declared = _LPLR_EPS / 3
-
-    def user(y: float) -> Callable:
-        def contribution(users: Any) -> None:
-            users.count[0, 0, :] = 1.0
-            users.lam[0, 0, :] = y * v
-            users.gram[0, 0, :] = np.outer(v, v)
-        return contribution
-
-    outs = [_lplr_release(mode, 1e-5, "lam", user(y), [seed, k], n, factor)
-            for k, y in enumerate((1.0, -1.0))]
-    res = _laplace_llr_audit(*outs, v, -v, 2 * math.sqrt(_LIN_D) / declared)
-    return Measurement(res, declared, 0.0)
-
-
-_register(AuditCase(
-    "lplr-update-label-moment", "LPLR-Update's normalized y_hφ_h (declared ε/3 = 1): "
-    "φ_h = (1, 1)/√2, label +1 vs −1, Δ₁ = 2√d attained; mutants: noise × 0.5, the paper's "
-    "Lap(3√d/α)", _lplr_label, 200_000, ("noise x 0.5", "paper's scale"),
-    power_floor=1.0 - 0.15))
-
-
-def _lplr_gram(mutation: str | None, n: int, seed: int) -> Measurement:
-    from privenv.privacy.wishart import gram_gaussian_sigma
-
-    delta = 0.01
-    factor = 0.5 if mutation == "noise x 0.5" else 1.0
-    sigma = gram_gaussian_sigma(_LPLR_EPS / 3, delta, _LIN_D)
-    declared = gaussian_epsilon(_LIN_DELTA, math.sqrt(2) / sigma)
-    iu = np.triu_indices(_LIN_D)
-
-    def user(phi: np.ndarray) -> Callable:
-        def contribution(users: Any) -> None:
-            users.count[0, 0, :] = 1.0
-            users.gram[0, 0, :] = np.outer(phi, phi)
-        return contribution
-
-    e1, e2 = np.eye(_LIN_D)
-    outs = [_lplr_release("gaussian", delta, "gram", user(phi), [seed, k], n, factor)
-            [:, iu[0], iu[1]] for k, phi in enumerate((e1, e2))]
-    res = _gaussian_projection(*outs, np.outer(e1, e1)[iu], np.outer(e2, e2)[iu], sigma)
-    return Measurement(res, declared, _LIN_DELTA)
-
-
-_register(AuditCase(
-    "lplr-update-gram", "LPLR-Update's normalized Gram with symmetric Gaussian noise "
-    "(ε/3 = 1, δ = 0.01), φ_h = e₁ vs e₂; projection score; audited at δ = 0.05 of the "
-    "μ-GDP profile (declared 0.572)", _lplr_gram, 200_000, ("noise x 0.5",),
-    power_floor=0.572 - 0.2))
 
 
 # =================================================================================================
@@ -1013,7 +878,7 @@ def _pvec_node(mutation: str | None, n: int, seed: int) -> Measurement:
     return Measurement(res, declared.epsilon, declared.delta)
 
 
-_register(AuditCase(
+register(AuditCase(
     "pvec-node", "P_Vec (Cheu et al. 2021) scalar node, n = 3 users, x₁ = −L vs L: the "
     "analyzer output (a sufficient statistic of the shuffled unary messages), 15 thresholds; "
     "declared (1, 1e-3) checked exactly by node_guarantee", _pvec_node, 1_000_000,
@@ -1043,7 +908,7 @@ def _shuffler(mutation: str | None, n: int, seed: int) -> Measurement:
             np.random.default_rng([seed, k, 1]))
         out = shuffler.shuffle(msgs, np.arange(n))
         scores.append((out.sum(axis=1), out[:, 0]))
-    res = _best(
+    res = best_bound(
         audit.threshold_epsilon_lower_bound(scores[0][0], scores[1][0],
                                             np.arange(_SHUF_USERS) + 0.5, delta=_SHUF_DELTA,
                                             alpha=ALPHA / 2),
@@ -1052,7 +917,7 @@ def _shuffler(mutation: str | None, n: int, seed: int) -> Measurement:
     return Measurement(res, declared, _SHUF_DELTA)
 
 
-_register(AuditCase(
+register(AuditCase(
     "shuffler", f"uniform shuffler of {_SHUF_USERS} binary randomized responses at ε₀ = "
     f"{_SHUF_EPS0:g}; user 0 holds 1 vs 0; declared ε = Feldman–McMillan–Talwar numerical "
     f"amplification bound (block 1) at δ = {_SHUF_DELTA:g} (0.745); scores: count of ones, "
@@ -1061,580 +926,8 @@ _register(AuditCase(
 
 
 # =================================================================================================
-# End-to-end agent audits (PRIVACY-TESTING.md item 7): tiny instances, many runs at once
+# Federated protocols (paper 2): a silo's released p-sums, the central server's prefix sums
 # =================================================================================================
-#
-# Every agent is driven through its own act/observe protocol on a reward table (runs, T, K) of
-# *potential* rewards: user t's reward for each arm. D and D′ differ only in user t₀'s rewards
-# (all arms). The first half of the agent's runs sees D, the second half D′; the agent is one
-# batched object, so its per-run noise streams are those of ordinary runs.
-#
-# Released output audited. For the elimination agents (PRAE-R, PRAE-C, DPRSE, DP-SE) the
-# privacy proof is about the *sequence of private estimates* (each reward enters one Laplace
-# release; actions are post-processing), and at the tiny horizons an audit can afford the action
-# trajectory carries almost nothing (elimination needs a gap > 2β, which never happens in a few
-# batches), so the audited output is the vector of each arm's last released estimate at the
-# horizon — chosen so that the release containing user t₀ is the last one of its arm. For the Top
-# Two agents (AdaP-TT, AdaP-TT*, CTB-TT) the audited output is the action sequence itself: the
-# public output of the agent. Events: a linear score fitted on one half of the runs, a threshold
-# event chosen on that half and evaluated on the other (:func:`fitted_holdout_lower_bound`),
-# except AdaP-TT(*)'s pre-declared events {a_t = arm 0}.
-
-
-#: runs per batch of the end-to-end agent audits: a batch's reward table and the agents' per-run
-#: state and noise buffers take O(runs) memory, so a full-size audit streams its runs in batches
-#: and keeps only each run's audited output. Results do not depend on it: run i always owns run
-#: i's streams (``first_run``), whatever the batch.
-AGENT_CHUNK = 4096
-
-#: rows(lo, hi) -> the reward table (hi − lo, T, K) of runs lo … hi − 1
-TableRows = Callable[[int, int], np.ndarray]
-
-
-def _drive(make_agent: Callable[[int], Any], rows: TableRows, n_runs: int, seed: int,
-           record: Callable[[Any, np.ndarray], np.ndarray]) -> np.ndarray:
-    """Play ``make_agent(m)`` (an agent for m runs) on the reward tables ``rows(lo, hi)``
-    (m, T, K), :data:`AGENT_CHUNK` runs at a time: run i's pull t of arm a < K yields
-    table[i, t, a] (actions ≥ K — a BAI stop — yield 0). Returns ``record(agent, actions)``
-    (one row per run; ``actions`` (m, T)) of every batch after its last step, stacked."""
-    out = []
-    for lo in range(0, n_runs, AGENT_CHUNK):
-        hi = min(lo + AGENT_CHUNK, n_runs)
-        table = rows(lo, hi)
-        m, horizon, K = table.shape
-        agent = make_agent(m)
-        agent.reset(seed=seed, first_run=lo)
-        idx = np.arange(m)
-        obs = np.zeros((m, 1))
-        actions = np.empty((m, horizon), dtype=np.int64)
-        for t in range(horizon):
-            a = np.asarray(agent.act_batch(obs))
-            actions[:, t] = a
-            agent.observe_batch(a, np.where(a < K, table[idx, t, np.minimum(a, K - 1)], 0.0),
-                                obs)
-        out.append(record(agent, actions))
-    return np.concatenate(out)
-
-
-def _neighbour_table(n: int, horizon: int, K: int, base: float | np.ndarray, t0: int,
-                     value_d: float, value_dp: float,
-                     fixed: dict[tuple[int, int], float] | None = None) -> TableRows:
-    """Runs < n see D, runs ≥ n see D′: all users get ``base`` (per arm), user t₀ gets
-    ``value_d`` (D) or ``value_dp`` (D′) for every arm; ``fixed[(t, a)]`` overrides user t's
-    reward for arm a in every run. Returns the rows of any batch of runs."""
-
-    def rows(lo: int, hi: int) -> np.ndarray:
-        table = np.empty((hi - lo, horizon, K))
-        table[:] = base
-        d = np.arange(lo, hi) < n
-        table[d, t0, :] = value_d
-        table[~d, t0, :] = value_dp
-        for (t, a), value in (fixed or {}).items():
-            table[:, t, a] = value
-        return table
-
-    return rows
-
-
-def _estimates(agent: Any, actions: np.ndarray) -> np.ndarray:
-    return np.array(agent.estimates, dtype=float)
-
-
-def _release_audit(make_agent: Callable[[int], Any], n: int, seed: int, rows: TableRows,
-                   epsilon: float) -> Measurement:
-    out = _drive(make_agent, rows, 2 * n, seed, _estimates)
-    return Measurement(fitted_holdout_lower_bound(out[:n], out[n:]), epsilon, 0.0)
-
-
-# -- DP-SE (Sajed & Sheffet 2019) -----------------------------------------------------------------
-
-_DPSE_EPS, _DPSE_BETA = 1.0, 0.9
-
-
-def _dp_se(mutation: str | None, n: int, seed: int) -> Measurement:
-    from privenv.agents.dp_se import DPSE
-
-    class HalfNoise(DPSE):
-        """Mutant: Laplace scale 1/(2εR_e) (the sensitivity 1/R_e halved)."""
-
-        noise_multiplier = 0.5
-
-    class Reused(DPSE):
-        """Mutant: the epoch sum is not reset between arms (arm 0's rewards enter arm 1's
-        release too)."""
-
-        forget = False
-
-    cls = {"noise x 0.5": HalfNoise, "reward reused": Reused}.get(mutation, DPSE)
-    probe = DPSE(K=2, horizon=10**6, epsilon=_DPSE_EPS, beta=_DPSE_BETA)
-    R = int(probe.epoch_length(np.array([1]), np.array([2]))[0])
-    horizon = 2 * R  # epoch 1: arm 0 then arm 1, both released
-    rows = _neighbour_table(n, horizon, 2, 0.5, 0, 1.0, 0.0)
-    return _release_audit(
-        lambda m: cls(K=2, horizon=horizon, epsilon=_DPSE_EPS, beta=_DPSE_BETA, n_runs=m), n,
-        seed, rows, _DPSE_EPS)
-
-
-_register(AuditCase(
-    "dp-se", "DP-SE (regret version), K = 2, ε = 1, β = 0.9 (R₁ = 369 pulls per arm, T = 2R₁): "
-    "user 0's reward 1 vs 0 (Δ = 1/R₁, the sensitivity); output: both arms' released epoch "
-    "means; mutants: Laplace scale halved, epoch sum not reset between arms (a reward reused)",
-    _dp_se, 20_000, ("noise x 0.5", "reward reused"), power_floor=0.5))
-
-
-# -- PRAE-R, DPRSE, PRAE-C (paper 1) --------------------------------------------------------------
-
-_HUBER_EPS = 1.0
-
-
-def _prae_r_family(name: str) -> Sampler:
-    """PRAE-R (α = 0.25, δ = 0.5: first phase of 30 random pulls, then batch τ = 5 of 32 pulls
-    per arm, T = 94, t₀ = 30) or DPRSE (no first phase, batch τ = 1 of 2 pulls per arm, T = 4,
-    t₀ = 0). User t₀'s reward is ±0.999·M_τ (Algorithm 2's truncation): Δ ≈ 2M/B, the
-    sensitivity."""
-
-    def sample(mutation: str | None, n: int, seed: int) -> Measurement:
-        from privenv.agents.huber import DPRSE, PRAER, batch_delta, raw_moment_parameters
-
-        base = PRAER if name == "prae-r" else DPRSE
-
-        class HalfSensitivity(base):  # type: ignore[valid-type, misc]
-            """Mutant: Laplace scale M/(Bε) (the sensitivity 2M/B halved)."""
-
-            noise_multiplier = 0.5
-
-        cls = HalfSensitivity if mutation == "sensitivity halved" else base
-        kw = {"alpha": 0.25, "delta": 0.5} if name == "prae-r" else {"delta": 0.5}
-        probe = base(K=2, horizon=10**6, epsilon=_HUBER_EPS, **kw)
-        tau = probe.first_elimination_batch
-        t0, B = probe.first_phase_rounds, 2**tau
-        horizon = t0 + 2 * B
-        M, _ = raw_moment_parameters(B, _HUBER_EPS, batch_delta(probe.delta, tau, 2),
-                                     probe.alpha, probe.moment_order)
-        rows = _neighbour_table(n, horizon, 2, 0.0, t0, 0.999 * float(M), -0.999 * float(M))
-        return _release_audit(
-            lambda m: cls(K=2, horizon=horizon, epsilon=_HUBER_EPS, n_runs=m, **kw), n, seed,
-            rows, _HUBER_EPS)
-
-    return sample
-
-
-_register(AuditCase(
-    "prae-r", "PRAE-R (Algorithm 1 + 2), K = 2, ε = 1, α = 0.25, δ = 0.5: first phase 30 "
-    "random pulls (no reward used), then batch τ = 5 (32 pulls per arm, T = 94); user 30's "
-    "reward ±0.999M; output: both arms' released PRM estimates; mutant: Laplace scale M/(Bε)",
-    _prae_r_family("prae-r"), 20_000, ("sensitivity halved",), power_floor=0.5))
-_register(AuditCase(
-    "dprse", "DPRSE (PRAE-R's estimator with α = 0 thresholds), K = 2, ε = 1, δ = 0.5: batch "
-    "τ = 1 (2 pulls per arm, T = 4); user 0's reward ±0.999M; output: both released "
-    "estimates; mutant: Laplace scale M/(Bε)", _prae_r_family("dprse"), 20_000,
-    ("sensitivity halved",), power_floor=0.5))
-
-
-def _prae_c(mutation: str | None, n: int, seed: int) -> Measurement:
-    from privenv.agents.huber import PRAEC, batch_delta, central_moment_parameters
-
-    class HalfSensitivity(PRAEC):
-        """Mutant: both Laplace scales of Algorithm 3 halved (ε doubled in the noise only)."""
-
-        noise_multiplier = 0.5
-
-    cls = HalfSensitivity if mutation == "sensitivity halved" else PRAEC
-    # Remark 5.1's greedy first phase releases every batch through Algorithm 3 (the default
-    # random first phase uses no reward for ~10⁴ pulls). Batches: arm 0 (t = 0, 1), arm 1
-    # (t = 2…5), then 8 pulls of the greedy arm (t = 6…13: fold 1 = 6…9, fold 2 = 10…13).
-    horizon, t0, fold = 14, 10, 4
-    kw = {"alpha": 0.0, "mean_range": 1.0, "first_phase": "greedy"}
-    probe = PRAEC(K=2, horizon=horizon, epsilon=_HUBER_EPS, **kw)
-    _, M, _ = central_moment_parameters(fold, _HUBER_EPS, batch_delta(probe.delta, 3, 2), 0.0,
-                                        probe.moment_order)
-    centre = probe.r / 2  # the centre of bin [0, r): fold 1's rewards put J = 0
-    rows = _neighbour_table(n, horizon, 2, centre, t0, 0.999 * float(M), -0.999 * float(M))
-
-    def last_release(agent: Any, actions: np.ndarray) -> np.ndarray:
-        # which arm batch 3 pulls is public (the actions) and noise-driven: that arm's release
-        return agent.estimates[np.arange(agent.n_runs), actions[:, -1]][:, None]
-
-    out = _drive(lambda m: cls(K=2, horizon=horizon, epsilon=_HUBER_EPS, n_runs=m, **kw), rows,
-                 2 * n, seed, last_release)
-    return Measurement(fitted_holdout_lower_bound(out[:n], out[n:]), _HUBER_EPS, 0.0)
-
-
-_register(AuditCase(
-    "prae-c", "PRAE-C (Algorithm 1 + 3), K = 2, ε = 1, α = 0, Remark 5.1's greedy first phase "
-    "(every batch released), T = 14: all rewards at the centre of bin [0, r) except user 10 "
-    "(fold 2 of batch 3) at ±0.999M; output: the release of batch 3's (public, noise-chosen) arm; "
-    "mutant: both Laplace "
-    "scales halved", _prae_c, 20_000, ("sensitivity halved",), power_floor=0.3))
-
-
-# -- AdaP-TT, AdaP-TT* (paper 3) ------------------------------------------------------------------
-
-_ADAP_EPS, _ADAP_T, _ADAP_STEPS = 2.0, 8, (2, 3, 4)
-
-
-def _adap(star: bool) -> Sampler:
-    """AdaP-TT (Algorithm 9) / AdaP-TT* (Algorithm 10), K = 2, T = 8: user 0's rewards 1 (D) vs
-    0 (D′) enter only arm 0's first release μ̃₀ = x₀ + Lap(1/ε); arm 1's first reward (user 1)
-    is 1, the others 0.5. The first adaptive pull goes to arm 0 iff μ̃₀ > μ̃₁. Pre-declared
-    events E_t = {a_t = arm 0}, t = 2, 3, 4 (all 3, both directions, Bonferroni)."""
-
-    def sample(mutation: str | None, n: int, seed: int) -> Measurement:
-        from privenv.agents.adap_tt import AdaPTT, AdaPTTStar
-
-        base = AdaPTTStar if star else AdaPTT
-
-        class HalfNoise(base):  # type: ignore[valid-type, misc]
-            """Mutant: Laplace scale 1/(2εÑ) — a 2ε-DP release declared as ε."""
-
-            noise_multiplier = 0.5
-
-        cls = HalfNoise if mutation == "noise x 0.5" else base
-        rows = _neighbour_table(n, _ADAP_T, 2, 0.5, 0, 1.0, 0.0, fixed={(1, 1): 1.0})
-        events = _drive(lambda m: cls(K=2, epsilon=_ADAP_EPS, n_runs=m), rows, 2 * n, seed,
-                        lambda agent, actions: np.stack([actions[:, t] == 0 for t in _ADAP_STEPS],
-                                                        axis=1))
-        res = audit.epsilon_lower_bound(events[:n].sum(axis=0), n, events[n:].sum(axis=0), n,
-                                        alpha=ALPHA)
-        return Measurement(res, _ADAP_EPS, 0.0)
-
-    return sample
-
-
-_register(AuditCase(
-    "adap-tt", "AdaP-TT, K = 2, ε = 2, T = 8: user 0's rewards 1 vs 0; events {a_t = 0}, "
-    "t = 2, 3, 4 (true log-ratio ≈ 1.3); mutant: Laplace scale halved (≈ 2.9)", _adap(False),
-    6_000, ("noise x 0.5",), power_floor=0.5))
-_register(AuditCase(
-    "adap-tt-star", "AdaP-TT* (private transportation cost and threshold), the same instance "
-    "and events as adap-tt; mutant: Laplace scale halved", _adap(True), 6_000,
-    ("noise x 0.5",), power_floor=0.5))
-
-
-# -- CTB-TT (paper 3, Algorithm 7): randomized response wrapper + TTUCB, end to end -------------
-
-
-def _table_problem_class() -> type:
-    from gymnasium import spaces
-
-    from privenv.problems.base import Problem
-
-    class TableProblem(Problem):
-        """A BAI-shaped problem replaying a fixed table of potential rewards (runs, T, K):
-        actions a < K pull arm a (reward table[i, t, a], in the reward: ``reward_mode`` "sample"),
-        a ≥ K stop. Used only by the audits."""
-
-        def __init__(self, table: np.ndarray) -> None:
-            super().__init__(table.shape[0])
-            self.table = table
-            self.K = table.shape[2]
-            self.single_observation_space = spaces.Discrete(1)
-            self.single_action_space = spaces.Discrete(2 * self.K)
-            self.t = np.zeros(self.n_runs, dtype=np.int64)
-
-        def _reset(self, run_seeds: Any, runs: Any) -> tuple[np.ndarray, dict]:
-            self.t[:] = 0
-            return np.zeros(self.n_runs, dtype=np.int64), {}
-
-        def _step(self, actions: np.ndarray, live: Any) -> tuple:
-            rows = np.arange(self.n_runs)
-            t = np.minimum(self.t, self.table.shape[1] - 1)
-            pull = actions < self.K
-            reward = np.where(pull, self.table[rows, t, np.minimum(actions, self.K - 1)], 0.0)
-            self.t += 1
-            if live is not None:
-                reward[~live] = 0.0
-            return np.zeros(self.n_runs, dtype=np.int64), reward, ~pull, {}
-
-        def public_info(self) -> dict[str, Any]:
-            return {"K": self.K, "law": "bernoulli", "reward_mode": "sample", "task": "bai"}
-
-    return TableProblem
-
-
-def _ctb_tt(mutation: str | None, n: int, seed: int) -> Measurement:
-    from gymnasium.vector import AutoresetMode
-
-    from privenv.agents.top_two import CTBTT
-    from privenv.envs.base import ProblemVectorEnv
-
-    eps, horizon = 1.0, 10
-
-    class DoubleEpsilon(CTBTT):
-        """Mutant: the wrapper flips with the probability of 2ε (declared ε)."""
-
-        def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
-            from privenv.wrappers import VectorRandomizedResponse
-
-            return VectorRandomizedResponse(env, 2 * self.epsilon)
-
-    class RawReward(CTBTT):
-        """Mutant: the learner is given the bare env (no randomizer between it and the data)."""
-
-        def wrap_env(self, env: Any) -> Any:
-            return env
-
-    cls = {"epsilon x 2 in the wrapper": DoubleEpsilon,
-           "no randomizer": RawReward}.get(mutation or "", CTBTT)
-    rows = _neighbour_table(n, horizon, 2, 0.5, 0, 1.0, 0.0, fixed={(1, 1): 1.0})
-    onehot = []
-    for lo in range(0, 2 * n, AGENT_CHUNK):  # in batches of runs, as _drive
-        hi = min(lo + AGENT_CHUNK, 2 * n)
-        agent = cls(K=2, epsilon=eps, n_runs=hi - lo)
-        problem = _table_problem_class()(rows(lo, hi))
-        env = agent.wrap_env(ProblemVectorEnv(problem, horizon,
-                                              autoreset_mode=AutoresetMode.DISABLED))
-        obs, _ = env.reset(seed=seed, options={"first_run": lo})
-        agent.reset(seed=seed, first_run=lo)
-        actions = np.empty((hi - lo, horizon), dtype=np.int64)
-        for t in range(horizon):
-            a = np.asarray(agent.act_batch(obs))
-            actions[:, t] = a
-            obs, reward, *_ = env.step(a)
-            agent.observe_batch(a, np.asarray(reward, dtype=float), obs)
-        onehot.append((actions[:, :, None] == np.arange(4)).reshape(hi - lo, -1))
-    out = np.concatenate(onehot)
-    return Measurement(fitted_holdout_lower_bound(out[:n], out[n:]), eps, 0.0)
-
-
-_register(AuditCase(
-    "ctb-tt", "CTB-TT end to end: the agent's own randomized-response wrapper (wrap_env) on a "
-    "table env, TTUCB behind it; K = 2, ε = 1, T = 10; user 0's rewards 1 vs 0 (user 1's arm-1 "
-    "reward 1, the others 0.5); output: the action sequence (one-hot, incl. stops); mutants: "
-    "the wrapper at 2ε, no randomizer", _ctb_tt, 20_000,
-    ("epsilon x 2 in the wrapper", "no randomizer")))
-
-
-# -- Linear contextual bandits end to end: LDP-LinUCB (wrapper + learner), central-DP LinUCB ----
-#
-# A table env replays, per run, a fixed feature matrix φ(x_t, ·) ∈ ℝ^{A×d} and labels y_t(a) of
-# every user t (:func:`_linear_table_problem_class`). D and D′ differ only in user t₀: in D both
-# actions' features are φ and in D′ φ′ (so φ_{t₀} = φ or φ′ whichever action is played), label 1
-# — the worst pair of the Gaussian statistics (φ·φ′ = −½: ‖Δ(triu φφᵀ, φy)‖₂ = 3/√2 of the
-# declared 2√2), also the worst pair of the central agent's two trees. Every other user has the
-# same features (0.6, 0) for both actions and label 0, so the data that enter the statistics do
-# not depend on the (noise-driven) actions and the scores below are exact likelihood-ratio
-# statistics. The audited output is what the learner keeps — its statistic after every round
-# (LDP-LinUCB: the sums V, u of the released messages; central-DP LinUCB: the trees' private
-# prefix sums G̃, ũ): later actions are post-processing of it and of public contexts, and the
-# action of round t₀ itself may use the raw context (paper 4's non-anticipating Definition 1.1;
-# Shariff & Sheffet's joint DP), so it is not part of the output. Scores are declared from the
-# instance before sampling (projections on the unit difference of the pair's (triu φφᵀ, φy));
-# all runs count (no held-out half), so 10⁴–2·10⁴ runs per side suffice.
-
-_LIN_PAIR = (np.array([math.cos(math.pi / 12), math.sin(math.pi / 12)]),
-             np.array([-math.sin(math.pi / 12), -math.cos(math.pi / 12)]))
-_LIN_OTHER = np.array([0.6, 0.0])  # every other user's features (both actions), label 0
-
-
-def _linear_table_problem_class() -> type:
-    from gymnasium import spaces
-
-    from privenv.problems.base import Problem
-
-    class LinearTableProblem(Problem):
-        """A linear-contextual-shaped problem replaying fixed per-run features (runs, T, A, d)
-        and labels (runs, T, A): round t shows features[i, t], action a yields labels[i, t, a].
-        Used only by the audits."""
-
-        def __init__(self, features: np.ndarray, labels: np.ndarray) -> None:
-            super().__init__(features.shape[0])
-            self.features, self.labels = features, labels
-            _, self.T, self.A, self.d = features.shape
-            self.single_observation_space = spaces.Box(-1.0, 1.0, (self.A, self.d), np.float64)
-            self.single_action_space = spaces.Discrete(self.A)
-            self.t = 0
-
-        def _reset(self, run_seeds: Any, runs: Any) -> tuple[np.ndarray, dict]:
-            self.t = 0
-            return self.features[:, 0].copy(), {}
-
-        def _step(self, actions: np.ndarray, live: Any) -> tuple:
-            reward = self.labels[np.arange(self.n_runs), self.t, actions]
-            self.t += 1
-            obs = self.features[:, min(self.t, self.T - 1)].copy()
-            return obs, reward, np.zeros(self.n_runs, dtype=bool), {}
-
-        def public_info(self) -> dict[str, Any]:
-            return {"d": self.d, "A": self.A, "noise": "bounded", "sigma": 1.0,
-                    "reward_bound": 1.0, "feature_bound": 1.0, "theta_bound": 1.0}
-
-    return LinearTableProblem
-
-
-def _linear_neighbours(n: int, horizon: int, t0: int
-                       ) -> Callable[[int, int], tuple[np.ndarray, np.ndarray]]:
-    """rows(lo, hi) -> features (hi − lo, T, A = 2, d = 2) and labels (hi − lo, T, 2) of runs
-    lo … hi − 1: runs < n see D, runs ≥ n see D′."""
-
-    def rows(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-        features = np.broadcast_to(_LIN_OTHER, (hi - lo, horizon, 2, _LIN_D)).copy()
-        labels = np.zeros((hi - lo, horizon, 2))
-        d = np.arange(lo, hi) < n
-        features[d, t0] = _LIN_PAIR[0]
-        features[~d, t0] = _LIN_PAIR[1]
-        labels[:, t0] = 1.0
-        return features, labels
-
-    return rows
-
-
-def _triu_and_vector(G: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Rows (triu G, u) of a batch of (d×d, d) statistics."""
-    iu = np.triu_indices(G.shape[-1])
-    return np.concatenate([G[:, iu[0], iu[1]], u], axis=1)
-
-
-def _pair_statistics() -> tuple[np.ndarray, np.ndarray]:
-    """(triu φφᵀ, φ·1) of the pair's two users: the mean of their contribution."""
-    return tuple(_triu_and_vector(np.outer(p, p)[None], p[None])[0]  # type: ignore[return-value]
-                 for p in _LIN_PAIR)
-
-
-#: runs per batch of the linear end-to-end audits (the wrapper's and the agent's per-run
-#: buffers take ~50 KB per run; results do not depend on it: run i always owns run i's streams)
-_LIN_CHUNK = 5_000
-
-
-def _play_vector_env(make_agent: Callable[[int], Any],
-                     rows: Callable[[int, int], tuple[np.ndarray, np.ndarray]], n_runs: int,
-                     horizon: int, seed: int, record: Callable[[Any], np.ndarray],
-                     reduce: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    """Play ``make_agent(m)`` on the tables ``rows(lo, hi)`` (features, labels) through a native
-    vector env inside the agent's own :meth:`~privenv.agents.base.Agent.wrap_env` (its local
-    randomizer, if any), as the runner does, in batches of runs (run i of the seed is run i
-    whatever the batch: ``first_run``). ``record(agent)`` after every step, stacked (m, T, …),
-    is reduced to each run's audited output by ``reduce``; returns those, stacked over batches."""
-    from gymnasium.vector import AutoresetMode
-
-    from privenv.envs.base import ProblemVectorEnv
-
-    out = []
-    for lo in range(0, n_runs, _LIN_CHUNK):
-        hi = min(lo + _LIN_CHUNK, n_runs)
-        agent = make_agent(hi - lo)
-        problem = _linear_table_problem_class()(*rows(lo, hi))
-        env = agent.wrap_env(ProblemVectorEnv(problem, horizon,
-                                              autoreset_mode=AutoresetMode.DISABLED))
-        obs, _ = env.reset(seed=seed, options={"first_run": lo})
-        agent.reset(seed=seed, first_run=lo)
-        kept = []
-        for _ in range(horizon):
-            a = np.asarray(agent.act_batch(obs))
-            obs, reward, *_ = env.step(a)
-            agent.observe_batch(a, np.asarray(reward, dtype=float), obs)
-            kept.append(record(agent))
-        out.append(reduce(np.stack(kept, axis=1)))
-    return np.concatenate(out)
-
-
-_LDPLIN_EPS, _LDPLIN_DELTA, _LDPLIN_T, _LDPLIN_T0 = 4.0, 1e-5, 3, 1
-
-
-def _ldp_linucb(mutation: str | None, n: int, seed: int) -> Measurement:
-    from privenv.agents.linear import LDPLinUCB
-    from privenv.wrappers.ldp_linear import GaussianStatisticsRandomizer
-
-    correct = GaussianStatisticsRandomizer(_LDPLIN_EPS, _LDPLIN_DELTA, _LIN_D)
-    declared = gaussian_epsilon(_LIN_DELTA, correct.sensitivity / correct.sigma)
-
-    class HalfNoise(LDPLinUCB):
-        """Mutant: the user-side wrapper's σ × 0.5 (the same σ as a calibration for the
-        add/remove sensitivity √2 instead of the replace-one 2√2)."""
-
-        def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
-            wrapper = super().randomizer_wrapper(env, vector)
-            wrapper.randomizer.sigma *= 0.5
-            return wrapper
-
-    cls = HalfNoise if mutation == "noise x 0.5 in the wrapper" else LDPLinUCB
-    # score: the learner's statistic gained in round t₀, projected on the pair's difference
-    step = _play_vector_env(
-        lambda runs: cls(d=_LIN_D, horizon=_LDPLIN_T, epsilon=_LDPLIN_EPS, delta=_LDPLIN_DELTA,
-                         n_runs=runs),
-        _linear_neighbours(n, _LDPLIN_T, _LDPLIN_T0), 2 * n, _LDPLIN_T, seed,
-        lambda a: _triu_and_vector(a.V, a.u), lambda kept: kept[:, _LDPLIN_T0]
-        - kept[:, _LDPLIN_T0 - 1])
-    res = _gaussian_projection(step[:n], step[n:], *_pair_statistics(), correct.sigma)
-    return Measurement(res, declared, _LIN_DELTA)
-
-
-_register(AuditCase(
-    "ldp-linucb", "LDP-LinUCB end to end: the agent's own GaussianStatistics wrapper (wrap_env) "
-    "on a table env, the learner behind it; d = A = 2, (ε, δ) = (4, 1e-5), T = 3; user 1's "
-    "features φ vs φ′ (φ·φ′ = −½), label 1; output: the learner's statistic (V, u) after every "
-    "round, score: its round-1 increment projected on the pair's difference; audited at "
-    "δ = 0.05 of the message's μ-GDP profile (declared 1.39; true ε of the pair 0.88, of the "
-    "mutant 2.60); mutant: the wrapper's σ × 0.5 (the σ of a calibration for the add/remove "
-    "sensitivity)",
-    _ldp_linucb, 10_000, ("noise x 0.5 in the wrapper",), power_floor=0.4))
-
-
-_CDPLIN_EPS, _CDPLIN_DELTA, _CDPLIN_T, _CDPLIN_AUDIT_DELTA = 2.0, 1e-2, 32, 0.05
-
-
-def _central_dp_linucb(mutation: str | None, n: int, seed: int) -> Measurement:
-    from privenv.agents.linear import CentralDPLinUCB
-
-    _, redraw, _ = tree_mutant_classes()
-
-    class Mutant(CentralDPLinUCB):
-        """Mutants: node noise redrawn at every release; σ × 0.5. (One level missing from the
-        budget is not visible here: the worst pair attains only √(4.5/6) of the declared
-        sensitivity, which hides a factor √(m/(m − 1)); the "tree" and "fed-linucb-silo" cases,
-        whose pairs attain it, catch that bug.)"""
-
-        def __init__(self, **kw: Any) -> None:
-            super().__init__(**kw)
-            if mutation == "noise x 0.5":
-                self.noise_sigma *= 0.5
-
-        def reset_state(self) -> None:
-            super().reset_state()
-            if mutation == "node noise redrawn":
-                n_, d = self.n_runs, self.d
-                self.gram_tree = redraw(n_, (d, d), self.noise_sigma, self.horizon, self.noise,
-                                        symmetric=True)
-                self.moment_tree = redraw(n_, (d,), self.noise_sigma, self.horizon, self.noise)
-
-    kw = {"d": _LIN_D, "horizon": _CDPLIN_T, "epsilon": _CDPLIN_EPS, "delta": _CDPLIN_DELTA}
-    probe = CentralDPLinUCB(**kw)
-    declared = gaussian_epsilon(_CDPLIN_AUDIT_DELTA, math.sqrt(2 * probe.rho))
-    cls = CentralDPLinUCB if mutation is None else Mutant
-    # prefix sums projected on the unit difference of the pair (both trees' node noise is
-    # isotropic N(0, σ²) on (triu G, u)); scores as in the "tree" case: S₁ = Σ_j p_{2^j} (the
-    # LR statistic of memoised node noise), S₂ = Σ_t p_t/popcount(t) (that of redrawn noise)
-    a, b = _pair_statistics()
-    w = (a - b) / np.linalg.norm(a - b)
-    ts = np.arange(1, _CDPLIN_T + 1)
-    coef = [(ts & (ts - 1) == 0).astype(float),  # t = 2^j
-            1.0 / np.array([bin(t).count("1") for t in ts])]
-    both = _play_vector_env(lambda runs: cls(n_runs=runs, **kw),
-                            _linear_neighbours(n, _CDPLIN_T, 0), 2 * n, _CDPLIN_T, seed,
-                            lambda a: _triu_and_vector(a.G, a.u),
-                            lambda kept: np.stack([(kept @ w) @ c for c in coef], axis=1))
-    scores = [both[:, 0], both[:, 1]]
-    # the thresholds: 13 points from D′'s exact mean, in sd units of the correct agent, towards D
-    other = _triu_and_vector(np.outer(_LIN_OTHER, _LIN_OTHER)[None], 0 * _LIN_OTHER[None])[0] @ w
-    prefix_mean = [(b @ w + other * (ts - 1)), (a @ w + other * (ts - 1))]
-    sds = (probe.noise_sigma * math.sqrt(probe.levels),
-           _tree_s2_sd(probe.noise_sigma, _CDPLIN_T))
-    res = []
-    for j in range(2):
-        m_dp, m_d = (float(m @ coef[j]) for m in prefix_mean)
-        grid = m_dp + math.copysign(1.0, m_d - m_dp) * np.linspace(-1.0, 5.0, 13) * sds[j]
-        res.append(audit.threshold_epsilon_lower_bound(
-            scores[j][:n], scores[j][n:], grid, delta=_CDPLIN_AUDIT_DELTA, alpha=ALPHA / 2))
-    return Measurement(_best(*res), declared, _CDPLIN_AUDIT_DELTA)
-
-
-_register(AuditCase(
-    "central-dp-linucb", "central-DP LinUCB end to end (two binary trees, T = 32: 6 levels), "
-    "d = A = 2, (ε, δ) = (2, 1e-2); user 0's features φ vs φ′ (φ·φ′ = −½), label 1; output: the "
-    "private prefix sums (G̃, ũ) after every round, projected on the pair's difference; scores "
-    "S₁, S₂ of the tree case; audited at δ = 0.05 of the μ-GDP profile (declared 1.32; true ε "
-    "of the pair 1.05, of the redrawing mutant 2.24); mutants: node noise redrawn, σ × 0.5",
-    _central_dp_linucb, 20_000, ("node noise redrawn", "noise x 0.5"), power_floor=0.6))
 
 
 # -- Private-FedLinUCB (paper 2), protocol "ldp": one silo's released p-sums ----------------------
@@ -1714,7 +1007,7 @@ def _fed_linucb_silo(mutation: str | None, n: int, seed: int) -> Measurement:
     return Measurement(_tree_scores_bound(scores, grid, sds, _FED_DELTA), _FED_EPS, _FED_DELTA)
 
 
-_register(AuditCase(
+register(AuditCase(
     "fed-linucb-silo", "Private-FedLinUCB (paper 2), protocol 'ldp': one silo's 16 released "
     "moment p-sums (M = 1, d = 1, B = 1, κ = 5, b = 5, σ₀ by ldp_sigma0 at (ε, δ) = (4.6, 0.1)); "
     "user 1's (1, b) vs (1, −b) (Δ² = 100 of the calibrated 101); scores S₁ (memoised LR), S₂ "
@@ -1769,11 +1062,11 @@ def _super_agent_central(mutation: str | None, n: int, seed: int) -> Measurement
         scores.append((prefixes[:, _FED_NODES].sum(axis=1), (prefixes / pop).sum(axis=1)))
     sigma = calibrate("central", **kw).sigma0
     grid = np.linspace(-1.0, 4.0, 21)
-    sds = (sigma * math.sqrt(len(_FED_NODES)), _tree_s2_sd(sigma, _FED_SYNCS))
+    sds = (sigma * math.sqrt(len(_FED_NODES)), tree_s2_sd(sigma, _FED_SYNCS))
     return Measurement(_tree_scores_bound(scores, grid, sds, _FED_DELTA), _FED_EPS, _FED_DELTA)
 
 
-_register(AuditCase(
+register(AuditCase(
     "super-agent-central", "paper 2's super single agent, protocol 'central' (a trusted server's "
     "binary mechanism on the sum of M = 3 silos; d = 1, B = 1, κ = 5, b = 5, σ by calibrate at "
     "(ε, δ) = (4.6, 0.1)): the 16 released moment prefixes; user (round 1, silo 0) (1, b) vs "

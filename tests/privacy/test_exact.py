@@ -4,7 +4,7 @@ word streams, goodness of fit with mutations, the grid and its guarantee, snappi
 Statistical tests use fixed seeds; each states its false-alarm probability (α = 1e-6 per test
 unless said otherwise, Bonferroni inside). The neighbouring-input ε audits of the exact samplers
 and their mutations are harness cases ("laplace-exact", "gaussian-exact", "laplace-snapping",
-tests/privacy/test_harness.py); the exact-preimage audits are in tests/privacy/test_preimage.py.
+run by tests/test_audits.py); the exact-preimage audits are in tests/privacy/test_preimage.py.
 """
 
 from __future__ import annotations

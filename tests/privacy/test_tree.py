@@ -204,7 +204,7 @@ def test_symmetric_and_laplace_node_noise() -> None:
 
 
 # -- privacy audit and mutation tests: the "tree" case of privenv.privacy.harness ----------------
-# (tests/privacy/test_harness.py); its redrawing mutant is also used by the covariance test above.
+# (run by tests/test_audits.py); its redrawing mutant is also used by the covariance test above.
 
 RedrawTree = tree_mutant_classes()[1]
 

@@ -131,7 +131,7 @@ def test_gram_sensitivity() -> None:
 
 
 # -- privacy audits: the "wishart-jiang2016" (paper 4's mechanism: a documented violation) and
-# "wishart-gaussian" cases of privenv.privacy.harness (tests/privacy/test_harness.py).
+# "wishart-gaussian" cases of privenv.privacy.harness (run by tests/test_audits.py).
 
 
 # -- bad input ----------------------------------------------------------------------------------

@@ -1,0 +1,60 @@
+"""Every privacy audit of privenv, in one registry: what ``privenv audit`` runs.
+
+The privacy layer audits its own mechanisms (:mod:`privenv.privacy.harness`, which also holds the
+machinery: :class:`~privenv.privacy.harness.AuditCase`,
+:func:`~privenv.privacy.harness.run_case`, the records and the score statistics) and imports
+nothing above it. The audits of what the layers above build live here, at the top:
+
+* :mod:`privenv.audits.randomizers` — the local randomizers of :mod:`privenv.wrappers` (LDP-LinUCB's
+  user message, input perturbation) and the messages of LPLR's users;
+* :mod:`privenv.audits.agents` — every private agent end to end, through its own act/observe
+  protocol (and its local-DP wrapper, if it has one).
+
+:data:`CASES` merges them in report order: the mechanism cases, with the local randomizers after
+the Wishart mechanisms and the agents after the shuffle model (before the federated protocols).
+A target's seed depends on its name only, so a target gives the same record alone
+(``--targets``) or in the whole run.
+
+Example:
+    >>> from privenv import audits
+    >>> [r.verdict for r in audits.run(["randomized-response"])]
+    ['pass', 'mutation caught']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from privenv.audits import agents, randomizers
+from privenv.privacy import harness
+from privenv.privacy.harness import DEFAULT_SEED, AuditCase, AuditRecord, format_table, run_case
+
+__all__ = ["CASES", "format_table", "merge", "run", "run_case"]
+
+
+def merge(cases: Mapping[str, AuditCase],
+          after: Mapping[str, Mapping[str, AuditCase]]) -> dict[str, AuditCase]:
+    """The registry ``cases`` with each registry ``after[target]`` inserted after ``target``;
+    a target name must be unique across them all."""
+    for anchor in after:
+        if anchor not in cases:
+            raise ValueError(f"audit target {anchor!r} to insert after is not registered")
+    out: dict[str, AuditCase] = {}
+    for name, case in cases.items():
+        for c in (case, *after.get(name, {}).values()):
+            harness.register(c, out)
+    return out
+
+
+#: every audit target of ``privenv audit``, in report order
+#:
+#: :meta hide-value:
+CASES: dict[str, AuditCase] = merge(harness.CASES, {"wishart-gaussian": randomizers.CASES,
+                                                    "shuffler": agents.CASES})
+
+
+def run(targets: Sequence[str] | None = None, size: str = "quick",
+        seed: int = DEFAULT_SEED) -> list[AuditRecord]:
+    """Audit ``targets`` of :data:`CASES` (default: all of them) at ``size``
+    (:func:`privenv.privacy.harness.run`)."""
+    return harness.run(targets, size, seed, cases=CASES)

@@ -1,0 +1,147 @@
+"""Every privacy audit (privenv.audits, the registry of ``privenv audit``) and the command.
+
+Every registered case at size "quick", with its fixed seed: the correct target's ε lower bound
+stays at or below its declared ε (false alarm ≤ 1e-6 per case, Clopper–Pearson with Bonferroni
+inside the case) and exceeds the case's power floor (the audit can see the mechanism at all);
+a paper's own flawed mechanism is reported as a documented violation; every mutation is caught —
+for an agent, a mutant subclass that runs the agent's own code with wrong noise through its audit
+hooks.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import privenv.agents as zoo
+from privenv import audits, cli
+from privenv.agents.lplr import LPLRUsers
+from privenv.audits import agents, randomizers
+from privenv.privacy import audit, harness
+from privenv.privacy.tree import TreeMechanism
+
+#: cases run by another test file (no double cost): target → file
+TESTED_ELSEWHERE = {"fed-linucb-silo": "tests/privacy/test_federated_protocol.py",
+                    **{name: "tests/privacy/test_preimage.py" for name in audits.CASES
+                       if name.startswith("preimage-")}}
+VARIANTS = [(name, m) for name, case in audits.CASES.items() if name not in TESTED_ELSEWHERE
+            for m in (None, *case.mutations)]
+
+
+@pytest.mark.parametrize(("target", "mutation"), VARIANTS,
+                         ids=[f"{t}-{m or 'correct'}".replace(" ", "_") for t, m in VARIANTS])
+def test_case(target: str, mutation: str | None) -> None:
+    case = audits.CASES[target]
+    [rec] = audits.run_case(case, "quick", mutations=[] if mutation is None else [mutation],
+                            include_correct=mutation is None)
+    assert rec.n == case.n_quick and rec.alpha <= harness.ALPHA
+    if mutation is None:
+        if case.paper_flawed:
+            assert rec.verdict == harness.PAPER_VIOLATION, rec
+        else:
+            assert rec.verdict == harness.PASS, rec
+            assert rec.epsilon_lower_bound <= rec.declared_epsilon
+        if case.power_floor is not None:
+            assert rec.epsilon_lower_bound > case.power_floor, rec  # power, not privacy
+    else:
+        assert rec.mutation_caught and rec.verdict == harness.CAUGHT, rec
+    assert rec.ok
+
+
+def test_every_agent_a_user_can_make_keeps_its_audit_hooks() -> None:
+    """The hooks through which the mutants change an agent's noise are the identity in every
+    registered agent: noise × 1, rewards forgotten between releases, the memoising tree, LPLR's
+    own users. (DPA, ``ttucb-dpa``, keeps every reward by design: it adds no noise and declares
+    no privacy.)"""
+    for name in zoo.REGISTRY:
+        cls = zoo.agent_class(name)
+        assert getattr(cls, "noise_multiplier", 1.0) == 1.0, name
+        assert getattr(cls, "forget", True) or name == "ttucb-dpa", name
+        assert getattr(cls, "tree_class", TreeMechanism) is TreeMechanism, name
+        users = getattr(cls, "users_class", LPLRUsers)
+        assert users is LPLRUsers and users.noise_multiplier == 1.0, name
+
+
+def test_registry_covers_the_issue() -> None:
+    required = {"laplace", "gaussian", "randomized-response", "wishart-jiang2016",
+                "wishart-gaussian", "tree", "shuffler", "prae-r", "prae-c", "dprse", "dp-se",
+                "adap-tt", "adap-tt-star", "ctb-tt", "ldp-linucb-message", "ldp-linucb",
+                "central-dp-linucb", "fed-linucb-silo", "super-agent-central", "laplace-exact",
+                "gaussian-exact", "laplace-snapping", "lplr-update-count", "lplr-ci",
+                "lplr-update-label-moment", "lplr-update-gram", "input-perturbation-message"}
+    assert required <= set(audits.CASES)
+    for case in audits.CASES.values():
+        # every audit has a mutant, or audits a documented flaw
+        assert case.mutations or case.paper_flawed or case.float_sampler, case.target
+
+
+def test_one_registry_of_every_layer_in_report_order() -> None:
+    names = list(audits.CASES)
+    parts = (harness.CASES, randomizers.CASES, agents.CASES)
+    assert sorted(names) == sorted(n for part in parts for n in part)  # each once
+    assert all(audits.CASES[n] is part[n] for part in parts for n in part)
+    # each registry keeps its order; the layers above sit after their anchors
+    for part in parts:
+        assert [n for n in names if n in part] == list(part)
+    i = names.index("wishart-gaussian")
+    assert names[i + 1: i + 1 + len(randomizers.CASES)] == list(randomizers.CASES)
+    j = names.index("shuffler")
+    assert names[j + 1: j + 1 + len(agents.CASES)] == list(agents.CASES)
+    assert names[-2:] == ["fed-linucb-silo", "super-agent-central"]
+    # the end-to-end agent cases are the agents'; the privacy layer's are mechanisms only
+    assert {"dp-se", "ctb-tt", "central-dp-linucb"} <= set(agents.CASES)
+    assert not {"dp-se", "ldp-linucb-message", "lplr-ci"} & set(harness.CASES)
+
+
+def _fake(target: str, violates: bool = False) -> harness.AuditCase:
+    res = audit.AuditResult(2.0 if violates else 0.5, 0, "D>D'", 0.5, 0.1, 4, harness.ALPHA)
+    return harness.AuditCase(target, "a fake case", lambda m, n, s: harness.Measurement(
+        res, 1.0, 0.0), 10, ("bug",))
+
+
+def test_merge() -> None:
+    base = {n: _fake(n) for n in ("a", "b", "c")}
+    merged = audits.merge(base, {"a": {"x": _fake("x"), "y": _fake("y")}, "c": {"z": _fake("z")}})
+    assert list(merged) == ["a", "x", "y", "b", "c", "z"]
+    with pytest.raises(ValueError, match="'b' registered twice"):
+        audits.merge(base, {"a": {"b": _fake("b")}})
+    with pytest.raises(ValueError, match="'nope' to insert after is not registered"):
+        audits.merge(base, {"nope": {"x": _fake("x")}})
+
+
+def test_cli_json_and_exit_code(capsys, monkeypatch) -> None:
+    code = cli.main(["audit", "--targets", "randomized-response,wishart-jiang2016",
+                     "--format", "json"])
+    rows = json.loads(capsys.readouterr().out)
+    assert code == 0
+    keys = {"target", "declared_epsilon", "declared_delta", "epsilon_lower_bound", "verdict",
+            "mutation", "mutation_caught"}
+    assert all(keys <= set(r) for r in rows)
+    assert [(r["target"], r["mutation"]) for r in rows] == [
+        ("randomized-response", None), ("randomized-response", "epsilon + 0.1"),
+        ("wishart-jiang2016", None)]
+    assert rows[1]["mutation_caught"] is True
+    assert rows[2]["verdict"] == harness.PAPER_VIOLATION
+    # a violating target (or a missed mutation) makes the command fail
+    monkeypatch.setitem(audits.CASES, "fake", _fake("fake", violates=True))
+    assert cli.main(["audit", "--targets", "fake"]) == 1
+    out = capsys.readouterr().out
+    assert "fake" in out and harness.VIOLATION in out
+
+
+def test_cli_runs_the_cases_of_every_layer(capsys) -> None:
+    # a mechanism case and an agent's, by name, in the order asked for
+    assert cli.main(["audit", "--targets", "adap-tt,randomized-response", "--format",
+                     "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["target"], r["verdict"]) for r in rows] == [
+        ("adap-tt", harness.PASS), ("adap-tt", harness.CAUGHT),
+        ("randomized-response", harness.PASS), ("randomized-response", harness.CAUGHT)]
+
+
+def test_bad_input() -> None:
+    with pytest.raises(ValueError, match="targets"):
+        audits.run(["no-such-target"])
+    with pytest.raises(ValueError, match="size"):
+        audits.run(["dp-se"], size="huge")
