@@ -289,7 +289,7 @@ def _release(p: DoublingParams, s: TopTwoState, noise: NoiseView, run: int, arm:
     mean = s.phase_sum[run, arm] / n_new  # line 6
     if p.private:  # line 7: + Lap(1/(εÑ)), the sensitivity of a mean of Ñ rewards in [0, 1]
         scale = p.noise_multiplier * (1.0 / (p.epsilon * n_new))
-        mean = mean + scale * laplace_noise(take_uniform(noise, run), 1.0)
+        mean = mean + laplace_noise(take_uniform(noise, run), scale)
         rel = s.releases
         if rel.users.shape[2] > 0:  # checking mode: ε of the release = (1/Ñ)/b
             for i in range(rel.users.shape[2]):

@@ -177,7 +177,7 @@ def algorithm_2(x: np.ndarray, n: int, M: float, epsilon: float, u: float,
     ``noise_multiplier`` is the audit hook (1 in every real agent).
     """
     mean = pairwise_truncated_sum(x, 0, n, 0.0, M) / n
-    return mean + laplace_noise(u, 1.0) * (noise_multiplier * (2.0 * M / (n * epsilon)))
+    return mean + laplace_noise(u, noise_multiplier * (2.0 * M / (n * epsilon)))  # Lap(2M/(nε))
 
 
 @jit(allocates=True)
@@ -205,8 +205,7 @@ def algorithm_3(x: np.ndarray, n: int, M: float, epsilon: float, D: float, r: fl
             best, top = b, p_tilde
     J = -D + r * best
     mean = pairwise_truncated_sum(x, n, n, J, M) / n
-    return (J + mean + laplace_noise(u_mean, 1.0) * (noise_multiplier * (2.0 * M / (n * epsilon))),
-            J)
+    return J + mean + laplace_noise(u_mean, noise_multiplier * (2.0 * M / (n * epsilon))), J
 
 
 def prm_raw_moment(x: np.ndarray, M: np.ndarray | float, epsilon: float,
@@ -596,8 +595,8 @@ def _prae_end_segment(p: PRAEParams, s: ElimState, noise: NoiseView, run: int) -
     else:
         n_used = stop - start  # B: this batch only (forgetting)
         mean = pairwise_truncated_sum(s.buf[run], 0, n_used, 0.0, M) / n_used
-        mu = mean + laplace_noise(take_uniform(noise, run), 1.0) * (
-            p.noise_multiplier * (2.0 * M / (B * p.epsilon)))
+        mu = mean + laplace_noise(take_uniform(noise, run),  # Lap(2M/(Bε)), Algorithm 2
+                                  p.noise_multiplier * (2.0 * M / (B * p.epsilon)))
         record_release(s.releases, run, start, stop, p.epsilon, 0)
     s.estimates[run, s.arm[run]] = mu
 
