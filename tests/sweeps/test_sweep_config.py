@@ -190,6 +190,12 @@ def _error(data) -> str:
          ["env 'HuberBandit-v0' has no parameter 'bogus'", "alpha"]),
         ({"instances": [{"env": "HuberBandit-v0", "params": {"horizon": 10}}]},
          ["set the horizon with instances[0].horizon"]),
+        # an agent's problem quantities are the env's, and its family must be the env's
+        ({"agents": [{"name": "ucb1", "params": {"K": 7}}]},
+         ["agents[0]", "K is the env's (K=5 on HuberBandit-v0); got K=7"]),
+        ({"agents": [{"name": "ttucb"}]},
+         ["agents[0]", "agent 'ttucb' runs on best-arm identification envs "
+          "(BestArmIdentification-v0); got HuberBandit-v0"]),
     ],
 )
 def test_config_errors_name_the_field(change, fragments):
