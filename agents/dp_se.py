@@ -72,7 +72,7 @@ MAX_EPOCH = 64
 
 
 class DPSEParams(NamedTuple):
-    """DP-SE's constants: R_e and h_e + c_e tabulated over epochs e and active-set sizes |S|
+    r"""DP-SE's constants: R_e and h_e + c_e tabulated over epochs e and active-set sizes \|S\|
     (``epoch_table``, ``width_table``); rewards are mapped by (x − ``lo``)/``width``. ``bai``
     selects the best-arm-identification version; ``cumulative_count`` is an audit hook (the
     authors' public code's bias, see :class:`DPSE`)."""
@@ -296,8 +296,8 @@ class DPSE(BatchedElimination):
     RELEASE_LABELS = ("DP-SE epoch mean",)
 
     def kernel_params(self) -> DPSEParams:
-        """The constants, with R_e and h_e + c_e tabulated by :meth:`epoch_length` and
-        :meth:`widths` over epochs e ≤ ``MAX_EPOCH`` and active-set sizes |S| ≤ K."""
+        r"""The constants, with R_e and h_e + c_e tabulated by :meth:`epoch_length` and
+        :meth:`widths` over epochs e ≤ ``MAX_EPOCH`` and active-set sizes \|S\| ≤ K."""
         e = np.arange(MAX_EPOCH + 1)[:, None]
         size = np.arange(self.K + 1)[None, :]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # e = 0, |S| ≤ 1

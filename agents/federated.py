@@ -327,6 +327,7 @@ class FedLinUCB(_FederatedLinUCB):
     5. V = λI + W̃ + W_i, θ̂ = V⁻¹(Ũ + U_i);
     6. play a = argmax_a ⟨φ_a, θ̂⟩ + β_t‖φ_a‖_{V⁻¹} (:func:`fed_confidence_radius`);
     7. observe y, W_i ← W_i + φφᵀ, U_i ← U_i + yφ;
+
     9. if t = kB: every silo sends its batch sums through P = (R, S, A) (lines 10–16,
        :class:`~privenv.privacy.federated.FederatedProtocol`), receives the server's W̃, Ũ
        (line 17) and resets W_i, U_i.
@@ -497,8 +498,9 @@ class FedUCBAdaptive(_FederatedLinUCB):
     (n_runs, T), True at [r, t − 1] iff run r synchronised after round t;
     :meth:`sync_rounds_of` lists them; ``episode_info()["sync_rounds"]`` counts them.
 
+    Arguments as :class:`FedLinUCB` (without ``batch``), plus ``D``.
+
     Args:
-        as :class:`FedLinUCB`, without ``batch``, plus
         D: the threshold (default T·log(MT)/(dM), the threshold of DisLinUCB, Wang, Hu, Chen &
             Wang 2020, Theorem 4, whose rule FedUCB's synchronous version uses; a
             reconstruction — Dubey & Pentland's own constant is not in our sources).

@@ -448,7 +448,7 @@ def tree_noise_bounds(
 
 
 class CentralDPLinUCB(Agent):
-    """Central-DP LinUCB with the tree-based mechanism (Shariff & Sheffet 2018, "Differentially
+    r"""Central-DP LinUCB with the tree-based mechanism (Shariff & Sheffet 2018, "Differentially
     private contextual linear bandits", NeurIPS; their tree-based LinUCB with additive Gaussian
     noise).
 
@@ -474,7 +474,7 @@ class CentralDPLinUCB(Agent):
     batched d×d ``eigh``: Ṽ⁻¹ and ln det Ṽ at once). On the failure event of step 1 (probability
     ≤ α/4) eigenvalues below λ are raised to λ — post-processing of private values.
 
-    **Privacy.** One user = one round's (φ, y), ‖φ‖₂ ≤ 1, |y| ≤ 1, replace-one. Replacing a user
+    **Privacy.** One user = one round's (φ, y), ‖φ‖₂ ≤ 1, \|y\| ≤ 1, replace-one. Replacing a user
     changes the upper triangle of φφᵀ by ≤ Δ_G = √2 (1 for d = 1;
     :func:`~privenv.privacy.wishart.gram_sensitivity`) and yφ by ≤ Δ_u = 2 in L2; each item
     enters m nodes of each tree, so the two trees together are ρ = m(Δ_G² + Δ_u²)/(2σ²)-zCDP
