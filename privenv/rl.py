@@ -1,4 +1,4 @@
-"""Reinforcement-learning tooling: privenv's bandits for RL learners (SPEC §7).
+r"""Reinforcement-learning tooling: privenv's bandits for RL learners (SPEC §7).
 
 A bandit env has no state (``HuberBandit-v0`` observes ``Discrete(1)``; ``BestArmIdentification-v0``
 observes the last sample at most; the linear families observe only the current round's features),
@@ -28,7 +28,7 @@ K features each unless said otherwise:
 
 * ``N_a / T`` — pull counts;
 * ``clip(μ̂_a / scale, −10, 10)`` — empirical means of the *sample channel* (0 for an unpulled arm),
-  ``scale`` = the env's public ``mean_range`` (``HuberBandit-v0``: max |μ_a|) or 1;
+  ``scale`` = the env's public ``mean_range`` (``HuberBandit-v0``: max \|μ_a\|) or 1;
 * ``t / T`` (1 feature).
 
 Best-arm identification (``task == "bai"``) adds what a GLR stopping rule (paper 3, eq. 2) needs:

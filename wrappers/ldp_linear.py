@@ -1,4 +1,4 @@
-"""Local differential privacy for linear contextual bandits: user-side randomizers that release a
+r"""Local differential privacy for linear contextual bandits: user-side randomizers that release a
 *message* about the chosen action's (features, label) pair (SPEC §2.3, §3.3, §8; paper 4).
 
 In a linear contextual bandit the learner needs two things from round t: the features
@@ -33,7 +33,7 @@ Why not the alternatives: a non-scalar reward breaks Gymnasium's and SB3's rewar
 ## What is protected (and what is not)
 
 The released message is an (ε, δ)-LDP function of one user's pair (φ(x_t, a_t), y_t), for every
-pair with ‖φ‖₂ ≤ 1 and |y| ≤ 1 (replace-one: any pair may be replaced by any other): it protects
+pair with ‖φ‖₂ ≤ 1 and \|y\| ≤ 1 (replace-one: any pair may be replaced by any other): it protects
 the user's **label and the features of the action served to them**, hence their context as far
 as it enters φ(x_t, a_t). The features φ(x_t, ·) of *all* actions are shown to the learner in the
 clear when it acts: the learner needs them to choose a_t. Paper 4's Definition 1.1 (after Duchi et
@@ -65,8 +65,8 @@ al.'s public code — a theorem only for ε < 1 (larger ε raises ``ValueError``
 instead of combining them in L2): valid but √2 larger than needed; we do not use it.
 
 *Input perturbation.* Paper 4's Theorem 2.2 writes φ + Lap_d(1/α), y + Lap(1/α): a lower-bound
-device, not a calibrated mechanism. The L1 sensitivity of (φ, y) over ‖φ‖₂ ≤ 1, |y| ≤ 1 is
-‖φ − ψ‖₁ + |y − y′| ≤ 2√d + 2, so the Laplace mechanism with b = (2√d + 2)/ε is ε-LDP per
+device, not a calibrated mechanism. The L1 sensitivity of (φ, y) over ‖φ‖₂ ≤ 1, \|y\| ≤ 1 is
+‖φ − ψ‖₁ + \|y − y′\| ≤ 2√d + 2, so the Laplace mechanism with b = (2√d + 2)/ε is ε-LDP per
 (context, reward) — that is what this wrapper uses (more noise than the theorem's 1/α, so the
 theorem's Ω(n^{−1/3}) lower bound applies a fortiori).
 
@@ -182,7 +182,7 @@ def validate_linear_input(
 
 
 class LinearMessageRandomizer(ABC):
-    """A local randomizer of one user's pair (φ, y), ‖φ‖₂ ≤ 1, |y| ≤ 1, into a message.
+    r"""A local randomizer of one user's pair (φ, y), ‖φ‖₂ ≤ 1, \|y\| ≤ 1, into a message.
 
     ``randomizer(phi, y, draws)`` validates a batch of pairs (``phi`` of shape (n, d), ``y`` of
     shape (n,)) and returns the message (a dict of arrays with leading axis n), computed from the
@@ -231,7 +231,7 @@ class LinearMessageRandomizer(ABC):
     def validate(
         self, phi: np.ndarray, y: np.ndarray, runs: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(φ, y) as float64 with ‖φ‖₂ ≤ 1 and |y| ≤ 1 (clipped if ``clip``), else ValueError."""
+        r"""(φ, y) as float64 with ‖φ‖₂ ≤ 1 and \|y\| ≤ 1 (clipped if ``clip``), else ValueError."""
         return validate_linear_input(phi, y, self.d, self.clip, self.description, runs)
 
     def __call__(self, phi: np.ndarray, y: np.ndarray, draws: np.ndarray,
@@ -262,7 +262,7 @@ class GaussianStatisticsRandomizer(LinearMessageRandomizer):
 
     draw_kind = "normal"
     description = "the Gaussian statistics randomizer (LDP-LinUCB)"
-    #: L2 sensitivity of (triu(φφᵀ), φy) over ‖φ‖₂ ≤ 1, |y| ≤ 1
+    #: L2 sensitivity of (triu(φφᵀ), φy) over ‖φ‖₂ ≤ 1, \|y\| ≤ 1
     sensitivity = 2.0 * math.sqrt(2.0)
 
     def __init__(self, epsilon: float, delta: float, d: int, calibration: str = "analytic",
@@ -578,7 +578,7 @@ class VectorGaussianStatistics(LinearMessageVectorWrapper):
 
 
 class LaplaceInput(LinearMessageWrapper):
-    """ε-local DP by input perturbation: (φ + Lap_d(b), y + Lap(b)), b = (2√d + 2)/ε.
+    r"""ε-local DP by input perturbation: (φ + Lap_d(b), y + Lap(b)), b = (2√d + 2)/ε.
 
     ## Description
     Paper 4, Theorem 2.2's negative example, as a teaching baseline: after the learner plays a_t
@@ -586,7 +586,7 @@ class LaplaceInput(LinearMessageWrapper):
     ``y_tilde`` = y_t + Lap(b). Any estimator on such data is private by post-processing, and
     Theorem 2.2 shows none has mean absolute deviation error below Ω(n^{−1/3}) in general. The
     paper writes Lap(1/α); b = (2√d + 2)/ε is the scale that makes the release ε-LDP (L1
-    sensitivity 2√d + 2 over ‖φ‖₂ ≤ 1, |y| ≤ 1).
+    sensitivity 2√d + 2 over ‖φ‖₂ ≤ 1, \|y\| ≤ 1).
 
     ## Observation Space
     ``Dict(features=Box(-1, 1, (A, d), float32), phi_tilde=Box(-inf, inf, (d,), float64),

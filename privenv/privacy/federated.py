@@ -1,4 +1,4 @@
-"""The federated privacy protocol P = (R, S, A) of paper 2 (Algorithm 2) and its calibrations.
+r"""The federated privacy protocol P = (R, S, A) of paper 2 (Algorithm 2) and its calibrations.
 
 Paper 2: Zhou & Chowdhury, *On Differentially Private Federated Linear Contextual Bandits* (ICLR
 2024), §5 and Algorithm 2; SPEC §3.4. M silos synchronise at sync k = 1, 2, … (after batch k of
@@ -29,7 +29,7 @@ Calibrations (derivations in each function's docstring)
 -------------------------------------------------------
 Neighbouring relation (silo-level LDP, Definition 3.1 of paper 2 as SPEC §3.4 reads it):
 **replace-one** — the stream of pairs (φ_t, y_t) that one silo collected differs in one user's
-pair, ‖φ‖₂ ≤ 1, |y| ≤ b (``reward_bound``). The actions are taken as given: a user's raw data also
+pair, ‖φ‖₂ ≤ 1, \|y\| ≤ b (``reward_bound``). The actions are taken as given: a user's raw data also
 steer that silo's *local* choices for the rest of the same batch (paper 2's Algorithm 1 uses
 W_i, U_i locally), an influence this relation (like the paper's accounting) does not cover.
 Sensitivities of one node (:func:`replace_one_sensitivities`):
@@ -167,8 +167,8 @@ def federated_kappa(n_syncs: int) -> int:
 def replace_one_sensitivities(
     d: int, reward_bound: float, feature_bound: float = 1.0
 ) -> tuple[float, float]:
-    """(Δ_G, Δ_u): L2 sensitivities of one node of the Gram tree (its upper triangle) and of the
-    moment tree when one user's (φ, y), ‖φ‖₂ ≤ L, |y| ≤ b, is replaced by another.
+    r"""(Δ_G, Δ_u): L2 sensitivities of one node of the Gram tree (its upper triangle) and of the
+    moment tree when one user's (φ, y), ‖φ‖₂ ≤ L, \|y\| ≤ b, is replaced by another.
 
     Δ_G = √2·L² (L² if d = 1) (:func:`~privenv.privacy.wishart.gram_sensitivity`);
     Δ_u = sup ‖φy − φ′y′‖₂ = 2·L·b (φ′ = φ, y′ = −y): twice the add/remove sensitivity L·b.
@@ -305,7 +305,7 @@ def private_lambda(M: int, kappa: int, sigma0: float, alpha: float, d: int) -> f
 
 
 def vector_sum_point_bound(reward_bound: float, feature_bound: float = 1.0) -> float:
-    """L: the ℓ2 bound of one user's packed point z = (triu(φφᵀ), yφ) for ‖φ‖₂ ≤ L_φ, |y| ≤ b.
+    r"""L: the ℓ2 bound of one user's packed point z = (triu(φφᵀ), yφ) for ‖φ‖₂ ≤ L_φ, \|y\| ≤ b.
 
     ‖triu(φφᵀ)‖₂² = (‖φ‖⁴ + Σᵢφᵢ⁴)/2 ≤ ‖φ‖⁴ and ‖yφ‖₂ ≤ b‖φ‖, so ‖z‖₂ ≤ L_φ·√(L_φ² + b²)
     (= √(1 + b²) for unit features), attained at φ = L_φ·e₁, y = ±b.
@@ -614,8 +614,8 @@ class VectorSumRandomizer:
         return (c % 2 == 1) & ((c << j) <= self.n_syncs)
 
     def collect(self, x: np.ndarray, y: np.ndarray, live: np.ndarray | None) -> None:
-        """Randomize the round's users: x (n_runs, M, d) with ‖φ‖₂ ≤ 1, y (n_runs, M) with
-        |y| ≤ b (rows of runs that are not live are ignored)."""
+        r"""Randomize the round's users: x (n_runs, M, d) with ‖φ‖₂ ≤ 1, y (n_runs, M) with
+        \|y\| ≤ b (rows of runs that are not live are ignored)."""
         runs = _live_runs(live, self.n_runs)
         x, y = np.asarray(x, dtype=float)[runs], np.asarray(y, dtype=float)[runs]
         if x.shape != (runs.size, self.M, self.d) or y.shape != (runs.size, self.M):

@@ -1,4 +1,4 @@
-"""Shuffle-private vector summation P_Vec (Cheu, Joseph, Mao & Peng 2021) for paper 2's tree.
+r"""Shuffle-private vector summation P_Vec (Cheu, Joseph, Mao & Peng 2021) for paper 2's tree.
 
 Cheu, Joseph, Mao & Peng, "Shuffle private stochastic convex optimization" (ICLR 2022,
 arXiv:2106.09805), the protocol P_Vec for summing n vectors of bounded ℓ2 norm; used by Zhou &
@@ -28,7 +28,7 @@ uniform per point-coordinate. :func:`randomize` is the per-user randomizer itsel
 cases).
 
 Privacy (one node). Neighbouring data sets replace one point x by x′ with ‖x‖₂, ‖x′‖₂ ≤ L (the
-ℓ2 bound is what Cheu et al.'s theorem assumes; it implies |x_j| ≤ L, which the randomizer needs
+ℓ2 bound is what Cheu et al.'s theorem assumes; it implies \|x_j\| ≤ L, which the randomizer needs
 to be defined: both are validated, nothing is clipped). Cheu et al. prove P_Vec (ε, δ)-shuffle
 private with b = Θ(g² log²(D/δ)/(ε²n)); **their constant could not be checked here** (only the
 abstract was reachable), so the scale s is ours: :data:`VECTOR_SUM_S`, and :func:`node_guarantee`
