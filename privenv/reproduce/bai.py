@@ -190,7 +190,7 @@ GLOBAL = FigureSpec(
     quick=Scale(("mu4", "mu5"), (0.1, 1.0, 10.0), 100),
 )
 
-FIGURE_SPECS: dict[str, FigureSpec] = {LOCAL.id: LOCAL, GLOBAL.id: GLOBAL}
+FIGURES: dict[str, FigureSpec] = {LOCAL.id: LOCAL, GLOBAL.id: GLOBAL}
 
 
 # -- theory (cached: the exact global bound is a numerical optimisation) -------------------------
@@ -849,7 +849,7 @@ def main(args: argparse.Namespace, spec: FigureSpec) -> int:
     return 0
 
 
-__all__ = ["CONFIDENCE", "DELTA", "FIGURE_SPECS", "GLOBAL", "GLOBAL_EPSILONS", "INSTANCES",
+__all__ = ["CONFIDENCE", "DELTA", "FIGURES", "GLOBAL", "GLOBAL_EPSILONS", "INSTANCES",
            "LOCAL", "LOCAL_EPSILONS", "FigureSpec", "Plan", "Point", "PointResult",
            "Reproduction", "Scale", "add_arguments", "default_chunk", "estimated_seconds",
            "estimated_steps", "is_private", "main", "make_points", "plan", "reproduce",

@@ -215,7 +215,7 @@ SCALING = FigureSpec(
     scaling=True,
 )
 
-FIGURE_SPECS: dict[str, FigureSpec] = {s.id: s for s in (SYNTHETIC, REALDATA, SCALING)}
+FIGURES: dict[str, FigureSpec] = {s.id: s for s in (SYNTHETIC, REALDATA, SCALING)}
 
 
 # -- cells ----------------------------------------------------------------------------------------

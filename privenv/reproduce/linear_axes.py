@@ -130,7 +130,7 @@ LINEAR_EPSILON = AxisSpec(
     note="unit sphere, d = 5, A = 10 (the table gives mean ± standard error)",
 )
 
-AXIS_SPECS: dict[str, AxisSpec] = {s.id: s for s in (LPLR_CONSTANTS, LINEAR_EPSILON)}
+FIGURES: dict[str, AxisSpec] = {s.id: s for s in (LPLR_CONSTANTS, LINEAR_EPSILON)}
 
 
 def _private(agent: str) -> bool:
