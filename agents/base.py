@@ -1,4 +1,4 @@
-"""The agent protocol (SPEC §3.0).
+"""The agent protocol (docs/design/architecture.md, "Agents").
 
 Every zoo agent holds the state of ``n_runs`` independent runs with a leading run axis::
 

@@ -1,8 +1,8 @@
 """DP-SE: differentially private successive elimination (Sajed & Sheffet 2019).
 
 Sajed & Sheffet, *An Optimal Private Stochastic-MAB Algorithm Based on an Optimal Private Stopping
-Rule*, ICML 2019 (Algorithm 2, "DP-SE"), as specified in SPEC §3.2 (and used by paper 3 as a
-baseline). Rewards in [0, 1]. Epochs e = 1, 2, … with active set S:
+Rule*, ICML 2019 (Algorithm 2, "DP-SE"), also paper 3's baseline (docs/guides/bai.md, "Design
+choices"). Rewards in [0, 1]. Epochs e = 1, 2, … with active set S:
 
     Δ_e = 2^{−e},
     R_e = ⌈max{32 log(8|S|e²/β)/Δ_e², 8 log(4|S|e²/β)/(εΔ_e)}⌉ pulls of every active arm,
@@ -13,7 +13,7 @@ baseline). Rewards in [0, 1]. Epochs e = 1, 2, … with active set S:
 Each reward enters one epoch mean of one arm (sensitivity 1/R_e) and is then forgotten, so the
 algorithm is ε-DP in the central model (per reward).
 
-Two versions behind one registry name ``dp-se`` (SPEC §3.2):
+Two versions behind one registry name ``dp-se``:
 
 * :class:`DPSE`, **regret** (``task="regret"``, the default): β = 1/T, and once one arm is left
   it is played to the end with no further release.

@@ -1,4 +1,4 @@
-"""Federated linear contextual bandits across M silos (paper 2; SPEC §3.4).
+"""Federated linear contextual bandits across M silos (paper 2; docs/guides/federated.md).
 
 * :class:`FedLinUCB` (``fed-linucb``) — Private-FedLinUCB, paper 2's Algorithm 1 (Zhou &
   Chowdhury, *On Differentially Private Federated Linear Contextual Bandits*, ICLR 2024): every
@@ -320,7 +320,7 @@ class _FederatedLinUCB(Agent):
 
 class FedLinUCB(_FederatedLinUCB):
     """Private-FedLinUCB with fixed batches: paper 2, Algorithm 1 with the protocol of
-    Algorithm 2 (SPEC §3.4).
+    Algorithm 2.
 
     Round t, every silo i of every run (line numbers of Algorithm 1):
 
@@ -345,8 +345,8 @@ class FedLinUCB(_FederatedLinUCB):
     charged ρ_node for each released node containing it (≤ κ of them).
 
     **Constants** (one choice, documented, the same in every experiment): λ = √M without noise,
-    √(Mκ)σ₀(√(κ + log(1/α)) + √d) with noise (SPEC §3.4, the authors' code); β_t of
-    :func:`fed_confidence_radius`.
+    √(Mκ)σ₀(√(κ + log(1/α)) + √d) with noise (the authors' experiment code;
+    docs/guides/federated.md); β_t of :func:`fed_confidence_radius`.
 
     Args:
         M, K, d: silos, arms per round, dimension (from the env).
@@ -363,7 +363,7 @@ class FedLinUCB(_FederatedLinUCB):
         lambda_: override λ.
         beta: override β_t by a constant.
         vector_sum_scale: s, the scale of P_Vec's binomial trials b (``"sdp-vector-sum"`` only;
-            default :data:`~privenv.privacy.vector_sum.VECTOR_SUM_S` = 1, the SPEC's formula).
+            default :data:`~privenv.privacy.vector_sum.VECTOR_SUM_S` = 1, fixed, not tuned).
             The calibration refuses an s too small for the declared (ε, δ) and says so: raise it
             then (more noise, never less privacy).
         n_runs: number of runs.

@@ -37,15 +37,16 @@ they are explicit, and 1 where they are not:
   accuracy parameters use ε̄ = min(ε, 1) so that the radius stays valid for ε > 1; the Laplace
   noise always uses ε itself. Nothing changes for ε ≤ 1.
 
-What to expect at T = 10⁵ on the paper's instance (SPEC §3.1): the regret of PRAE is dominated by
-two structural terms — the first elimination batch (each active arm is pulled B_τ ≥ 𝒯 times before
-anything is eliminated; for PRAE-C 𝒯 ≥ log(16/δ)/α² ≈ 8.7·10³ at α = 5 %) and the α-term of β, a
-constant bias bound (PRAE-R: 2(8α)^{1/2}·u^{1/2} ≈ 126 > every gap when the means reach 100, so
-PRAE-R never eliminates there). These are properties of the theorems' parameters, not bugs. A
-third effect follows: when nothing is eliminated, regret is decided by the schedule itself — which
-arm the horizon's unfinished batch happens to pull. Algorithm 1 does not order the active arms of
-a batch; ``arm_order="index"`` (default, the literal loop) favours the lowest-index arm (the best
-one on the paper's instance), ``arm_order="random"`` makes the regret independent of the labels.
+What to expect at T = 10⁵ on the paper's instance (measured: docs/results/huber-fig1.md): the
+regret of PRAE is dominated by two structural terms — the first elimination batch (each active arm
+is pulled B_τ ≥ 𝒯 times before anything is eliminated; for PRAE-C 𝒯 ≥ log(16/δ)/α² ≈ 8.7·10³ at
+α = 5 %) and the α-term of β, a constant bias bound (PRAE-R: 2(8α)^{1/2}·u^{1/2} ≈ 126 > every gap
+when the means reach 100, so PRAE-R never eliminates there). These are properties of the theorems'
+parameters, not bugs. A third effect follows: when nothing is eliminated, regret is decided by the
+schedule itself — which arm the horizon's unfinished batch happens to pull. Algorithm 1 does not
+order the active arms of a batch; ``arm_order="index"`` (default, the literal loop) favours the
+lowest-index arm (the best one on the paper's instance), ``arm_order="random"`` makes the regret
+independent of the labels.
 
 Privacy. Every reward of the elimination phase enters exactly one Laplace release of one batch
 (batching and forgetting); Algorithm 3's histogram and mean use disjoint folds (parallel
@@ -647,8 +648,8 @@ class DPRSE(PRAER):
     """**DPRSE** (Tao, Wu, Zhao, Wang 2022, "Optimal rates of (locally) differentially private
     heavy-tailed multi-armed bandits"), the baseline of paper 1 §7 — a **reconstruction**.
 
-    Its pseudocode is in neither of our papers and no public code exists. Following SPEC §3.1 and
-    paper 1's description ("more aggressive truncation thresholds which incorporate more
+    Its pseudocode is in neither of our papers and no public code exists. Following paper 1's
+    description ("more aggressive truncation thresholds which incorporate more
     outliers"), it is the same batched successive elimination with the raw-moment truncated
     Laplace mean (Algorithm 2) but thresholds that ignore contamination: Theorem 6.1's
     uncontaminated parameters M_τ = u^{1/k}(B_τ ε/(4 log(4/δ_τ)))^{1/k} and

@@ -1,7 +1,7 @@
 """LPLR + RegCB elimination: the locally private linear contextual bandit of paper 4.
 
 Li, Simchi-Levi & Wang 2024, *On the Optimal Regret of Locally Private Linear Contextual Bandit*
-(``papers/locally-private-linear-contextual-bandit.txt``), SPEC §2.3, §3.3:
+(the problem and the choices: docs/guides/linear.md):
 
 * **Algorithm 1** (RegCB.Elimination, simplified): epochs τ = 1, 2, … of n_τ = 2^τ·n₀ rounds
   (Theorem 4.7); in epoch τ, context x_t keeps the actions that survive the successive tests

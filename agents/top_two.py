@@ -465,7 +465,7 @@ class TTUCB(TopTwo):
                            self.s, self.threshold == "empirical", c0)
 
 
-# -- local DP: a randomizer wrapper in front of TTUCB (SPEC §3.2) -------------------------------
+# -- local DP: a randomizer wrapper in front of TTUCB (paper 3, §3.1, Algorithms 7 and 8) -------
 BOUNDED_LAWS = ("bernoulli", "beta")
 
 
