@@ -1,4 +1,4 @@
-"""Paper reproductions (SPEC §6.1): one command per figure, ``privenv reproduce <id>``.
+"""Paper reproductions (docs/results/): one command per figure, ``privenv reproduce <id>``.
 
 Each figure is a module registered in :data:`FIGURES` under its id. A figure module provides
 
