@@ -1,4 +1,4 @@
-"""The privacy audit harness (SPEC §8; PRIVACY-TESTING.md "Statistical toolkit", items 1, 7, 8).
+"""The privacy audit harness (docs/design/threat-model.md, "How the guarantees are checked").
 
 One registry of named audit *cases*; each is the single implementation of one audit:
 
@@ -259,7 +259,7 @@ def fitted_holdout_lower_bound(out_d: np.ndarray, out_dp: np.ndarray, *, delta: 
     """ε lower bound for multi-dimensional outputs (rows): a linear discriminant fitted on the
     first half of each sample, then :func:`privenv.privacy.audit.holdout_epsilon_lower_bound`
     on its scores — which chooses the threshold event on the same first half and evaluates it
-    on the second half, never used for fitting or choosing (PRIVACY-TESTING.md item 1)."""
+    on the second half, never used for fitting or choosing."""
     x0 = np.asarray(out_d, dtype=float).reshape(len(out_d), -1)
     x1 = np.asarray(out_dp, dtype=float).reshape(len(out_dp), -1)
     x0, x1 = np.nan_to_num(x0), np.nan_to_num(x1)
@@ -288,7 +288,7 @@ def _tree_scores_bound(scores: list[tuple[np.ndarray, np.ndarray]], grid: np.nda
 
 
 # =================================================================================================
-# Scalar mechanisms: Laplace, Gaussian, randomized response (PRIVACY-TESTING.md item 1)
+# Scalar mechanisms: Laplace, Gaussian, randomized response (threshold events)
 # =================================================================================================
 
 
@@ -635,7 +635,7 @@ _register(AuditCase(
 
 
 # =================================================================================================
-# The tree mechanism (PRIVACY-TESTING.md items 1, 6, 8)
+# The tree mechanism (threshold events on prefix sums, structure, mutations)
 # =================================================================================================
 
 _TREE_T, _TREE_SIGMA, _TREE_DELTA = 16, 1.0, 0.1
@@ -1061,7 +1061,7 @@ _register(AuditCase(
 
 
 # =================================================================================================
-# End-to-end agent audits (PRIVACY-TESTING.md item 7): tiny instances, many runs at once
+# End-to-end agent audits (docs/design/threat-model.md): tiny instances, many runs at once
 # =================================================================================================
 #
 # Every agent is driven through its own act/observe protocol on a reward table (runs, T, K) of
