@@ -1,4 +1,4 @@
-r"""Reinforcement-learning tooling: privenv's bandits for RL learners (SPEC §7).
+r"""Reinforcement-learning tooling: privenv's bandits for RL learners (docs/guides/rl.md).
 
 A bandit env has no state (``HuberBandit-v0`` observes ``Discrete(1)``; ``BestArmIdentification-v0``
 observes the last sample at most; the linear families observe only the current round's features),

@@ -1,5 +1,5 @@
 r"""Local differential privacy for linear contextual bandits: user-side randomizers that release a
-*message* about the chosen action's (features, label) pair (SPEC §2.3, §3.3, §8; paper 4).
+*message* about the chosen action's (features, label) pair (paper 4; docs/guides/linear.md).
 
 In a linear contextual bandit the learner needs two things from round t: the features
 φ(x_t, ·) ∈ ℝ^{A×d} of every action, to choose a_t, and afterwards information about the pair
@@ -8,7 +8,7 @@ In a linear contextual bandit the learner needs two things from round t: the fea
 bandit algorithms have each user send a randomized *message* computed from the pair:
 
 * :class:`GaussianStatistics` / :class:`VectorGaussianStatistics` — LDP-LinUCB's randomizer
-  (Zheng et al. 2020, the T^{3/4} baseline of paper 4; SPEC §3.3): the user releases the
+  (Zheng et al. 2020, the T^{3/4} baseline of paper 4): the user releases the
   sufficient statistics of ridge regression with Gaussian noise,
   ``gram`` = φ_tφ_tᵀ + B_t (B_t symmetric, upper triangle i.i.d. N(0, σ²), mirrored) and
   ``moment`` = φ_t y_t + ξ_t (ξ_t ~ N(0, σ²I_d)). (ε, δ)-LDP, see "Calibration" below;
@@ -43,8 +43,9 @@ x_t, and only what the policy keeps for later rounds (its "anonymized data entry
 action** and learns only from the released messages (as the zoo's ``ldp-linucb`` and
 ``input-perturbation-ols`` do) is a locally private system in paper 4's sense. The wrapper cannot
 enforce that non-anticipation: a learner that stores the raw features it acted on keeps public
-context information outside the guarantee (SPEC and the papers treat the contexts φ(x_t, ·) shown
-at decision time as public inputs). ``privacy.unit`` is ``"(context, reward)"`` in that sense.
+context information outside the guarantee (the papers treat the contexts φ(x_t, ·) shown at decision
+time as public inputs: paper 4, Definition 1.1). ``privacy.unit`` is ``"(context, reward)"`` in that
+sense.
 
 The trust boundary is that of :mod:`privenv.wrappers.ldp`: raw labels exist inside the process
 (the base env, its seeds); the runner gives an agent only ``act``/``observe`` inputs. The wrapper
@@ -60,8 +61,8 @@ sensitivity is at most Δ₂ = 2√2: ‖triu(φφᵀ) − triu(ψψᵀ)‖₂ �
 ‖φy − ψy′‖₂ ≤ 2. ``calibration="analytic"`` (default) gives the smallest σ making the Gaussian
 mechanism with Δ₂ = 2√2 (ε, δ)-DP (Balle & Wang 2018), valid for every ε;
 ``calibration="classical"`` gives σ = Δ₂√(2 ln(1.25/δ))/ε = 4√(ln(1.25/δ))/ε — exactly Zheng et
-al.'s public code — a theorem only for ε < 1 (larger ε raises ``ValueError``). SPEC §3.3 quotes
-σ = 4√(2 ln(1.25/δ))/ε, the classical formula with Δ₂ = 4 (adding the two blocks' bounds 2 + 2
+al.'s public code — a theorem only for ε < 1 (larger ε raises ``ValueError``). The value
+σ = 4√(2 ln(1.25/δ))/ε is the classical formula with Δ₂ = 4 (adding the two blocks' bounds 2 + 2
 instead of combining them in L2): valid but √2 larger than needed; we do not use it.
 
 *Input perturbation.* Paper 4's Theorem 2.2 writes φ + Lap_d(1/α), y + Lap(1/α): a lower-bound
@@ -248,7 +249,7 @@ class LinearMessageRandomizer(ABC):
 
 
 class GaussianStatisticsRandomizer(LinearMessageRandomizer):
-    """LDP-LinUCB's user-side randomizer (Zheng et al. 2020; SPEC §3.3): releases
+    """LDP-LinUCB's user-side randomizer (Zheng et al. 2020): releases
     ``gram`` = φφᵀ + B and ``moment`` = φy + ξ, B symmetric with upper triangle i.i.d. N(0, σ²)
     (mirrored), ξ ~ N(0, σ²I_d). σ calibrated for Δ₂ = 2√2 (module docstring, "Calibration").
 
@@ -524,7 +525,7 @@ class GaussianStatistics(LinearMessageWrapper):
     """(ε, δ)-local DP sufficient statistics: LDP-LinUCB's user-side randomizer.
 
     ## Description
-    For ``LinearContextualBandit-v0`` (SPEC §2.3, §3.3; Zheng et al. 2020, the T^{3/4} baseline
+    For ``LinearContextualBandit-v0`` (paper 4, §1.1; Zheng et al. 2020, the T^{3/4} baseline
     of paper 4). After the learner plays a_t, the user of round t releases
     ``gram`` = φ_tφ_tᵀ + B_t (B_t symmetric, upper triangle i.i.d. N(0, σ²), mirrored) and
     ``moment`` = φ_t y_t + ξ_t (ξ_t ~ N(0, σ²I_d)), φ_t = φ(x_t, a_t); a server sums them into

@@ -1,4 +1,4 @@
-"""Noise mechanisms: calibrations and vectorized samplers (SPEC §4, PRIVACY-TESTING.md).
+"""Noise mechanisms: calibrations and vectorized samplers (numerics: docs/design/threat-model.md).
 
 Every mechanism comes in two forms with **one** implementation of its formula:
 

@@ -2,9 +2,10 @@ r"""Shuffle-private vector summation P_Vec (Cheu, Joseph, Mao & Peng 2021) for p
 
 Cheu, Joseph, Mao & Peng, "Shuffle private stochastic convex optimization" (ICLR 2022,
 arXiv:2106.09805), the protocol P_Vec for summing n vectors of bounded ℓ2 norm; used by Zhou &
-Chowdhury (paper 2, SPEC §3.4, "shuffle DP via vector sum") inside the tree-based protocol.
+Chowdhury (paper 2, "shuffle DP via vector sum") inside the tree-based protocol.
 
-Protocol (SPEC §3.4). Every coordinate x_j ∈ [−L, L] of every data point is randomized separately:
+Protocol (Cheu et al.'s P_Vec). Every coordinate x_j ∈ [−L, L] of every data point is randomized
+separately:
 
     w = x_j + L ∈ [0, 2L],   t = w·g/L ∈ [0, 2g],
     message count  m = ⌊t⌋ + Bernoulli(t − ⌊t⌋) + Binomial(b, p),
@@ -148,7 +149,7 @@ class VectorSumParameters:
 def vector_sum_parameters(
     n: int, d: int, epsilon: float, delta: float, s: float = VECTOR_SUM_S
 ) -> VectorSumParameters:
-    """g = ⌈max(2√n, d, 4)⌉, p = ¼, b = ⌈s·g²·(ln(d²/δ))²/(ε²·n)⌉ (SPEC §3.4).
+    """g = ⌈max(2√n, d, 4)⌉, p = ¼, b = ⌈s·g²·(ln(d²/δ))²/(ε²·n)⌉ (Cheu et al.'s P_Vec).
 
     Args:
         n: number of data points the node sums (≥ 1).

@@ -31,9 +31,10 @@ Context generators (``contexts=``):
   policy collects has the theorem's design Λ = E[φφᵀ] = diag(1 − c/√n, c/√n). The default
   θ* = (0, 1) is the proof's hypothesis H₁ (θ* = (0, 0) is H₀): the rare e₂ rounds are the only
   informative ones.
-* ``"paper2"``: paper 2's synthetic features (SPEC §2.4): a (d − 1)-dimensional standard Gaussian
-  vector normalized to unit norm, a bias coordinate 1 appended, the whole normalized to unit
-  norm (i.e. divided by √2); default θ* = (0.5·u, 0.5) with u a uniform unit vector of ℝ^{d−1}.
+* ``"paper2"``: paper 2's synthetic features (the authors' experiment code): a (d − 1)-dimensional
+  standard Gaussian vector normalized to unit norm, a bias coordinate 1 appended, the whole
+  normalized to unit norm (i.e. divided by √2); default θ* = (0.5·u, 0.5) with u a uniform unit
+  vector of ℝ^{d−1}.
 * ``"dataset"``: a classification data set bundled with scikit-learn (``"wine"`` by default,
   ``"digits"``, ``"breast_cancer"``; no download) as a contextual bandit: each round a row is drawn
   uniformly with replacement; actions are the classes; the row's features are standardized
