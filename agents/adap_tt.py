@@ -416,7 +416,7 @@ class DoublingTopTwo(TopTwo):
 
     forget: bool = True
     private_transport: bool = False
-    #: audit hook: multiplies the Laplace scale of every release (1 in every real agent)
+    #: audit hook — multiplies the Laplace scale of every release (1 in every real agent)
     noise_multiplier: float = 1.0
 
     def __init__(self, K: int, epsilon: float, delta: float, beta: float, reward_mode: str,

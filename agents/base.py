@@ -43,7 +43,7 @@ class Agent(ABC):
 
     #: command-line name (lower-case with hyphens)
     name: ClassVar[str] = ""
-    #: env constructor arguments this agent needs (e.g. CTB-TT: the sample in the reward, where
+    #: env constructor arguments this agent needs (e.g. CTB-TT needs the sample in the reward, where
     #: its randomizer wrapper can reach it); the runner builds env ids with them
     #: (:func:`privenv.agents.env_kwargs_for`)
     env_requirements: ClassVar[dict[str, Any]] = {}

@@ -61,7 +61,7 @@ from privenv.privacy.mechanisms import laplace_noise
 from privenv.problems.bai import REWARD_MODES
 from privenv.seeding import NoiseView, take_uniform
 
-#: the two versions: ``"regret"`` (:class:`DPSE`) and ``"bai"`` (:class:`DPSEBAI`)
+#: the two versions, ``"regret"`` (:class:`DPSE`) and ``"bai"`` (:class:`DPSEBAI`)
 TASKS = ("regret", "bai")
 
 #: default reward range on an env with a public mean range D and moment bound v (order k):
@@ -290,7 +290,7 @@ class DPSE(BatchedElimination):
         c = np.log(4.0 * S * e**2 / self.beta) / (self.epsilon * R)
         return h + c
 
-    #: audit hook: divide each epoch's mean by the arm's cumulative count, as the authors' public
+    #: audit hook — divide each epoch's mean by the arm's cumulative count, as the authors' public
     #: code did (biased towards 0 from epoch 2 on; the bias checks must catch it)
     cumulative_count: bool = False
     RELEASE_LABELS = ("DP-SE epoch mean",)

@@ -535,7 +535,7 @@ class FedUCBAdaptive(_FederatedLinUCB):
 
     @property
     def privacy(self) -> PrivacyGuarantee:
-        """Not private: the data-dependent sync times are a public output."""
+        """Not private — the data-dependent sync times are a public output."""
         return PrivacyGuarantee.none(UNIT)
 
     @property

@@ -83,14 +83,14 @@ from privenv.privacy.mechanisms import laplace_noise
 from privenv.seeding import NoiseView, take_uniform
 from privenv.theory.huber import ALPHA_MAX_CENTRAL, iota
 
-#: c₁ of Corollary 6.8 / Theorem 6.12 (α > 0): "there exists an absolute constant"; not given → 1.
+#: c₁ of Corollary 6.8 / Theorem 6.12 (α > 0), "an absolute constant" the paper does not give → 1.
 C1_HISTOGRAM = 1.0
 #: the histogram step's constant for α = 0, given by the proof of Theorem 6.10:
 #: n ≥ 200·log(16D/δ)/ε makes C₁ < 0.1 (Corollary 6.6).
 C_HISTOGRAM_ALPHA0 = 200.0
-#: accuracy parameters use ε̄ = min(ε, EPSILON_CAP): the proofs merge terms assuming ε ≤ 1.
+#: accuracy parameters use ε̄ = min(ε, EPSILON_CAP), as the proofs merge terms assuming ε ≤ 1.
 EPSILON_CAP = 1.0
-#: largest α of the proof of Theorem 6.1 (case 2: α ∈ (0, 1/2]).
+#: largest α of the proof of Theorem 6.1 (its case 2, α ∈ (0, 1/2]).
 ALPHA_MAX_RAW = 0.5
 
 FIRST_PHASES = ("batch-random", "round-random", "greedy")
@@ -475,7 +475,7 @@ class PrivateRobustArmElimination(BatchedElimination):
             self.state = s._replace(buf=buf)
 
 
-#: :attr:`PRAEParams.first_phase`: the index in :data:`FIRST_PHASES`
+#: values of :attr:`PRAEParams.first_phase`, the indices in :data:`FIRST_PHASES`
 BATCH_RANDOM, ROUND_RANDOM, GREEDY = range(3)
 
 

@@ -123,7 +123,8 @@ __all__ = [
     "partition_parameters",
 ]
 
-#: Lemmas 4.3/4.4: κ ≥ c·α⁻¹·ln(L·d/(βδ)), as name → (c, L). The one place the κ's are set.
+#: the minimal κ of Lemmas 4.3/4.4, κ ≥ c·α⁻¹·ln(L·d/(βδ)), as name → (c, L). The one place the
+#: κ's are set.
 KAPPA_PAPER: dict[str, tuple[float, float]] = {
     "kappa1": (43.0, 48.0),  # Lemma 4.3 (LPLR-PCR activation)
     "kappa1_prime": (15.0, 48.0),  # Lemma 4.4 (LPLR-CI activation)

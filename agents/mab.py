@@ -632,9 +632,9 @@ class BatchedElimination(KernelAgent):
 
     ARM_ORDERS = ("index", "random")
     State = ElimState
-    #: audit hook: ``False`` makes each release use every reward since the run started
+    #: audit hook — ``False`` makes each release use every reward since the run started
     forget: bool = True
-    #: audit hook: multiplies every Laplace scale (1 in every real agent)
+    #: audit hook — multiplies every Laplace scale (1 in every real agent)
     noise_multiplier: float = 1.0
     #: labels of the releases recorded in checking mode (index = :attr:`Releases.label`)
     RELEASE_LABELS: tuple[str, ...] = ()

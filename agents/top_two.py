@@ -410,7 +410,7 @@ class TopTwo(KernelAgent):
 
     @property
     def glr_sigma(self) -> float:
-        """σ of the GLR statistic: the agent's σ against the theoretical thresholds, 1 (unit
+        """σ of the GLR statistic — the agent's σ against the theoretical thresholds, 1 (unit
         variance) against the empirical ones — the two are never mixed."""
         return self.sigma if self.threshold == "theory" else 1.0
 
