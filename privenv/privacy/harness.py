@@ -81,7 +81,7 @@ __all__ = [
 
 #: family-wise false-alarm probability of every audit (per case and variant)
 ALPHA = 1e-6
-#: the two audit sizes: multiplier of each case's quick sample size
+#: the two audit sizes, as the multiplier of each case's quick sample size
 SIZES = {"quick": 1, "full": 10}
 #: default master seed (each case and variant derives its own stream from it)
 DEFAULT_SEED = 20261129
