@@ -100,3 +100,28 @@ def test_results_pages_are_generated_from_the_reproduction_outputs(site) -> None
     assert float(cell.group(1)) == pytest.approx(mean, rel=5e-3)
     assert re.search(r'<img[^>]+src="[^"]*huber-fig1\.png"', page)
     assert (Path(site["html"]) / "_images" / "huber-fig1.png").stat().st_size > 10_000
+
+
+_TYPE_FIELD = re.compile(r'<dt class="field-\w+">Type<span class="colon">:</span></dt>\s*'
+                         r'<dd class="field-\w+"><p>(.*?)</p>', re.S)
+
+
+def _is_type(text: str) -> bool:
+    """A Python type as autodoc prints it: names, brackets, ``, `` and `` | ``, nothing else."""
+    compact = text.replace(", ", ",").replace(" | ", "|")
+    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.\[\],|…]*", compact) is not None
+
+
+def test_attribute_docs_are_not_split_into_a_type(site) -> None:
+    """Napoleon reads the first line of an attribute's or property's docstring as ``type:
+    description``: a prose first line with a colon ("audit hook: …") would render its words as
+    the attribute's type. Every Type field of the API pages must be a type."""
+    bad = []
+    for page in sorted((site["html"] / "api").glob("*.html")):
+        for match in _TYPE_FIELD.finditer(page.read_text(encoding="utf-8")):
+            text = html.unescape(re.sub(r"<[^>]+>", "", match.group(1))).strip()
+            if not _is_type(text):
+                bad.append(f"{page.name}: {text!r}")
+    assert not bad, "prose rendered as a type (rephrase the first line without a colon):\n" + \
+        "\n".join(bad)
+

@@ -251,7 +251,7 @@ class LocalRandomizer(ABC):
 
     @property
     def sensitivity(self) -> float:
-        """hi − lo: how far replacing one user's value can move it (L1 = L2 for a scalar)."""
+        """hi − lo, how far replacing one user's value can move it (L1 = L2 for a scalar)."""
         lo, hi = self.reward_range
         return hi - lo
 

@@ -135,7 +135,7 @@ __all__ = [
     "uniform_doubles",
 ]
 
-#: the cursor returned by a kernel whose buffer ran out (nothing consumed: top up and redo)
+#: the cursor returned by a kernel whose buffer ran out (nothing consumed; top up and redo)
 EXHAUSTED = -1
 #: the cursor returned when an intermediate integer would leave [−2⁶², 2⁶²] (never for
 #: validated parameters except with probability < e^{−1000}; the batch functions raise)
@@ -153,7 +153,7 @@ _MAX_SCALE = 2**52
 _MAX_GAUSS_DEN = 2**62
 _MAX_GAUSS_STEP = 2**31
 
-#: the sampler choices of :class:`LaplaceMechanism` (GaussianMechanism: "float", "exact")
+#: the sampler choices of :class:`LaplaceMechanism` (of GaussianMechanism, "float" and "exact")
 SAMPLERS = ("float", "exact", "snapping")
 
 
@@ -920,7 +920,7 @@ class SnappingParameters:
 
     @property
     def lam_pow2(self) -> float:
-        """Λ: the smallest power of two ≥ λ."""
+        """Λ, the smallest power of two ≥ λ."""
         m, e = math.frexp(self.lam)
         return math.ldexp(1.0, e - 1 if m == 0.5 else e)
 

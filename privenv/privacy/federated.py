@@ -384,7 +384,7 @@ class Calibration:
 
     @property
     def rho_stream(self) -> float:
-        """zCDP of one silo's whole message stream per user: κ·ρ_node (the ledger's budget)."""
+        """zCDP of one silo's whole message stream per user, κ·ρ_node (the ledger's budget)."""
         return self.kappa * self.rho_node
 
 

@@ -99,7 +99,7 @@ __all__ = [
 ]
 
 VECTOR_SUM_S = 1.0
-"""Default scale s of b: 1, i.e. b = ⌈g²·ln²(d²/δ)/(ε²n)⌉ literally (Cheu et al.'s constant is
+"""Default scale s of b, 1, i.e. b = ⌈g²·ln²(d²/δ)/(ε²n)⌉ literally (Cheu et al.'s constant is
 unverified here). :func:`node_guarantee` checks it: at paper 2's scale (d = 10, n = M·B·2^j, the
 per-node budgets of :func:`node_budget` over κ = 9 nodes) the checks need s ≥ 0.12 for
 (ε, δ) = (0.2, 0.1) and s ≥ 0.87 for (1, 1e-4). Small d with a large node ε needs more (d = 1,
@@ -142,7 +142,7 @@ class VectorSumParameters:
 
     @property
     def noise_trials(self) -> int:
-        """n·b: the node's total binomial noise is Binomial(n·b, p) per coordinate."""
+        """n·b (the node's total binomial noise is Binomial(n·b, p) per coordinate)."""
         return self.n * self.b
 
 
