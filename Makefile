@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install -q --disable-pip-version-check -c constraints.txt
 
-.PHONY: install reproduce reproduce-full test test-slow bench lint docs notebooks
+.PHONY: install reproduce reproduce-full test test-slow bench lint docs docs-build notebooks
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -41,11 +41,21 @@ bench: install
 lint: install
 	$(VENV)/bin/ruff check privenv agents wrappers tests examples benchmarks
 
-# The site: reproductions (reused from results/ when present) -> docs/_generated, then Sphinx.
+# The site: reproductions (reused from results/ when present) -> docs/_generated, then Sphinx,
+# warnings as errors. docs-build is the same recipe without the install step: the tests run it
+# (tests/docs_site.py: DOCS_SCALE=--quick on a copy of docs/), so CI builds the site as make docs.
+DOCS ?= docs
+DOCS_RESULTS ?= results
+DOCS_HTML ?= docs/_build/html
+DOCS_SCALE ?=
+
 docs: install
-	$(PY) docs/generate.py --results results
-	$(VENV)/bin/sphinx-build -E -W --keep-going -q -b html docs docs/_build/html
-	@echo "docs: docs/_build/html/index.html"
+	@$(MAKE) --no-print-directory docs-build
+
+docs-build:
+	$(PY) $(DOCS)/generate.py --results $(DOCS_RESULTS) --docs $(DOCS) $(DOCS_SCALE)
+	$(PY) -m sphinx -E -W --keep-going -q -b html $(DOCS) $(DOCS_HTML)
+	@echo "docs: $(DOCS_HTML)/index.html"
 
 # The lab notebooks of examples/notebooks/, regenerated from their sources.
 notebooks: install

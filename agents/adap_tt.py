@@ -1,7 +1,8 @@
 """Top Two on per-arm doubling estimators (paper 3, §4.2–4.4 and Appendix H): AdaP-TT,
 AdaP-TT* and TTUCB-DPA.
 
-Azize, Jourdan, Al Marjani, Basu, *Differentially Private Best-Arm Identification*. SPEC §3.2.
+Azize, Jourdan, Al Marjani, Basu, *Differentially Private Best-Arm Identification*. Choices the
+paper leaves open: docs/guides/bai.md, "Design choices".
 
 All three are instances of the Top Two meta-algorithm (:class:`~privenv.agents.top_two.TopTwo`,
 paper Algorithm 1) whose estimator is refreshed only at the end of per-arm **phases**:
@@ -178,7 +179,7 @@ def star_glr_threshold(
 def daf_empirical_threshold(
     w_a: np.ndarray, w_b: np.ndarray, delta: float, epsilon: float
 ) -> np.ndarray:
-    """The authors' public-code AdaP-TT threshold (SPEC §3.2), for the **unit-variance**
+    """The authors' public-code AdaP-TT threshold (docs/guides/bai.md), for the **unit-variance**
     statistic ½(μ̃_a − μ̃_b)₊²/(1/Ñ_a + 1/Ñ_b):
 
     log(1/δ) + log(1 + log Ñ_a) + log(1 + log Ñ_b) + (1/Ñ_a + 1/Ñ_b) log²(1/δ)/ε².
@@ -191,7 +192,7 @@ def daf_empirical_threshold(
 def star_empirical_threshold(
     gap: np.ndarray, w_a: np.ndarray, w_b: np.ndarray, delta: float, epsilon: float
 ) -> np.ndarray:
-    """Our ``"empirical"`` threshold for AdaP-TT* (the public code has no AdaP-TT*, SPEC §3.2),
+    """Our ``"empirical"`` threshold for AdaP-TT* (the public code has no AdaP-TT*),
     for the **unit-variance** statistic ½(μ̃_a − μ̃_b)₊ min{ε/2, (μ̃_a − μ̃_b)₊}/(1/Ñ_a + 1/Ñ_b).
 
     The recipe of the public code's AdaP-TT rule applied to eq. 14: that rule is the paper's
@@ -417,7 +418,7 @@ class DoublingTopTwo(TopTwo):
 
     forget: bool = True
     private_transport: bool = False
-    #: audit hook: multiplies the Laplace scale of every release (1 in every real agent)
+    #: audit hook — multiplies the Laplace scale of every release (1 in every real agent)
     noise_multiplier: float = 1.0
 
     def __init__(self, K: int, epsilon: float, delta: float, beta: float, reward_mode: str,
@@ -460,11 +461,11 @@ class AdaPTT(DoublingTopTwo):
     never released). Rewards are clipped to [0, 1] before entering a phase mean (the DP
     guarantee assumes [0, 1], Lemma 20; Bernoulli rewards are unchanged).
 
-    **Bonus (eq. 11).** Taken literally, k(ω_a) makes the bonus of an arm shrink with its own
-    count only: an arm with a very low first private mean (Laplace noise of scale 1/ε on one
-    reward) is never leader or challenger again and the run never stops (SPEC §3.2). Default
-    ``bonus="total"`` uses k(‖N‖₁), the total count, as the paper's analysis (§4.3) and the
-    authors' public code do; ``bonus="literal"`` is eq. 11 as printed.
+    **Bonus (eq. 11).** Taken literally, k(ω_a) makes the bonus of an arm shrink with its own count
+    only: an arm with a very low first private mean (Laplace noise of scale 1/ε on one reward) is
+    never leader or challenger again and the run never stops (docs/guides/bai.md). Default
+    ``bonus="total"`` uses k(‖N‖₁), the total count, as the paper's analysis (§4.3) and the authors'
+    public code do; ``bonus="literal"`` is eq. 11 as printed.
 
     Args:
         K: number of arms.

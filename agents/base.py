@@ -1,4 +1,4 @@
-"""The agent protocol (SPEC §3.0).
+"""The agent protocol (docs/design/architecture.md, "Agents").
 
 Every zoo agent holds the state of ``n_runs`` independent runs with a leading run axis::
 
@@ -49,10 +49,10 @@ class Agent(ABC):
     families: ClassVar[tuple[str, ...]] = ()
     #: why the agent does not play a family, for the refusal's message (family → reason)
     family_notes: ClassVar[dict[str, str]] = {}
-    #: every constructor parameter but ``n_runs``, declared once (:mod:`privenv.parameters`):
-    #: its valid values and whether it is a quantity of the problem
+    #: every constructor parameter but ``n_runs``, declared once (:mod:`privenv.parameters`),
+    #: with its valid values and whether it is a quantity of the problem
     parameters: ClassVar[dict[str, Param]] = {}
-    #: env constructor arguments this agent needs (e.g. CTB-TT: the sample in the reward, where
+    #: env constructor arguments this agent needs (e.g. CTB-TT needs the sample in the reward, where
     #: its randomizer wrapper can reach it); the runner builds env ids with them
     #: (:func:`privenv.agents.env_kwargs_for`)
     env_requirements: ClassVar[dict[str, Any]] = {}

@@ -1,8 +1,8 @@
 """DP-SE: differentially private successive elimination (Sajed & Sheffet 2019).
 
 Sajed & Sheffet, *An Optimal Private Stochastic-MAB Algorithm Based on an Optimal Private Stopping
-Rule*, ICML 2019 (Algorithm 2, "DP-SE"), as specified in SPEC §3.2 (and used by paper 3 as a
-baseline). Rewards in [0, 1]. Epochs e = 1, 2, … with active set S:
+Rule*, ICML 2019 (Algorithm 2, "DP-SE"), also paper 3's baseline (docs/guides/bai.md, "Design
+choices"). Rewards in [0, 1]. Epochs e = 1, 2, … with active set S:
 
     Δ_e = 2^{−e},
     R_e = ⌈max{32 log(8|S|e²/β)/Δ_e², 8 log(4|S|e²/β)/(εΔ_e)}⌉ pulls of every active arm,
@@ -13,7 +13,7 @@ baseline). Rewards in [0, 1]. Epochs e = 1, 2, … with active set S:
 Each reward enters one epoch mean of one arm (sensitivity 1/R_e) and is then forgotten, so the
 algorithm is ε-DP in the central model (per reward).
 
-Two versions behind one registry name ``dp-se`` (SPEC §3.2):
+Two versions behind one registry name ``dp-se``:
 
 * :class:`DPSE`, **regret** (``task="regret"``, the default): β = 1/T, and once one arm is left
   it is played to the end with no further release.
@@ -62,7 +62,7 @@ from privenv.privacy.mechanisms import laplace_noise
 from privenv.problems.bai import REWARD_MODES
 from privenv.seeding import NoiseView, take_uniform
 
-#: the two versions: ``"regret"`` (:class:`DPSE`) and ``"bai"`` (:class:`DPSEBAI`)
+#: the two versions, ``"regret"`` (:class:`DPSE`) and ``"bai"`` (:class:`DPSEBAI`)
 TASKS = ("regret", "bai")
 
 #: default reward range on an env with a public mean range D and moment bound v (order k):
@@ -73,7 +73,7 @@ MAX_EPOCH = 64
 
 
 class DPSEParams(NamedTuple):
-    """DP-SE's constants: R_e and h_e + c_e tabulated over epochs e and active-set sizes |S|
+    r"""DP-SE's constants: R_e and h_e + c_e tabulated over epochs e and active-set sizes \|S\|
     (``epoch_table``, ``width_table``); rewards are mapped by (x − ``lo``)/``width``. ``bai``
     selects the best-arm-identification version; ``cumulative_count`` is an audit hook (the
     authors' public code's bias, see :class:`DPSE`)."""
@@ -293,14 +293,14 @@ class DPSE(BatchedElimination):
         c = np.log(4.0 * S * e**2 / self.beta) / (self.epsilon * R)
         return h + c
 
-    #: audit hook: divide each epoch's mean by the arm's cumulative count, as the authors' public
+    #: audit hook — divide each epoch's mean by the arm's cumulative count, as the authors' public
     #: code did (biased towards 0 from epoch 2 on; the bias checks must catch it)
     cumulative_count: bool = False
     RELEASE_LABELS = ("DP-SE epoch mean",)
 
     def kernel_params(self) -> DPSEParams:
-        """The constants, with R_e and h_e + c_e tabulated by :meth:`epoch_length` and
-        :meth:`widths` over epochs e ≤ ``MAX_EPOCH`` and active-set sizes |S| ≤ K."""
+        r"""The constants, with R_e and h_e + c_e tabulated by :meth:`epoch_length` and
+        :meth:`widths` over epochs e ≤ ``MAX_EPOCH`` and active-set sizes \|S\| ≤ K."""
         e = np.arange(MAX_EPOCH + 1)[:, None]
         size = np.arange(self.K + 1)[None, :]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # e = 0, |S| ≤ 1

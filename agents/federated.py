@@ -1,4 +1,4 @@
-"""Federated linear contextual bandits across M silos (paper 2; SPEC §3.4).
+"""Federated linear contextual bandits across M silos (paper 2; docs/guides/federated.md).
 
 * :class:`FedLinUCB` (``fed-linucb``) — Private-FedLinUCB, paper 2's Algorithm 1 (Zhou &
   Chowdhury, *On Differentially Private Federated Linear Contextual Bandits*, ICLR 2024): every
@@ -332,13 +332,14 @@ class _FederatedLinUCB(Agent):
 
 class FedLinUCB(_FederatedLinUCB):
     """Private-FedLinUCB with fixed batches: paper 2, Algorithm 1 with the protocol of
-    Algorithm 2 (SPEC §3.4).
+    Algorithm 2.
 
     Round t, every silo i of every run (line numbers of Algorithm 1):
 
     5. V = λI + W̃ + W_i, θ̂ = V⁻¹(Ũ + U_i);
     6. play a = argmax_a ⟨φ_a, θ̂⟩ + β_t‖φ_a‖_{V⁻¹} (:func:`fed_confidence_radius`);
     7. observe y, W_i ← W_i + φφᵀ, U_i ← U_i + yφ;
+
     9. if t = kB: every silo sends its batch sums through P = (R, S, A) (lines 10–16,
        :class:`~privenv.privacy.federated.FederatedProtocol`), receives the server's W̃, Ũ
        (line 17) and resets W_i, U_i.
@@ -356,8 +357,8 @@ class FedLinUCB(_FederatedLinUCB):
     charged ρ_node for each released node containing it (≤ κ of them).
 
     **Constants** (one choice, documented, the same in every experiment): λ = √M without noise,
-    √(Mκ)σ₀(√(κ + log(1/α)) + √d) with noise (SPEC §3.4, the authors' code); β_t of
-    :func:`fed_confidence_radius`.
+    √(Mκ)σ₀(√(κ + log(1/α)) + √d) with noise (the authors' experiment code;
+    docs/guides/federated.md); β_t of :func:`fed_confidence_radius`.
 
     Args:
         M, K, d: silos, arms per round, dimension (from the env).
@@ -374,7 +375,7 @@ class FedLinUCB(_FederatedLinUCB):
         lambda_: override λ.
         beta: override β_t by a constant.
         vector_sum_scale: s, the scale of P_Vec's binomial trials b (``"sdp-vector-sum"`` only;
-            default :data:`~privenv.privacy.vector_sum.VECTOR_SUM_S` = 1, the SPEC's formula).
+            default :data:`~privenv.privacy.vector_sum.VECTOR_SUM_S` = 1, fixed, not tuned).
             The calibration refuses an s too small for the declared (ε, δ) and says so: raise it
             then (more noise, never less privacy).
         n_runs: number of runs.
@@ -554,7 +555,7 @@ class FedUCBAdaptive(_FederatedLinUCB):
 
     @property
     def privacy(self) -> PrivacyGuarantee:
-        """Not private: the data-dependent sync times are a public output."""
+        """Not private — the data-dependent sync times are a public output."""
         return PrivacyGuarantee.none(UNIT)
 
     @property

@@ -1,4 +1,4 @@
-"""Private and robust arm elimination (paper 1): PRAE-R, PRAE-C and the DPRSE baseline.
+r"""Private and robust arm elimination (paper 1): PRAE-R, PRAE-C and the DPRSE baseline.
 
 Paper 1: Wu, Zhou, Tao, Wang, *On Private and Robust Bandits*, NeurIPS 2023. Heavy-tailed rewards
 with Huber α-contamination (Definition 3.3), ε-DP in the central model (Definition 3.4).
@@ -32,20 +32,21 @@ they are explicit, and 1 where they are not:
   its choice ι = (1 − α)/(0.249 − α) leaves C₂ = 0.249, so C₁ < 1/1500 and n ≳ 4.5·10⁶·log(16D/δ)
   — vacuous at any practical horizon. We do not use that.)
 * Union bound over arms and batches (proof of Theorem 6.2): each estimate of batch τ uses
-  δ_τ = δ/(2|S|τ²), |S| the number of arms in the batch; δ = 1/T.
+  δ_τ = δ/(2|S|τ²), \|S\| the number of arms in the batch; δ = 1/T.
 * Where a proof merges terms assuming ε ≤ 1 (Theorem 6.1's last step, Corollaries 6.6/6.8), the
   accuracy parameters use ε̄ = min(ε, 1) so that the radius stays valid for ε > 1; the Laplace
   noise always uses ε itself. Nothing changes for ε ≤ 1.
 
-What to expect at T = 10⁵ on the paper's instance (SPEC §3.1): the regret of PRAE is dominated by
-two structural terms — the first elimination batch (each active arm is pulled B_τ ≥ 𝒯 times before
-anything is eliminated; for PRAE-C 𝒯 ≥ log(16/δ)/α² ≈ 8.7·10³ at α = 5 %) and the α-term of β, a
-constant bias bound (PRAE-R: 2(8α)^{1/2}·u^{1/2} ≈ 126 > every gap when the means reach 100, so
-PRAE-R never eliminates there). These are properties of the theorems' parameters, not bugs. A
-third effect follows: when nothing is eliminated, regret is decided by the schedule itself — which
-arm the horizon's unfinished batch happens to pull. Algorithm 1 does not order the active arms of
-a batch; ``arm_order="index"`` (default, the literal loop) favours the lowest-index arm (the best
-one on the paper's instance), ``arm_order="random"`` makes the regret independent of the labels.
+What to expect at T = 10⁵ on the paper's instance (measured: docs/results/huber-fig1.md): the
+regret of PRAE is dominated by two structural terms — the first elimination batch (each active arm
+is pulled B_τ ≥ 𝒯 times before anything is eliminated; for PRAE-C 𝒯 ≥ log(16/δ)/α² ≈ 8.7·10³ at
+α = 5 %) and the α-term of β, a constant bias bound (PRAE-R: 2(8α)^{1/2}·u^{1/2} ≈ 126 > every gap
+when the means reach 100, so PRAE-R never eliminates there). These are properties of the theorems'
+parameters, not bugs. A third effect follows: when nothing is eliminated, regret is decided by the
+schedule itself — which arm the horizon's unfinished batch happens to pull. Algorithm 1 does not
+order the active arms of a batch; ``arm_order="index"`` (default, the literal loop) favours the
+lowest-index arm (the best one on the paper's instance), ``arm_order="random"`` makes the regret
+independent of the labels.
 
 Privacy. Every reward of the elimination phase enters exactly one Laplace release of one batch
 (batching and forgetting); Algorithm 3's histogram and mean use disjoint folds (parallel
@@ -83,14 +84,14 @@ from privenv.privacy.mechanisms import laplace_noise
 from privenv.seeding import NoiseView, take_uniform
 from privenv.theory.huber import ALPHA_MAX_CENTRAL, iota
 
-#: c₁ of Corollary 6.8 / Theorem 6.12 (α > 0): "there exists an absolute constant"; not given → 1.
+#: c₁ of Corollary 6.8 / Theorem 6.12 (α > 0), "an absolute constant" the paper does not give → 1.
 C1_HISTOGRAM = 1.0
 #: the histogram step's constant for α = 0, given by the proof of Theorem 6.10:
 #: n ≥ 200·log(16D/δ)/ε makes C₁ < 0.1 (Corollary 6.6).
 C_HISTOGRAM_ALPHA0 = 200.0
-#: accuracy parameters use ε̄ = min(ε, EPSILON_CAP): the proofs merge terms assuming ε ≤ 1.
+#: accuracy parameters use ε̄ = min(ε, EPSILON_CAP), as the proofs merge terms assuming ε ≤ 1.
 EPSILON_CAP = 1.0
-#: largest α of the proof of Theorem 6.1 (case 2: α ∈ (0, 1/2]).
+#: largest α of the proof of Theorem 6.1 (its case 2, α ∈ (0, 1/2]).
 ALPHA_MAX_RAW = 0.5
 
 FIRST_PHASES = ("batch-random", "round-random", "greedy")
@@ -131,7 +132,7 @@ def _block_sum(x: np.ndarray, lo: int, n: int, centre: float, M: float) -> float
 
 @jit(allocates=True)
 def pairwise_truncated_sum(x: np.ndarray, lo: int, n: int, centre: float, M: float) -> float:
-    """Σ_{i<n} f(x[lo + i]), f(v) = (v − c)·1{|v − c| ≤ M}, summed in numpy's pairwise order
+    r"""Σ_{i<n} f(x[lo + i]), f(v) = (v − c)·1{\|v − c\| ≤ M}, summed in numpy's pairwise order
     (``np.sum``: blocks of at most 128 values, halved above, the halves a multiple of 8), so that
     a compiled PRM gives exactly the numbers of ``np.where(|x − c| ≤ M, x − c, 0).mean()``.
 
@@ -170,9 +171,9 @@ def pairwise_truncated_sum(x: np.ndarray, lo: int, n: int, centre: float, M: flo
 @jit
 def algorithm_2(x: np.ndarray, n: int, M: float, epsilon: float, u: float,
                 noise_multiplier: float = 1.0) -> float:
-    """**Algorithm 2** (PRM for the finite raw moment case) on the batch x[0 … n − 1].
+    r"""**Algorithm 2** (PRM for the finite raw moment case) on the batch x[0 … n − 1].
 
-    Line 3: x̄_j = x_j·1{|x_j| ≤ M}; line 5: the mean of the x̄_j + Lap(2M/(nε)) (replacing one
+    Line 3: x̄_j = x_j·1{\|x_j\| ≤ M}; line 5: the mean of the x̄_j + Lap(2M/(nε)) (replacing one
     point moves a mean of values in [−M, M] by at most 2M/n), from the standard uniform u.
     ``noise_multiplier`` is the audit hook (1 in every real agent).
     """
@@ -303,7 +304,7 @@ def raw_moment_parameters(n: np.ndarray | int, epsilon: float, delta: np.ndarray
 
 
 def raw_moment_threshold(delta: np.ndarray | float, alpha: float) -> np.ndarray:
-    """𝒯 of Theorem 6.2: n ≥ log(8/δ)/α (proof of Thm 6.1: |N_G|/n ≤ 4α); 0 when α = 0."""
+    r"""𝒯 of Theorem 6.2: n ≥ log(8/δ)/α (proof of Thm 6.1: \|N_G\|/n ≤ 4α); 0 when α = 0."""
     delta = np.asarray(delta, dtype=float)
     return np.log(8.0 / delta) / alpha if alpha > 0 else np.zeros_like(delta)
 
@@ -315,13 +316,13 @@ def central_bin_width(alpha: float, k: float) -> float:
 
 def central_moment_parameters(n: np.ndarray | int, epsilon: float, delta: np.ndarray | float,
                               alpha: float, k: float) -> tuple[float, np.ndarray, np.ndarray]:
-    """Bin width r, truncation M and radius β of Theorem 6.5 for E|X − μ|^k ≤ 1 (App. D).
+    r"""Bin width r, truncation M and radius β of Theorem 6.5 for E|X − μ|^k ≤ 1 (App. D).
 
     n is the fold size (Algorithm 3 uses 2n points). β is the sum of the proof's bounds, each at
-    its stated probability (histogram δ/2; |N_G|, Bernstein, Hoeffding and Laplace δ/8 each),
+    its stated probability (histogram δ/2; \|N_G\|, Bernstein, Hoeffding and Laplace δ/8 each),
     valid for n ≥ :func:`central_moment_threshold`:
 
-        g  = α + √(2αL/n) + 2L/(3n)                          (|N_G|/n, Bernstein; 0 if α = 0)
+        g  = α + √(2αL/n) + 2L/(3n)                          (\|N_G\|/n, Bernstein; 0 if α = 0)
         T₁ = g·(M + 2r)
         T₂ = √(2L/n) + 4(M + 2r)L/(3n) + (2/M)^{k−1} + T₁
         T₃ = 2r·(α + (2/M)^k + √(L/(2n)))
@@ -449,7 +450,7 @@ class PrivateRobustArmElimination(BatchedElimination):
 
     # -- Algorithm 1 on the shared schedule -----------------------------------------------------
     def kernel_params(self) -> PRAEParams:
-        """The constants, with M_τ, β_τ and δ_τ tabulated over batches τ and active-set sizes |S|
+        r"""The constants, with M_τ, β_τ and δ_τ tabulated over batches τ and active-set sizes \|S\|
         by the theorems' functions (they depend on nothing else)."""
         tau_max = max(2, math.ceil(math.log2(self.horizon + 2)) + 1)
         tau = np.arange(tau_max + 1, dtype=float)[:, None]
@@ -479,13 +480,13 @@ class PrivateRobustArmElimination(BatchedElimination):
             self.state = s._replace(buf=buf)
 
 
-#: :attr:`PRAEParams.first_phase`: the index in :data:`FIRST_PHASES`
+#: values of :attr:`PRAEParams.first_phase`, the indices in :data:`FIRST_PHASES`
 BATCH_RANDOM, ROUND_RANDOM, GREEDY = range(3)
 
 
 class PRAEParams(NamedTuple):
-    """The constants of Algorithm 1 with its PRM: ``delta_table``, ``M_table`` and
-    ``beta_table`` [τ, |S|] are δ_τ, M_τ and β_τ (reward units); ``central`` selects
+    r"""The constants of Algorithm 1 with its PRM: ``delta_table``, ``M_table`` and
+    ``beta_table`` [τ, \|S\|] are δ_τ, M_τ and β_τ (reward units); ``central`` selects
     Algorithm 3 (PRAE-C) over Algorithm 2 (PRAE-R, DPRSE)."""
 
     K: int
@@ -655,8 +656,8 @@ class DPRSE(PRAER):
     """**DPRSE** (Tao, Wu, Zhao, Wang 2022, "Optimal rates of (locally) differentially private
     heavy-tailed multi-armed bandits"), the baseline of paper 1 §7 — a **reconstruction**.
 
-    Its pseudocode is in neither of our papers and no public code exists. Following SPEC §3.1 and
-    paper 1's description ("more aggressive truncation thresholds which incorporate more
+    Its pseudocode is in neither of our papers and no public code exists. Following paper 1's
+    description ("more aggressive truncation thresholds which incorporate more
     outliers"), it is the same batched successive elimination with the raw-moment truncated
     Laplace mean (Algorithm 2) but thresholds that ignore contamination: Theorem 6.1's
     uncontaminated parameters M_τ = u^{1/k}(B_τ ε/(4 log(4/δ_τ)))^{1/k} and
@@ -679,7 +680,7 @@ class DPRSE(PRAER):
 
 
 class PRAEC(PrivateRobustArmElimination):
-    """**PRAE-C**: Algorithm 1 with Algorithm 3 (finite k-th central moment), Theorems 6.10/6.12.
+    r"""**PRAE-C**: Algorithm 1 with Algorithm 3 (finite k-th central moment), Theorems 6.10/6.12.
 
     r, M_τ, β_τ and 𝒯 follow Corollary 6.6 (α = 0) / 6.8 (α > 0) with the proofs' constants
     (module docstring). Algorithm 3 splits the B_τ pulls of a batch into two folds of
@@ -694,7 +695,7 @@ class PRAEC(PrivateRobustArmElimination):
             :class:`PrivateRobustArmElimination`.
         alpha: contamination level α ∈ [0, 0.133) (the breakdown point of Corollary 6.8).
         central_moment_bound: v with E|X − μ|^k ≤ v (the env's public value: Var = 5).
-        mean_range: a bound on |μ_a| (the env's public value); required.
+        mean_range: a bound on \|μ_a\| (the env's public value); required.
         moment_order: k ≥ 2.
     """
 

@@ -1,4 +1,4 @@
-"""Linear contextual bandits: the baselines of SPEC §3.3 (paper 4 and its references).
+"""Linear contextual bandits: paper 4's baselines (its references; docs/guides/linear.md).
 
 * :class:`LinUCB` — LinUCB / OFUL (Abbasi-Yadkori, Pál, Szepesvári 2011, "Improved algorithms for
   linear stochastic bandits"), non-private: ridge regression and the self-normalized confidence
@@ -86,14 +86,14 @@ def oful_radius(
 
 
 def ldp_linucb_upsilon(sigma: float, t: int, d: int, T: int, alpha: float) -> float:
-    """Υ_t = σ√t (4√d + 2 log(2T/α)) (SPEC §3.3, Zheng et al. 2020): a high-probability bound on
+    """Υ_t = σ√t (4√d + 2 log(2T/α)) (Zheng et al. 2020): a high-probability bound on
     the spectral norm of the sum of t symmetric Gaussian noise matrices; V + 2Υ_t I is then
     positive definite and ⪰ (Σφφᵀ + Υ_t I) with probability ≥ 1 − α/2."""
     return sigma * math.sqrt(t) * (4.0 * math.sqrt(d) + 2.0 * math.log(2.0 * T / alpha))
 
 
 def ldp_linucb_beta(sigma: float, t: int, d: int, T: int, upsilon: float) -> float:
-    """β_t = 2σ√(d log T) + (√(3Υ_t) + σ√(dt/Υ_t)) d log T (SPEC §3.3, Zheng et al. 2020):
+    """β_t = 2σ√(d log T) + (√(3Υ_t) + σ√(dt/Υ_t)) d log T (Zheng et al. 2020):
     the width multiplying ‖φ‖_{(V + 2Υ_t I)⁻¹}."""
     log_T = math.log(T)
     return (2.0 * sigma * math.sqrt(d * log_T)
@@ -286,7 +286,7 @@ class LinUCB(_RidgeAgent):
 
 class LDPLinUCB(_MessageLearner):
     """LDP-LinUCB (Zheng, Cai, Huang, Li, Wang 2020, the linear case of their LDP GLM bandit
-    algorithm; SPEC §3.3): (ε, δ)-local DP, regret Õ(T^{3/4}/ε).
+    algorithm): (ε, δ)-local DP, regret Õ(T^{3/4}/ε).
 
     User side (the :class:`~privenv.wrappers.GaussianStatistics` wrapper, applied by
     :meth:`wrap_env`): after round t the user releases φ_tφ_tᵀ + B_t and φ_t y_t + ξ_t.
@@ -304,7 +304,7 @@ class LDPLinUCB(_MessageLearner):
     should the noise make it indefinite, a negative ‖φ‖² is taken as 0. The features of round t
     are used only in step 5, never stored (paper 4, Definition 1.1). Zheng et al.'s public code
     multiplies β by ‖φ‖² (no square root) and starts from a shift 0.1; we follow the formulas
-    (SPEC §3.3). σ: see :mod:`privenv.wrappers.ldp_linear` ("Calibration").
+    of the paper. σ: see :mod:`privenv.wrappers.ldp_linear` ("Calibration").
 
     Privacy: (ε, δ)-DP in the local model, per (context, reward) — declared by the wrapper.
 
@@ -464,9 +464,9 @@ def tree_noise_bounds(
     * ‖h_t‖₂ ≤ √m σ(√d + √(2 ln(4T/α))).
 
     Shariff & Sheffet (2018, §4, additive Gaussian noise) state Υ as √m σ(4√d + 2 ln(2T/α)) (the
-    form SPEC §3.3 quotes for Zheng et al.); their constants could not be checked here, so we use
-    this derivation instead: it is a proof, and for d ≤ 15 it is also the smaller of the two
-    (√(d(d+1)) ≤ 4√d iff d ≤ 15).
+    form of Zheng et al.'s Υ_t, :func:`ldp_linucb_upsilon`); their constants could not be checked
+    here, so we use this derivation instead: it is a proof, and for d ≤ 15 it is also the smaller of
+    the two (√(d(d+1)) ≤ 4√d iff d ≤ 15).
     """
     root = math.sqrt(levels) * noise_sigma
     log_term = math.log(4.0 * T / alpha)
@@ -476,7 +476,7 @@ def tree_noise_bounds(
 
 
 class CentralDPLinUCB(Agent):
-    """Central-DP LinUCB with the tree-based mechanism (Shariff & Sheffet 2018, "Differentially
+    r"""Central-DP LinUCB with the tree-based mechanism (Shariff & Sheffet 2018, "Differentially
     private contextual linear bandits", NeurIPS; their tree-based LinUCB with additive Gaussian
     noise).
 
@@ -502,7 +502,7 @@ class CentralDPLinUCB(Agent):
     batched d×d ``eigh``: Ṽ⁻¹ and ln det Ṽ at once). On the failure event of step 1 (probability
     ≤ α/4) eigenvalues below λ are raised to λ — post-processing of private values.
 
-    **Privacy.** One user = one round's (φ, y), ‖φ‖₂ ≤ 1, |y| ≤ 1, replace-one. Replacing a user
+    **Privacy.** One user = one round's (φ, y), ‖φ‖₂ ≤ 1, \|y\| ≤ 1, replace-one. Replacing a user
     changes the upper triangle of φφᵀ by ≤ Δ_G = √2 (1 for d = 1;
     :func:`~privenv.privacy.wishart.gram_sensitivity`) and yφ by ≤ Δ_u = 2 in L2; each item
     enters m nodes of each tree, so the two trees together are ρ = m(Δ_G² + Δ_u²)/(2σ²)-zCDP
@@ -550,7 +550,7 @@ class CentralDPLinUCB(Agent):
         "clip": Param(Flag()),
         "reward_bound": REWARD_BOUND_PARAM,
     }
-    #: audit hooks, kept by every real agent: the binary mechanism of both trees, and a factor on
+    #: audit hooks, kept by every real agent — the binary mechanism of both trees, and a factor on
     #: their node noise σ (the declared ρ and the confidence widths keep the calibrated σ). A
     #: mutant subclass swaps in a tree that redraws its node noise, or a factor 0.5, and runs this
     #: agent's own code (``privenv audit --targets central-dp-linucb``).

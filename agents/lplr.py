@@ -1,7 +1,7 @@
 """LPLR + RegCB elimination: the locally private linear contextual bandit of paper 4.
 
 Li, Simchi-Levi & Wang 2024, *On the Optimal Regret of Locally Private Linear Contextual Bandit*
-(``papers/locally-private-linear-contextual-bandit.txt``), SPEC §2.3, §3.3:
+(the problem and the choices: docs/guides/linear.md):
 
 * **Algorithm 1** (RegCB.Elimination, simplified): epochs τ = 1, 2, … of n_τ = 2^τ·n₀ rounds
   (Theorem 4.7); in epoch τ, context x_t keeps the actions that survive the successive tests
@@ -124,7 +124,8 @@ __all__ = [
     "partition_parameters",
 ]
 
-#: Lemmas 4.3/4.4: κ ≥ c·α⁻¹·ln(L·d/(βδ)), as name → (c, L). The one place the κ's are set.
+#: the minimal κ of Lemmas 4.3/4.4, κ ≥ c·α⁻¹·ln(L·d/(βδ)), as name → (c, L). The one place the
+#: κ's are set.
 KAPPA_PAPER: dict[str, tuple[float, float]] = {
     "kappa1": (43.0, 48.0),  # Lemma 4.3 (LPLR-PCR activation)
     "kappa1_prime": (15.0, 48.0),  # Lemma 4.4 (LPLR-CI activation)
@@ -245,7 +246,7 @@ class LPLRUsers:
         delta: δ of the symmetric-Gaussian Gram release (``"gaussian"`` only).
     """
 
-    #: audit hook: multiplies every noise scale of :meth:`release` (the Laplace scales, the Gram
+    #: audit hook — multiplies every noise scale of :meth:`release` (the Laplace scales, the Gram
     #: noise σ or the Wishart scale) and nothing else; 1 in every real run, a mutant subclass sets
     #: 0.5 (``privenv audit --targets lplr-update-count``, …)
     noise_multiplier: float = 1.0

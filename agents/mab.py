@@ -320,12 +320,12 @@ def _robust_update(p: RobustUCBParams, s: IndexState, run: int, arm: int,
 
 
 class RobustUCB(_IndexAgent):
-    """Robust UCB with the truncated empirical mean (Bubeck, Cesa-Bianchi, Lugosi 2013, *Bandits
+    r"""Robust UCB with the truncated empirical mean (Bubeck, Cesa-Bianchi, Lugosi 2013, *Bandits
     with heavy tail*, IEEE Trans. Inf. Theory 59(11); §II Lemma 1 and Proposition 1 with
     ε = 1, the second-moment version). Non-private; robust to heavy tails, not to contamination.
 
     If E[X²] ≤ u, the truncated mean of n samples at confidence δ,
-    μ̂ = (1/n) Σ_{s≤n} X_s·1{|X_s| ≤ √(u·s / log(1/δ))}, satisfies μ̂ ≤ μ + 4√(u·log(1/δ)/n) with
+    μ̂ = (1/n) Σ_{s≤n} X_s·1{\|X_s\| ≤ √(u·s / log(1/δ))}, satisfies μ̂ ≤ μ + 4√(u·log(1/δ)/n) with
     probability ≥ 1 − δ (Lemma 1). Robust UCB plays, at round t (δ = t⁻²),
 
         argmax_a  μ̂_{a,N_a,t} + 4·√(u · 2 log t / N_a)        (Proposition 1, c = 4², ε = 1)
@@ -649,9 +649,9 @@ class BatchedElimination(KernelAgent):
 
     ARM_ORDERS = ("index", "random")
     State = ElimState
-    #: audit hook: ``False`` makes each release use every reward since the run started
+    #: audit hook — ``False`` makes each release use every reward since the run started
     forget: bool = True
-    #: audit hook: multiplies every Laplace scale (1 in every real agent)
+    #: audit hook — multiplies every Laplace scale (1 in every real agent)
     noise_multiplier: float = 1.0
     #: labels of the releases recorded in checking mode (index = :attr:`Releases.label`)
     RELEASE_LABELS: tuple[str, ...] = ()

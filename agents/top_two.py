@@ -353,7 +353,7 @@ def _ttucb_excess(p: TTUCBParams, s: TopTwoState, run: int, a_hat: int, b: int,
     return stat - (p.c0 + count_term(w_a) + count_term(w_b))  # c^G, eq. 4
 
 
-#: the Gaussian ingredients' parameters (eq. 3, 4): the threshold choice and σ > 0
+#: the Gaussian ingredients' parameters (eq. 3, 4), the threshold choice and σ > 0
 GAUSSIAN_PARAMETERS = {
     "threshold": Param(Options(THRESHOLDS)),
     "sigma": Param(Real(0.0, low_open=True), assumes="sigma"),
@@ -402,7 +402,7 @@ class TopTwo(KernelAgent):
 
     @property
     def glr_sigma(self) -> float:
-        """σ of the GLR statistic: the agent's σ against the theoretical thresholds, 1 (unit
+        """σ of the GLR statistic — the agent's σ against the theoretical thresholds, 1 (unit
         variance) against the empirical ones — the two are never mixed."""
         return self.sigma if self.threshold == "theory" else 1.0
 
@@ -464,7 +464,7 @@ class TTUCB(TopTwo):
                            self.s, self.threshold == "empirical", c0)
 
 
-# -- local DP: a randomizer wrapper in front of TTUCB (SPEC §3.2) -------------------------------
+# -- local DP: a randomizer wrapper in front of TTUCB (paper 3, §3.1, Algorithms 7 and 8) -------
 BOUNDED_LAWS = ("bernoulli", "beta")
 
 

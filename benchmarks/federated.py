@@ -1,4 +1,6 @@
-"""Benchmark of the federated experiments (SPEC §9, item 3): ``python benchmarks/federated.py``.
+"""Benchmark of the federated experiments: ``python benchmarks/federated.py``.
+
+Results: docs/results/benchmarks.md.
 
 Runs ``fed-synthetic`` for one privacy budget at paper scale — panel (b): ε = 10⁻³, δ = 10⁻⁴,
 non-private, silo-level LDP and SDP via amplification; M = 100 silos, K = 100, d = 10,

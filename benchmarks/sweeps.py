@@ -1,4 +1,6 @@
-"""Benchmark of sweeps and their backends (SPEC §9, item 4). Run: ``python benchmarks/sweeps.py``.
+"""Benchmark of sweeps and their backends. Run: ``python benchmarks/sweeps.py``.
+
+Results: docs/results/benchmarks.md.
 
 Prints, measured in one run on this machine:
 

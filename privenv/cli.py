@@ -1,4 +1,4 @@
-"""The ``privenv`` command line (SPEC §6).
+"""The ``privenv`` command line (docs/guides/cli.md).
 
 ::
 
@@ -45,7 +45,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-#: keys ``privenv run --format json`` always prints (SPEC §6, the scripting contract)
+#: keys ``privenv run --format json`` always prints (the scripting contract, docs/guides/cli.md)
 RUN_KEYS = (
     "env", "agent", "privacy", "runs", "horizon", "seed", "regret_mean", "regret_sd",
     "stopping_time_mean", "stopping_time_sd", "error_rate", "wall_s", "ns_per_run_step",

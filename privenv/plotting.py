@@ -1,4 +1,4 @@
-"""Figures matching the papers (SPEC §6): regret vs t with error bands and reference curves;
+"""Figures matching the papers (docs/results/): regret vs t with error bands and reference curves;
 stopping time vs ε on log axes with lower bounds and regime switches (best-arm identification).
 
 matplotlib is an optional dependency (``privenv[experiments]``) and is imported only when a figure

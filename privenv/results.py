@@ -207,7 +207,7 @@ class RunResults:
 
     @property
     def cell(self) -> Cell:
-        """The cell of these runs (consecutive runs: one batch or one sweep cell)."""
+        """The cell of these runs (consecutive runs, one batch or one sweep cell)."""
         return Cell(self.env, self.env_kwargs, self.agent, self.agent_kwargs, self.horizon,
                     self.seed, self.first_run, self.n_runs, self.n_checkpoints)
 

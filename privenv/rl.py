@@ -1,4 +1,4 @@
-"""Reinforcement-learning tooling: privenv's bandits for RL learners (SPEC §7).
+r"""Reinforcement-learning tooling: privenv's bandits for RL learners (docs/guides/rl.md).
 
 A bandit env has no state (``HuberBandit-v0`` observes ``Discrete(1)``; ``BestArmIdentification-v0``
 observes the last sample at most; the linear families observe only the current round's features),
@@ -28,7 +28,7 @@ K features each unless said otherwise:
 
 * ``N_a / T`` — pull counts;
 * ``clip(μ̂_a / scale, −10, 10)`` — empirical means of the *sample channel* (0 for an unpulled arm),
-  ``scale`` = the env's public ``mean_range`` (``HuberBandit-v0``: max |μ_a|) or 1;
+  ``scale`` = the env's public ``mean_range`` (``HuberBandit-v0``: max \|μ_a\|) or 1;
 * ``t / T`` (1 feature).
 
 Best-arm identification (``task == "bai"``) adds what a GLR stopping rule (paper 3, eq. 2) needs:
@@ -257,7 +257,7 @@ class StatisticsSpec:
 
     @property
     def dim(self) -> int:
-        """Number of features: 2K + 1, or 4K + 3 for best-arm identification."""
+        """Number of features, 2K + 1 (4K + 3 for best-arm identification)."""
         return 4 * self.K + 3 if self.bai else 2 * self.K + 1
 
     @property
@@ -272,7 +272,8 @@ class StatisticsSpec:
 
     @property
     def action_space(self) -> spaces.Discrete:
-        """The env's action space: ``Discrete(K)``, ``Discrete(2K)`` for best-arm identification."""
+        """The env's action space, ``Discrete(K)`` (``Discrete(2K)`` for best-arm
+        identification)."""
         return spaces.Discrete(2 * self.K if self.bai else self.K)
 
     def statistics(self, n_runs: int = 1) -> RunStatistics:
@@ -425,7 +426,7 @@ class LinearStatisticsSpec:
 
     @property
     def dim(self) -> int:
-        """Number of features: M·A·(d + 2) + d(d + 3)/2 + 1."""
+        """Number of features, M·A·(d + 2) + d(d + 3)/2 + 1."""
         return self.M * self.A * (self.d + 2) + self.d * (self.d + 3) // 2 + 1
 
     @property
@@ -444,7 +445,7 @@ class LinearStatisticsSpec:
 
     @property
     def action_space(self) -> spaces.Space:
-        """The env's action space: ``Discrete(A)``, or ``MultiDiscrete([A] * M)`` for silos."""
+        """The env's action space, ``Discrete(A)`` (``MultiDiscrete([A] * M)`` for silos)."""
         return spaces.Discrete(self.A) if self.M == 1 else spaces.MultiDiscrete([self.A] * self.M)
 
     def statistics(self, n_runs: int = 1) -> LinearRunStatistics:

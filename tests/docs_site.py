@@ -1,10 +1,12 @@
 """Build the documentation site once per test session, shared by the pytest-xdist workers.
 
-The docs sources are copied to a session folder (the build writes ``_generated/`` next to them,
-so two builds never share a source tree), ``docs/generate.py --quick`` runs the quick
-reproductions there, and ``sphinx-build -W`` (warnings are errors, as in ``make docs``) writes
-the HTML. An ``flock`` on a file in the folder the workers share makes the first worker build
-and the others wait for its result (or its failure, which each then reports)."""
+The docs sources are copied to a session folder (the build writes ``_generated/`` next to them, so
+two builds never share a source tree) and ``make docs-build`` — the recipe of ``make docs`` without
+its install step — builds them there at the reproductions' quick size (``DOCS_SCALE=--quick``):
+``docs/generate.py`` then ``sphinx-build -W`` (warnings are errors), with this interpreter. So the
+tests build the site with the Makefile's own commands. An ``flock`` on a file in the folder the
+workers share makes the first worker build and the others wait for its result (or its failure, which
+each then reports)."""
 
 from __future__ import annotations
 
@@ -43,21 +45,16 @@ def build_site(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def _build(root: Path) -> dict:
-    src = root / "docs"
+    src, html = root / "docs", root / "html"
     shutil.copytree(ROOT / "docs", src, ignore=shutil.ignore_patterns("_build", "_generated"))
+    make = shutil.which("make")
+    if make is None:
+        return {"html": str(html), "seconds": 0.0, "returncode": 127,
+                "log": "make is not installed (the build runs `make docs-build`)"}
     start = time.perf_counter()
-    log = []
-    gen = subprocess.run([sys.executable, str(src / "generate.py"), "--quick",
-                          "--results", str(root / "results"), "--docs", str(src)],
-                         capture_output=True, text=True, cwd=ROOT)
-    log.append(gen.stdout + gen.stderr)
-    code = gen.returncode
-    html = root / "html"
-    if code == 0:
-        build = subprocess.run([sys.executable, "-m", "sphinx", "-E", "-W", "--keep-going", "-q",
-                                "-b", "html", str(src), str(html)],
-                               capture_output=True, text=True, cwd=ROOT)
-        log.append(build.stdout + build.stderr)
-        code = build.returncode
-    return {"html": str(html), "seconds": time.perf_counter() - start, "log": "\n".join(log),
-            "returncode": code}
+    build = subprocess.run([make, "--no-print-directory", "-C", str(ROOT), "docs-build",
+                            f"PY={sys.executable}", f"DOCS={src}", f"DOCS_HTML={html}",
+                            f"DOCS_RESULTS={root / 'results'}", "DOCS_SCALE=--quick"],
+                           capture_output=True, text=True)
+    return {"html": str(html), "seconds": time.perf_counter() - start,
+            "log": build.stdout + build.stderr, "returncode": build.returncode}

@@ -1,8 +1,8 @@
-"""The bad-input table of SPEC §1.1 in one place: every entry raises a clear ``ValueError`` (or a
-Gymnasium error where Gymnasium defines one) naming the parameter. Each family's own tests have
-longer tables; this one checks that every kind of mistake the SPEC lists is covered end to end,
-through the public entry points a user calls (``gym.make``, ``privenv.agents.make``, wrappers,
-``simulate``)."""
+"""The bad-input table in one place (docs/design/architecture.md, "Errors"): every entry raises a
+clear ``ValueError`` (or a Gymnasium error where Gymnasium defines one) naming the parameter. Each
+family's own tests have longer tables; this one checks that every kind of mistake listed there is
+covered end to end, through the public entry points a user calls (``gym.make``,
+``privenv.agents.make``, wrappers, ``simulate``)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from docs_site import ROOT, build_site
+from docs_site import build_site
 
 pytest.importorskip("sphinx", reason="the docs extra is not installed (pip install -e .[docs])")
 
@@ -102,6 +102,26 @@ def test_results_pages_are_generated_from_the_reproduction_outputs(site) -> None
     assert (Path(site["html"]) / "_images" / "huber-fig1.png").stat().st_size > 10_000
 
 
-def test_no_page_cites_the_unpublished_design_notes() -> None:
-    for page in (ROOT / "docs").rglob("*.md"):
-        assert "SPEC" not in page.read_text(encoding="utf-8"), page
+_TYPE_FIELD = re.compile(r'<dt class="field-\w+">Type<span class="colon">:</span></dt>\s*'
+                         r'<dd class="field-\w+"><p>(.*?)</p>', re.S)
+
+
+def _is_type(text: str) -> bool:
+    """A Python type as autodoc prints it: names, brackets, ``, `` and `` | ``, nothing else."""
+    compact = text.replace(", ", ",").replace(" | ", "|")
+    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.\[\],|…]*", compact) is not None
+
+
+def test_attribute_docs_are_not_split_into_a_type(site) -> None:
+    """Napoleon reads the first line of an attribute's or property's docstring as ``type:
+    description``: a prose first line with a colon ("audit hook: …") would render its words as
+    the attribute's type. Every Type field of the API pages must be a type."""
+    bad = []
+    for page in sorted((site["html"] / "api").glob("*.html")):
+        for match in _TYPE_FIELD.finditer(page.read_text(encoding="utf-8")):
+            text = html.unescape(re.sub(r"<[^>]+>", "", match.group(1))).strip()
+            if not _is_type(text):
+                bad.append(f"{page.name}: {text!r}")
+    assert not bad, "prose rendered as a type (rephrase the first line without a colon):\n" + \
+        "\n".join(bad)
+

@@ -1,4 +1,4 @@
-"""Leak tests for the federated env and agents (SPEC §8 "Leak tests"; paper 2).
+"""Leak tests for the federated env and agents (docs/design/threat-model.md; paper 2).
 
 1. ``FederatedLinearBandit-v0``'s ``info`` never carries a realized reward (per silo or summed):
    with Gaussian reward noise the rewards are continuous, so any copy would show up exactly.

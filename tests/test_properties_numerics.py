@@ -1,5 +1,6 @@
-"""Numerical robustness (SPEC §8): thresholds, bonuses and accountants stay finite and monotone
-over ε ∈ [1e-4, 1e3], δ ∈ [1e-12, 0.5] and counts up to 1e9 (property tests, ``hypothesis``).
+"""Numerical robustness (docs/design/threat-model.md): thresholds, bonuses and accountants stay
+finite and monotone over ε ∈ [1e-4, 1e3], δ ∈ [1e-12, 0.5] and counts up to 1e9 (property tests,
+``hypothesis``).
 
 Covered here: the federated calibrations (paper 2: σ₀, λ, the whole ``calibrate`` record), P_Vec's
 parameters and node budget, the tree accounting, LDP-LinUCB's Υ_t and β_t, and the widths of the

@@ -21,7 +21,7 @@ TINY_ENV = {"M": 3, "K": 4}
 def test_registered_with_paper_2_setup():
     for spec in (fed.SYNTHETIC, fed.REALDATA, fed.SCALING):
         fig = FIGURES[spec.id]
-        assert fig.SPEC is spec and fig.ID == spec.id and fig.impl is fed
+        assert fig.DEFINITION is spec and fig.ID == spec.id and fig.impl is fed
     s = fed.SYNTHETIC
     assert (s.full.runs, s.full.horizon, fed.BATCH) == (25, 10_000, 25)
     assert [(p.epsilon, p.delta) for p in s.panels] == [(1e-4, 1e-4), (1e-3, 1e-4), (0.2, 0.1),
@@ -45,7 +45,7 @@ def test_non_private_cell_is_shared_by_panels_of_one_instance():
 
 @pytest.mark.parametrize("figure_id", ["fed-synthetic", "fed-scaling"])
 def test_tiny_reproduction_writes_every_file(tmp_path, capsys, figure_id):
-    spec = fed.FIGURE_SPECS[figure_id]
+    spec = fed.FIGURES[figure_id]
     out = tmp_path / "fig"
     args = ["reproduce", figure_id, "--quick", *TINY, "--output", str(out)]
     if figure_id == "fed-scaling":

@@ -114,8 +114,8 @@ def test_quick_form_writes_every_file_and_the_verdicts(tmp_path, capsys):
     # the bounds hold for every estimator they cover, at every n
     for key in ("thm21", "thm22"):
         assert all(v[key]["min_risk_over_bound"][e] >= 1.0 for e in v[key]["bound_covers"])
-    # measured at this seed and scale (README): every claim reproduced but Case II at ε = 1,
-    # whose regime starts beyond the sizes run
+    # measured at this seed and scale (docs/results/linear.md): every claim reproduced but Case II
+    # at ε = 1, whose regime starts beyond the sizes run
     assert {k: x["reproduced"] for k, x in v.items()} == {
         "thm21": True, "thm22": True, "case1": True, "case2": False, "case1-eps10": True,
         "case2-eps10": True}

@@ -14,9 +14,9 @@ from privenv.reproduce import linear_axes as fig
 
 
 def test_registered():
-    for spec in fig.AXIS_SPECS.values():
+    for spec in fig.FIGURES.values():
         f = FIGURES[spec.id]
-        assert f.SPEC is spec and f.impl is fig
+        assert f.DEFINITION is spec and f.impl is fig
     assert fig.LPLR_CONSTANTS.full.kappa_scales[0] == 1.0  # the proofs' κ's are on the axis
     assert fig.LINEAR_EPSILON.full == fig.Scale(10, (10_000,), (0.1, 1.0, 10.0))
     assert fig.LINEAR_EPSILON.instance.env_kwargs == {"d": 5, "A": 10}

@@ -1,6 +1,6 @@
-"""Stable-Baselines3 tooling (privenv.rl, SPEC §7): the sufficient-statistics observation, the
-Gymnasium VectorEnv → SB3 VecEnv adapter, trained models as zoo agents, and PPO/A2C/DQN learning
-the best arm of a HuberBandit instance.
+"""Stable-Baselines3 tooling (privenv.rl, docs/guides/rl.md): the sufficient-statistics
+observation, the Gymnasium VectorEnv → SB3 VecEnv adapter, trained models as zoo agents, and
+PPO/A2C/DQN learning the best arm of a HuberBandit instance.
 
 The bare registered envs already pass both checkers in tests/envs/test_check_env_all.py; here the
 checkers run on the statistics wrapper stacks.

@@ -1,4 +1,5 @@
-"""Per-run seeding: run i's numbers depend only on run i's seed (SPEC §1.1, §8 determinism)."""
+"""Per-run seeding: run i's numbers depend only on run i's seed (docs/design/architecture.md,
+"The seeding contract")."""
 
 import numpy as np
 import pytest

@@ -42,7 +42,7 @@ def test_play_on_gym_make_equals_simulate():
 
 
 class GreedyStudent:
-    """A one-run agent written without the base class (SPEC §3.0)."""
+    """A one-run agent written without the base class (docs/design/architecture.md, "Agents")."""
 
     def __init__(self, K):
         self.K = K

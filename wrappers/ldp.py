@@ -1,5 +1,5 @@
 """Local differential privacy: wrappers that randomize each user's feedback before the learner
-sees it (SPEC §1.1, §4, §8).
+sees it (docs/design/threat-model.md).
 
 Each wrapper does one thing — apply one *local randomizer* to the reward of every step — and
 declares its guarantee as ``wrapper.privacy`` (a
@@ -14,7 +14,7 @@ computes from the released stream is post-processing, so an agent behind an ε-L
   Δ₂ = hi − lo, σ analytic (Balle & Wang 2018) or classical Δ₂√(2 ln(1.25/δ))/ε (paper 3
   Algorithm 8, with γ as δ);
 * ``LaplaceLabel`` / ``VectorLaplaceLabel`` — ε-LDP on the label y ∈ [−1, 1] of a linear
-  contextual bandit: y + Lap(2/ε) (paper 4, SPEC §3.3).
+  contextual bandit: y + Lap(2/ε) (paper 4).
 
 The neighbouring relation is replace-one: a user's reward r is replaced by any r′ in the declared
 range, so the sensitivity is hi − lo (randomized response: the range is [0, 1]).
@@ -116,7 +116,7 @@ __all__ = [
 ]
 
 CALIBRATIONS = ("analytic", "classical")
-#: range of the labels y of a linear contextual bandit (SPEC §2.3)
+#: range of the labels y of a linear contextual bandit (paper 4, Definition 1.1)
 LABEL_RANGE = (-1.0, 1.0)
 
 
@@ -251,7 +251,7 @@ class LocalRandomizer(ABC):
 
     @property
     def sensitivity(self) -> float:
-        """hi − lo: how far replacing one user's value can move it (L1 = L2 for a scalar)."""
+        """hi − lo, how far replacing one user's value can move it (L1 = L2 for a scalar)."""
         lo, hi = self.reward_range
         return hi - lo
 
@@ -793,12 +793,12 @@ class LaplaceLabel(LocalDPRewardWrapper):
     """ε-local DP on the label of a linear contextual bandit: y + Lap(2/ε), y ∈ [−1, 1].
 
     ## Description
-    For ``LinearContextualBandit-v0`` (SPEC §2.3, paper 4): the reward is the label
+    For ``LinearContextualBandit-v0`` (paper 4, §1.1): the reward is the label
     y ∈ [−1, 1] of the user served at this round; the wrapper releases y + Lap(2/ε) (the
     Laplace randomizer with range [−1, 1], sensitivity 2). It protects the **label only**: the
     context φ(x_t, ·) is the observation, which the learner needs to act and sees in the clear.
 
-    It is *not* the user-side randomizer of LDP-LinUCB (Zheng et al. 2020; SPEC §3.3), where each
+    It is *not* the user-side randomizer of LDP-LinUCB (Zheng et al. 2020), where each
     user sends (φφᵀ + symmetric Gaussian noise, φy + Gaussian noise) for the chosen action and the
     learner never touches the raw pair: that is
     :class:`~privenv.wrappers.ldp_linear.GaussianStatistics` (and its vector twin).

@@ -1,5 +1,5 @@
-"""Local differential privacy for linear contextual bandits: user-side randomizers that release a
-*message* about the chosen action's (features, label) pair (SPEC §2.3, §3.3, §8; paper 4).
+r"""Local differential privacy for linear contextual bandits: user-side randomizers that release a
+*message* about the chosen action's (features, label) pair (paper 4; docs/guides/linear.md).
 
 In a linear contextual bandit the learner needs two things from round t: the features
 φ(x_t, ·) ∈ ℝ^{A×d} of every action, to choose a_t, and afterwards information about the pair
@@ -8,7 +8,7 @@ In a linear contextual bandit the learner needs two things from round t: the fea
 bandit algorithms have each user send a randomized *message* computed from the pair:
 
 * :class:`GaussianStatistics` / :class:`VectorGaussianStatistics` — LDP-LinUCB's randomizer
-  (Zheng et al. 2020, the T^{3/4} baseline of paper 4; SPEC §3.3): the user releases the
+  (Zheng et al. 2020, the T^{3/4} baseline of paper 4): the user releases the
   sufficient statistics of ridge regression with Gaussian noise,
   ``gram`` = φ_tφ_tᵀ + B_t (B_t symmetric, upper triangle i.i.d. N(0, σ²), mirrored) and
   ``moment`` = φ_t y_t + ξ_t (ξ_t ~ N(0, σ²I_d)). (ε, δ)-LDP, see "Calibration" below;
@@ -33,7 +33,7 @@ Why not the alternatives: a non-scalar reward breaks Gymnasium's and SB3's rewar
 ## What is protected (and what is not)
 
 The released message is an (ε, δ)-LDP function of one user's pair (φ(x_t, a_t), y_t), for every
-pair with ‖φ‖₂ ≤ 1 and |y| ≤ 1 (replace-one: any pair may be replaced by any other): it protects
+pair with ‖φ‖₂ ≤ 1 and \|y\| ≤ 1 (replace-one: any pair may be replaced by any other): it protects
 the user's **label and the features of the action served to them**, hence their context as far
 as it enters φ(x_t, a_t). The features φ(x_t, ·) of *all* actions are shown to the learner in the
 clear when it acts: the learner needs them to choose a_t. Paper 4's Definition 1.1 (after Duchi et
@@ -43,8 +43,9 @@ x_t, and only what the policy keeps for later rounds (its "anonymized data entry
 action** and learns only from the released messages (as the zoo's ``ldp-linucb`` and
 ``input-perturbation-ols`` do) is a locally private system in paper 4's sense. The wrapper cannot
 enforce that non-anticipation: a learner that stores the raw features it acted on keeps public
-context information outside the guarantee (SPEC and the papers treat the contexts φ(x_t, ·) shown
-at decision time as public inputs). ``privacy.unit`` is ``"(context, reward)"`` in that sense.
+context information outside the guarantee (the papers treat the contexts φ(x_t, ·) shown at decision
+time as public inputs: paper 4, Definition 1.1). ``privacy.unit`` is ``"(context, reward)"`` in that
+sense.
 
 The trust boundary is that of :mod:`privenv.wrappers.ldp`: raw labels exist inside the process
 (the base env, its seeds); the runner gives an agent only ``act``/``observe`` inputs. The wrapper
@@ -60,13 +61,13 @@ sensitivity is at most Δ₂ = 2√2: ‖triu(φφᵀ) − triu(ψψᵀ)‖₂ �
 ‖φy − ψy′‖₂ ≤ 2. ``calibration="analytic"`` (default) gives the smallest σ making the Gaussian
 mechanism with Δ₂ = 2√2 (ε, δ)-DP (Balle & Wang 2018), valid for every ε;
 ``calibration="classical"`` gives σ = Δ₂√(2 ln(1.25/δ))/ε = 4√(ln(1.25/δ))/ε — exactly Zheng et
-al.'s public code — a theorem only for ε < 1 (larger ε raises ``ValueError``). SPEC §3.3 quotes
-σ = 4√(2 ln(1.25/δ))/ε, the classical formula with Δ₂ = 4 (adding the two blocks' bounds 2 + 2
+al.'s public code — a theorem only for ε < 1 (larger ε raises ``ValueError``). The value
+σ = 4√(2 ln(1.25/δ))/ε is the classical formula with Δ₂ = 4 (adding the two blocks' bounds 2 + 2
 instead of combining them in L2): valid but √2 larger than needed; we do not use it.
 
 *Input perturbation.* Paper 4's Theorem 2.2 writes φ + Lap_d(1/α), y + Lap(1/α): a lower-bound
-device, not a calibrated mechanism. The L1 sensitivity of (φ, y) over ‖φ‖₂ ≤ 1, |y| ≤ 1 is
-‖φ − ψ‖₁ + |y − y′| ≤ 2√d + 2, so the Laplace mechanism with b = (2√d + 2)/ε is ε-LDP per
+device, not a calibrated mechanism. The L1 sensitivity of (φ, y) over ‖φ‖₂ ≤ 1, \|y\| ≤ 1 is
+‖φ − ψ‖₁ + \|y − y′\| ≤ 2√d + 2, so the Laplace mechanism with b = (2√d + 2)/ε is ε-LDP per
 (context, reward) — that is what this wrapper uses (more noise than the theorem's 1/α, so the
 theorem's Ω(n^{−1/3}) lower bound applies a fortiori).
 
@@ -182,7 +183,7 @@ def validate_linear_input(
 
 
 class LinearMessageRandomizer(ABC):
-    """A local randomizer of one user's pair (φ, y), ‖φ‖₂ ≤ 1, |y| ≤ 1, into a message.
+    r"""A local randomizer of one user's pair (φ, y), ‖φ‖₂ ≤ 1, \|y\| ≤ 1, into a message.
 
     ``randomizer(phi, y, draws)`` validates a batch of pairs (``phi`` of shape (n, d), ``y`` of
     shape (n,)) and returns the message (a dict of arrays with leading axis n), computed from the
@@ -231,7 +232,7 @@ class LinearMessageRandomizer(ABC):
     def validate(
         self, phi: np.ndarray, y: np.ndarray, runs: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(φ, y) as float64 with ‖φ‖₂ ≤ 1 and |y| ≤ 1 (clipped if ``clip``), else ValueError."""
+        r"""(φ, y) as float64 with ‖φ‖₂ ≤ 1 and \|y\| ≤ 1 (clipped if ``clip``), else ValueError."""
         return validate_linear_input(phi, y, self.d, self.clip, self.description, runs)
 
     def __call__(self, phi: np.ndarray, y: np.ndarray, draws: np.ndarray,
@@ -248,7 +249,7 @@ class LinearMessageRandomizer(ABC):
 
 
 class GaussianStatisticsRandomizer(LinearMessageRandomizer):
-    """LDP-LinUCB's user-side randomizer (Zheng et al. 2020; SPEC §3.3): releases
+    """LDP-LinUCB's user-side randomizer (Zheng et al. 2020): releases
     ``gram`` = φφᵀ + B and ``moment`` = φy + ξ, B symmetric with upper triangle i.i.d. N(0, σ²)
     (mirrored), ξ ~ N(0, σ²I_d). σ calibrated for Δ₂ = 2√2 (module docstring, "Calibration").
 
@@ -262,7 +263,7 @@ class GaussianStatisticsRandomizer(LinearMessageRandomizer):
 
     draw_kind = "normal"
     description = "the Gaussian statistics randomizer (LDP-LinUCB)"
-    #: L2 sensitivity of (triu(φφᵀ), φy) over ‖φ‖₂ ≤ 1, |y| ≤ 1
+    #: L2 sensitivity of (triu(φφᵀ), φy) over ‖φ‖₂ ≤ 1, \|y\| ≤ 1
     sensitivity = 2.0 * math.sqrt(2.0)
 
     def __init__(self, epsilon: float, delta: float, d: int, calibration: str = "analytic",
@@ -524,7 +525,7 @@ class GaussianStatistics(LinearMessageWrapper):
     """(ε, δ)-local DP sufficient statistics: LDP-LinUCB's user-side randomizer.
 
     ## Description
-    For ``LinearContextualBandit-v0`` (SPEC §2.3, §3.3; Zheng et al. 2020, the T^{3/4} baseline
+    For ``LinearContextualBandit-v0`` (paper 4, §1.1; Zheng et al. 2020, the T^{3/4} baseline
     of paper 4). After the learner plays a_t, the user of round t releases
     ``gram`` = φ_tφ_tᵀ + B_t (B_t symmetric, upper triangle i.i.d. N(0, σ²), mirrored) and
     ``moment`` = φ_t y_t + ξ_t (ξ_t ~ N(0, σ²I_d)), φ_t = φ(x_t, a_t); a server sums them into
@@ -578,7 +579,7 @@ class VectorGaussianStatistics(LinearMessageVectorWrapper):
 
 
 class LaplaceInput(LinearMessageWrapper):
-    """ε-local DP by input perturbation: (φ + Lap_d(b), y + Lap(b)), b = (2√d + 2)/ε.
+    r"""ε-local DP by input perturbation: (φ + Lap_d(b), y + Lap(b)), b = (2√d + 2)/ε.
 
     ## Description
     Paper 4, Theorem 2.2's negative example, as a teaching baseline: after the learner plays a_t
@@ -586,7 +587,7 @@ class LaplaceInput(LinearMessageWrapper):
     ``y_tilde`` = y_t + Lap(b). Any estimator on such data is private by post-processing, and
     Theorem 2.2 shows none has mean absolute deviation error below Ω(n^{−1/3}) in general. The
     paper writes Lap(1/α); b = (2√d + 2)/ε is the scale that makes the release ε-LDP (L1
-    sensitivity 2√d + 2 over ‖φ‖₂ ≤ 1, |y| ≤ 1).
+    sensitivity 2√d + 2 over ‖φ‖₂ ≤ 1, \|y\| ≤ 1).
 
     ## Observation Space
     ``Dict(features=Box(-1, 1, (A, d), float32), phi_tilde=Box(-inf, inf, (d,), float64),

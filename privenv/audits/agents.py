@@ -61,10 +61,10 @@ CASES: dict[str, AuditCase] = {}
 _register = functools.partial(register, cases=CASES)
 
 
-#: runs per batch of the end-to-end agent audits: a batch's reward table and the agents' per-run
+#: runs per batch of the end-to-end agent audits (a batch's reward table and the agents' per-run
 #: state and noise buffers take O(runs) memory, so a full-size audit streams its runs in batches
-#: and keeps only each run's audited output. Results do not depend on it: run i always owns run
-#: i's streams (``first_run``), whatever the batch.
+#: and keeps only each run's audited output). Results do not depend on it: run i always owns
+#: run i's streams (``first_run``), whatever the batch.
 AGENT_CHUNK = 4096
 
 #: rows(lo, hi) -> the reward table (hi − lo, T, K) of runs lo … hi − 1

@@ -17,7 +17,7 @@ name       class                                           set-up
 
 Ray is not supported: privenv uses one distributed engine, and Dask is the one that runs a
 process-per-core cluster from ``pip install`` alone, on any scheduler (SSH, Slurm/PBS via
-dask-jobqueue, Kubernetes) — see the README.
+dask-jobqueue, Kubernetes) — see docs/guides/sweeps.md.
 
 The contract of :meth:`Backend.imap_unordered`: if ``fn(item)`` raises an ``Exception``, the value
 yielded for that item is the exception instance (the backend catches it per item and carries on);

@@ -1,4 +1,4 @@
-"""The distributed backend: sweep cells on a Dask cluster, or on a local one (SPEC §6).
+"""The distributed backend: sweep cells on a Dask cluster or a local one (docs/guides/sweeps.md).
 
 ``DaskBackend(address="tcp://HOST:8786")`` connects a :class:`distributed.Client` to a running
 scheduler (started with ``dask scheduler``; workers join with ``dask worker tcp://HOST:8786``, or
@@ -11,7 +11,7 @@ Why Dask rather than Ray: ``dask`` and ``distributed`` are pure-Python wheels (2
 and the same scheduler runs on SSH hosts, HPC job queues and Kubernetes through small companion
 packages (``distributed.SSHCluster``, dask-jobqueue, dask-kubernetes). Ray 2.60 ships compiled
 wheels of 29-79 MB (with its own raylet and GCS server binaries) for four platforms, and no source
-distribution (see the README).
+distribution (see docs/guides/sweeps.md).
 
 Faults. An exception raised by a cell is caught on the worker and yielded as the exception instance
 (the sweep records the cell as failed and goes on). A worker process that dies (segfault,
@@ -26,9 +26,10 @@ workers that ``LocalCluster`` retires after repeated deaths. Losing the schedule
 cell failure: it raises, the cells already yielded are stored, and the sweep resumes with
 ``--resume``.
 
-Determinism. Cells carry their own seeds, so a cell's numbers do not depend on the worker, the
-order or the number of workers (SPEC §8). Workers must run the same privenv, numpy, scipy and
-gymnasium as the client: checked on the workers present when connecting.
+Determinism. Cells carry their own seeds, so a cell's numbers do not depend on the worker, the order
+or the number of workers (docs/design/architecture.md, "The seeding contract"). Workers must run the
+same privenv, numpy, scipy and gymnasium as the client: checked on the workers present when
+connecting.
 """
 
 from __future__ import annotations

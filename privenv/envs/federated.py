@@ -17,15 +17,15 @@ class FederatedLinearBanditEnv(ProblemEnv[FederatedLinearProblem]):
     """M silos, each serving its own users, play a linear contextual bandit in lock-step.
 
     ## Description
-    Paper 2 (Zhou, Chowdhury, *On Differentially Private Federated Linear Contextual Bandits*,
-    ICLR 2024), SPEC §2.4. At round t every silo m sees its own K×d feature matrix (fresh arm
-    features for its current user), picks an action and gets its own reward with mean
-    ⟨φ_{t,m}(a), θ*⟩. Default: paper 2's synthetic instance — M = 100, K = 100, d = 10,
+    Paper 2 (Zhou, Chowdhury, *On Differentially Private Federated Linear Contextual Bandits*, ICLR
+    2024; the instance: docs/guides/federated.md). At round t every silo m sees its own K×d feature
+    matrix (fresh arm features for its current user), picks an action and gets its own reward with
+    mean ⟨φ_{t,m}(a), θ*⟩. Default: paper 2's synthetic instance — M = 100, K = 100, d = 10,
     features (g/‖g‖, 1)/√2 with g ~ N(0, I_{d−1}), θ* = (0.5·u, 0.5) for a random unit vector u,
-    Gaussian noise σ = 0.5, T = 10⁴ rounds. ``contexts="dataset"`` splits a bundled
-    classification data set across the silos (paper 2's real-data experiment used MSLR-WEB10K,
-    which is not bundled; see :mod:`privenv.problems.linear`). Features are generated on the
-    fly; one episode is one federated run.
+    Gaussian noise σ = 0.5, T = 10⁴ rounds. ``contexts="dataset"`` splits a bundled classification
+    data set across the silos (paper 2's real-data experiment used MSLR-WEB10K, which is not
+    bundled; see :mod:`privenv.problems.linear`). Features are generated on the fly; one episode is
+    one federated run.
 
     ## Action Space
     ``MultiDiscrete([K] * M)``: one action per silo.

@@ -1,8 +1,8 @@
-"""Privacy toolkit (SPEC §4): mechanisms, accounting, the per-user ledger, statistical audits.
+"""Privacy toolkit: mechanisms, accounting, the per-user ledger, statistical audits.
 
 Samplers are numpy on seeded ``Generator``s (or transforms of per-run standard variates); the
-``dp-accounting`` library is used only as a test oracle. Formulas and oracle values:
-PRIVACY-TESTING.md.
+``dp-accounting`` library is used only as a test oracle. What the guarantees cover and how they
+are checked: docs/design/threat-model.md.
 """
 
 from .accounting import (

@@ -1,6 +1,7 @@
 """Privacy accounting: pure DP, zCDP/RDP, exact Gaussian composition, shuffle amplification.
 
-Formulas and oracle values: PRIVACY-TESTING.md (SPEC §4). ``dp-accounting`` is a test oracle only.
+Each formula cites its source; the tests check them against reference values computed
+independently and against ``dp-accounting``, a test oracle only (docs/design/threat-model.md).
 
 * Pure DP (Dwork & Roth 2014, Thm 3.16 and §2.4 "parallel composition", McSherry 2009):
   sequential ε = Σεᵢ, δ = Σδᵢ; parallel over disjoint data: max εᵢ.

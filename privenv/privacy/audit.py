@@ -1,4 +1,4 @@
-"""Statistical privacy audits (SPEC §8; PRIVACY-TESTING.md "Statistical toolkit").
+"""Statistical privacy audits (docs/design/threat-model.md, "How the guarantees are checked").
 
 * Exact binomial confidence bounds: Clopper & Pearson 1934; Wilson 1927.
 * ε lower bounds from neighbouring inputs: run a mechanism n times on D and on D′; for every event
@@ -176,7 +176,7 @@ def threshold_epsilon_lower_bound(
 ) -> AuditResult:
     """ε lower bound for 1-D outputs over the events {y > t} for pre-declared thresholds t.
 
-    Event j < T is {y > t_j}, event j ≥ T is {y ≤ t_{j−T}} (PRIVACY-TESTING.md item 1). The
+    Event j < T is {y > t_j}, event j ≥ T is {y ≤ t_{j−T}}. The
     Bonferroni split counts every event separately (conservative: a complement's bounds are
     those of its event).
     """
@@ -278,7 +278,7 @@ def goodness_of_fit(
 
     SE(s²) = σ²√((κ − 1)/n) with κ the kurtosis (Laplace κ = 6: SE(s²/2b²) = √(5/n); Gaussian
     κ = 3). KS at n = 10⁶ detects scale errors of about 1.5%; the variance test catches the
-    smaller ones (PRIVACY-TESTING.md item 2). Each test at α/2.
+    smaller ones. Each test at α/2.
     """
     alpha = _check_alpha(alpha)
     x = np.asarray(samples, dtype=float).ravel()

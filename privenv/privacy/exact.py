@@ -1,4 +1,4 @@
-"""Exact DP samplers: discrete Laplace, discrete Gaussian, snapping (no floating-point noise).
+r"""Exact DP samplers: discrete Laplace, discrete Gaussian, snapping (no floating-point noise).
 
 privenv's default noise (:mod:`privenv.privacy.mechanisms`) is floating-point: ``x + b·ln(2u)`` in
 binary64. Such a release is ε-DP only for idealized real arithmetic. On a real computer the set of
@@ -11,7 +11,7 @@ Samplers (Canonne, Kamath & Steinke 2020, "The discrete Gaussian for differentia
 NeurIPS — "CKS20" below):
 
 * :func:`bernoulli_exp_kernel` — Bernoulli(exp(−γ)) for rational γ ≥ 0 (CKS20 Algorithm 1);
-* :func:`discrete_laplace_kernel` — P[Z = z] ∝ exp(−|z|/t), t rational (CKS20 Algorithm 2);
+* :func:`discrete_laplace_kernel` — P[Z = z] ∝ exp(−\|z\|/t), t rational (CKS20 Algorithm 2);
 * :func:`discrete_gaussian_kernel` — P[Z = z] ∝ exp(−z²/(2σ²)), σ² rational (CKS20 Algorithm 3);
 * :func:`snapping_kernel` — Mironov's snapping mechanism for float outputs (Mironov 2012, §5.2).
 
@@ -40,20 +40,20 @@ so that x/g and k·g are exact in binary64). :class:`LaplaceMechanism` and
 :class:`GaussianMechanism` with ``sampler="exact"`` default to g = 2^(⌊log₂ s⌋ − 10) for the noise
 scale s (s/g ∈ [1024, 2048): the grid is 1000 times finer than the noise).
 
-Guarantees (the neighbouring relation is the caller's: ``sensitivity`` bounds |q(D) − q(D′)|).
+Guarantees (the neighbouring relation is the caller's: ``sensitivity`` bounds \|q(D) − q(D′)\|).
 
-* Discrete Laplace on the grid: for integer-valued inputs k, k′ with |k − k′| ≤ Δ_k, the release
-  k + Z, Z ~ Lap_ℤ(t), satisfies P[k + Z = j] / P[k′ + Z = j] = exp((|j − k′| − |j − k|)/t)
+* Discrete Laplace on the grid: for integer-valued inputs k, k′ with \|k − k′\| ≤ Δ_k, the release
+  k + Z, Z ~ Lap_ℤ(t), satisfies P[k + Z = j] / P[k′ + Z = j] = exp((\|j − k′\| − \|j − k\|)/t)
   ≤ exp(Δ_k/t): exactly (Δ_k/t)-DP, with ε = Δ_k/t a rational number. Real-valued inputs
   x ∈ ℝ are first clamped to the declared range [lo, hi] (if one is declared: clamping is part of
-  the mechanism, 1-Lipschitz, so it never increases |x − x′|) and then rounded to the grid by
+  the mechanism, 1-Lipschitz, so it never increases \|x − x′\|) and then rounded to the grid by
   k = ⌊x/g + ½⌋, computed exactly. This rounding is monotone and ⌊a + ½⌋ − ⌊b + ½⌋ < a − b + 1,
-  so |k − k′| ≤ ⌈Δ/g⌉ whenever |x − x′| ≤ Δ; with a declared range also |k − k′| ≤
+  so \|k − k′\| ≤ ⌈Δ/g⌉ whenever \|x − x′\| ≤ Δ; with a declared range also \|k − k′\| ≤
   ⌊hi/g + ½⌋ − ⌊lo/g + ½⌋. Hence Δ_k = min(⌈Δ/g⌉, ⌊hi/g + ½⌋ − ⌊lo/g + ½⌋) (an integer, computed
   exactly from the doubles Δ, lo, hi) and the release (k + Z)·g is exactly (Δ_k/t)-DP: a true
   bound, no approximation. The scale t (a rational) is chosen ≥ Δ_k/ε, so Δ_k/t ≤ ε; the
   mechanism reports the exact value. (Converting k + Z to a double is post-processing and cannot
-  weaken the guarantee; it is exact while |k + Z| < 2⁵³.)
+  weaken the guarantee; it is exact while \|k + Z\| < 2⁵³.)
 * Discrete Gaussian on the grid: with σ² (rational, grid units²) and the same Δ_k, the release is
   ρ-zCDP with ρ = Δ_k²/(2σ²) exactly (the discrete Gaussian's concentrated-DP theorem in
   CKS20), and (ε, δ)-DP with CKS20's exact formula δ = P[Y > εσ²/Δ_k − Δ_k/2] −
@@ -135,7 +135,7 @@ __all__ = [
     "uniform_doubles",
 ]
 
-#: the cursor returned by a kernel whose buffer ran out (nothing consumed: top up and redo)
+#: the cursor returned by a kernel whose buffer ran out (nothing consumed; top up and redo)
 EXHAUSTED = -1
 #: the cursor returned when an intermediate integer would leave [−2⁶², 2⁶²] (never for
 #: validated parameters except with probability < e^{−1000}; the batch functions raise)
@@ -153,7 +153,7 @@ _MAX_SCALE = 2**52
 _MAX_GAUSS_DEN = 2**62
 _MAX_GAUSS_STEP = 2**31
 
-#: the sampler choices of :class:`LaplaceMechanism` (GaussianMechanism: "float", "exact")
+#: the sampler choices of :class:`LaplaceMechanism` (of GaussianMechanism, "float" and "exact")
 SAMPLERS = ("float", "exact", "snapping")
 
 
@@ -363,14 +363,14 @@ def _square_over(a: int, den: int) -> tuple[int, int]:
 @jit
 def discrete_gaussian_kernel(words: np.ndarray, pos: int, var_num: int, var_den: int,
                              t: int) -> tuple[int, int]:
-    """One draw of the discrete Gaussian N_ℤ(0, σ²), σ² = var_num/var_den (CKS20 Algorithm 3).
+    r"""One draw of the discrete Gaussian N_ℤ(0, σ²), σ² = var_num/var_den (CKS20 Algorithm 3).
 
-    Repeat: Y ~ Lap_ℤ(t); accept with probability exp(−(|Y| − σ²/t)²/(2σ²)). The output law is
+    Repeat: Y ~ Lap_ℤ(t); accept with probability exp(−(\|Y\| − σ²/t)²/(2σ²)). The output law is
     exactly ∝ exp(−y²/(2σ²)) for every integer t ≥ 1; t = ⌊σ⌋ + 1 (CKS20's choice, see
     :class:`DiscreteGaussianParameters`) makes the loop short. The exponent is the rational
-    a²/den, a = |Y|·var_den·t − var_num, den = 2·var_num·var_den·t², split exactly into its
+    a²/den, a = \|Y\|·var_den·t − var_num, den = 2·var_num·var_den·t², split exactly into its
     integer part and remainder. Requires den ≤ 2⁶² and var_den·t ≤ 2³¹; :data:`OVERFLOW` needs
-    |Y| > 2³¹ from Lap_ℤ(t ≤ 2¹⁶), probability < e^{−2¹⁵}.
+    \|Y\| > 2³¹ from Lap_ℤ(t ≤ 2¹⁶), probability < e^{−2¹⁵}.
     """
     den = 2 * var_num * var_den * t * t
     step = var_den * t
@@ -739,7 +739,7 @@ class Grid:
         return Fraction(x) / Fraction(2) ** self.exponent
 
     def round(self, values: np.ndarray) -> np.ndarray:
-        """k = ⌊x/g + ½⌋ for every entry, exactly (int64); |x/g| must be < 2⁵²."""
+        r"""k = ⌊x/g + ½⌋ for every entry, exactly (int64); \|x/g\| must be < 2⁵²."""
         v = np.asarray(values, dtype=float) / self.granularity  # exact (power-of-two scaling)
         if not np.all(np.abs(v) < 2.0**52):  # also rejects NaN
             bad = int(np.count_nonzero(~(np.abs(v) < 2.0**52)))
@@ -750,7 +750,7 @@ class Grid:
 
     def sensitivity(self, sensitivity: float | None,
                     bounds: tuple[float, float] | None) -> int:
-        """Δ_k: the largest |k − k′| for inputs at distance ≤ ``sensitivity`` (if given) and, if
+        r"""Δ_k: the largest \|k − k′\| for inputs at distance ≤ ``sensitivity`` (if given) and, if
         ``bounds`` are given, clamped into them: min(⌈Δ/g⌉, ⌊hi/g + ½⌋ − ⌊lo/g + ½⌋) (≥ 1)."""
         cands = []
         if sensitivity is not None:
@@ -920,7 +920,7 @@ class SnappingParameters:
 
     @property
     def lam_pow2(self) -> float:
-        """Λ: the smallest power of two ≥ λ."""
+        """Λ, the smallest power of two ≥ λ."""
         m, e = math.frexp(self.lam)
         return math.ldexp(1.0, e - 1 if m == 0.5 else e)
 
@@ -973,11 +973,11 @@ def _inputs(values: Any, bounds: tuple[float, float] | None) -> np.ndarray:
 
 
 class LaplaceMechanism:
-    """The Laplace mechanism x ↦ clamp(x) + noise with a choice of sampler.
+    r"""The Laplace mechanism x ↦ clamp(x) + noise with a choice of sampler.
 
     Args:
         epsilon: the target ε > 0.
-        sensitivity: Δ ≥ |q(D) − q(D′)| (default: hi − lo of ``bounds``).
+        sensitivity: Δ ≥ \|q(D) − q(D′)\| (default: hi − lo of ``bounds``).
         bounds: (lo, hi): inputs are clamped into it (part of the mechanism; with ``sensitivity``
             omitted it is a local randomizer of values in [lo, hi]).
         sampler: ``"float"`` — binary64 Laplace(Δ/ε) (:func:`privenv.privacy.mechanisms.laplace`;
@@ -985,7 +985,7 @@ class LaplaceMechanism:
             the discrete Laplace (exactly ε′-DP, ε′ ≤ ε, see the module docstring); ``"snapping"``
             — Mironov's snapping mechanism (float output on a grid of Λ).
         granularity: the exact sampler's grid g (a power of two); default 2^(⌊log₂(Δ/ε)⌋ − 10).
-        bound: snapping's clamp bound B (default max(|lo|, |hi|) + 16λ; needs ``bounds``).
+        bound: snapping's clamp bound B (default max(\|lo\|, \|hi\|) + 16λ; needs ``bounds``).
 
     Example:
         >>> m = LaplaceMechanism(epsilon=1.0, bounds=(0.0, 1.0), sampler="exact")
@@ -1063,11 +1063,11 @@ class LaplaceMechanism:
 
 
 class GaussianMechanism:
-    """The Gaussian mechanism x ↦ clamp(x) + noise at (ε, δ) with a choice of sampler.
+    r"""The Gaussian mechanism x ↦ clamp(x) + noise at (ε, δ) with a choice of sampler.
 
     Args:
         epsilon, delta: the target (ε, δ).
-        sensitivity: Δ₂ ≥ |q(D) − q(D′)| (default: hi − lo of ``bounds``).
+        sensitivity: Δ₂ ≥ \|q(D) − q(D′)\| (default: hi − lo of ``bounds``).
         bounds: (lo, hi): inputs are clamped into it (part of the mechanism).
         sampler: ``"float"`` — binary64 N(0, σ²) with the analytic σ (Balle & Wang 2018;
             idealized arithmetic only); ``"exact"`` — the input rounded to the grid plus the

@@ -1,10 +1,10 @@
-"""The federated privacy protocol P = (R, S, A) of paper 2 (Algorithm 2) and its calibrations.
+r"""The federated privacy protocol P = (R, S, A) of paper 2 (Algorithm 2) and its calibrations.
 
 Paper 2: Zhou & Chowdhury, *On Differentially Private Federated Linear Contextual Bandits* (ICLR
-2024), §5 and Algorithm 2; SPEC §3.4. M silos synchronise at sync k = 1, 2, … (after batch k of
-their users). Silo i's data for sync k are its batch sums γ_{k,i} = (Σ φφᵀ, Σ yφ) over the users
-it served since the previous sync. The protocol has three swappable parts, each batched over
-``n_runs`` independent runs:
+2024), §5 and Algorithm 2 (choices: docs/guides/federated.md). M silos synchronise at sync
+k = 1, 2, … (after batch k of their users). Silo i's data for sync k are its batch sums
+γ_{k,i} = (Σ φφᵀ, Σ yφ) over the users it served since the previous sync. The protocol has three
+swappable parts, each batched over ``n_runs`` independent runs:
 
 * **R, the local randomizer** (Algorithm 2, lines 4–7), run by every silo: with j* the index of
   the lowest set bit of k, form the p-sum of the last 2^{j*} batches of its own data and release
@@ -27,9 +27,9 @@ whatever the shuffler, the analyzer and the other silos do (post-processing).
 
 Calibrations (derivations in each function's docstring)
 -------------------------------------------------------
-Neighbouring relation (silo-level LDP, Definition 3.1 of paper 2 as SPEC §3.4 reads it):
+Neighbouring relation (silo-level LDP, Definition 3.1 of paper 2 as we read it):
 **replace-one** — the stream of pairs (φ_t, y_t) that one silo collected differs in one user's
-pair, ‖φ‖₂ ≤ 1, |y| ≤ b (``reward_bound``). The actions are taken as given: a user's raw data also
+pair, ‖φ‖₂ ≤ 1, \|y\| ≤ b (``reward_bound``). The actions are taken as given: a user's raw data also
 steer that silo's *local* choices for the rest of the same batch (paper 2's Algorithm 1 uses
 W_i, U_i locally), an influence this relation (like the paper's accounting) does not cover.
 Sensitivities of one node (:func:`replace_one_sensitivities`):
@@ -76,7 +76,7 @@ calibration), (ε₀, δ₀) = :func:`~privenv.privacy.vector_sum.node_budget` (
 communication is :func:`~privenv.privacy.vector_sum.messages_per_user` one-bit messages per user
 and node.
 
-λ follows SPEC §3.4 / the authors' code: λ = √M without privacy, λ = √(Mκ)·σ₀·(√(κ + log(1/α))
+λ follows the authors' experiment code: λ = √M without privacy, λ = √(Mκ)·σ₀·(√(κ + log(1/α))
 + √d) with noise (:func:`private_lambda`; for ``"central"`` with one noise source instead of M,
 λ = √κ·σ·(…)). For ``"sdp-vector-sum"`` σ₀ is the Gaussian-equivalent
 σ₀ = max_j std_j/√M, std_j the worst-case per-coordinate std of a level-j node estimate
@@ -167,8 +167,8 @@ def federated_kappa(n_syncs: int) -> int:
 def replace_one_sensitivities(
     d: int, reward_bound: float, feature_bound: float = 1.0
 ) -> tuple[float, float]:
-    """(Δ_G, Δ_u): L2 sensitivities of one node of the Gram tree (its upper triangle) and of the
-    moment tree when one user's (φ, y), ‖φ‖₂ ≤ L, |y| ≤ b, is replaced by another.
+    r"""(Δ_G, Δ_u): L2 sensitivities of one node of the Gram tree (its upper triangle) and of the
+    moment tree when one user's (φ, y), ‖φ‖₂ ≤ L, \|y\| ≤ b, is replaced by another.
 
     Δ_G = √2·L² (L² if d = 1) (:func:`~privenv.privacy.wishart.gram_sensitivity`);
     Δ_u = sup ‖φy − φ′y′‖₂ = 2·L·b (φ′ = φ, y′ = −y): twice the add/remove sensitivity L·b.
@@ -203,9 +203,10 @@ def ldp_sigma0(
     (Bun & Steinke 2016, Prop. 1.6, Lemma 1.7). The shuffler and the analyzer are
     post-processing; so are the actions the other silos take from W̃, Ũ.
 
-    SPEC §3.4 quotes the paper's σ₀² = 8κ(log(2/δ) + ε)/ε² (a Bun–Steinke-style bound with
-    Δ = 2); the exact curve needs less noise for the same (ε, δ) and sensitivities. The authors'
-    code uses σ₀² = κ(log(1/δ) + ε)/ε², which ignores the replace-one sensitivities (too small).
+    Paper 2 states the total noise level σ² = 8Mκ²(log(2/δ) + ε)/ε², i.e. σ₀² = 8κ(log(2/δ) + ε)/ε²
+    per silo and node (a Bun–Steinke-style bound with Δ = 2); the exact curve needs less noise for
+    the same (ε, δ) and sensitivities. The authors' code uses σ₀² = κ(log(1/δ) + ε)/ε², which
+    ignores the replace-one sensitivities (too small).
     """
     kappa = check_int("kappa", kappa, low=1)
     total = math.sqrt(kappa) * _node_sensitivity(gram_sens, moment_sens)
@@ -240,7 +241,7 @@ def aggregate_epsilon(
 def sdp_amplification_sigma0(
     epsilon: float, delta: float, kappa: int, M: int, horizon: int, sensitivity: float = 1.0
 ) -> float:
-    """Per-silo noise for shuffle DP by amplification (paper 2, §6.2; SPEC §3.4), the authors'
+    """Per-silo noise for shuffle DP by amplification (paper 2, §6.2), the authors'
     formula: σ₀ = Δ·√(κ log(1/δ) log(1 + κ/(Tδ)) log(Mκ/δ)) / (ε√M).
 
     T is the horizon (rounds), κ the tree levels, M the number of silos. The formula is the
@@ -296,7 +297,7 @@ def check_sdp_amplification(
 
 
 def private_lambda(M: int, kappa: int, sigma0: float, alpha: float, d: int) -> float:
-    """λ = √(Mκ)·σ₀·(√(κ + log(1/α)) + √d) (SPEC §3.4; the authors' code): the server's Gram
+    """λ = √(Mκ)·σ₀·(√(κ + log(1/α)) + √d) (the authors' experiment code): the server's Gram
     noise after k syncs has upper-triangle entries N(0, M·popcount(k)·σ₀²), popcount ≤ κ, and
     λ is of the order of its spectral norm over the ≤ 2^κ syncs (union bound: √κ inside)."""
     alpha = check_real("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
@@ -305,7 +306,7 @@ def private_lambda(M: int, kappa: int, sigma0: float, alpha: float, d: int) -> f
 
 
 def vector_sum_point_bound(reward_bound: float, feature_bound: float = 1.0) -> float:
-    """L: the ℓ2 bound of one user's packed point z = (triu(φφᵀ), yφ) for ‖φ‖₂ ≤ L_φ, |y| ≤ b.
+    r"""L: the ℓ2 bound of one user's packed point z = (triu(φφᵀ), yφ) for ‖φ‖₂ ≤ L_φ, \|y\| ≤ b.
 
     ‖triu(φφᵀ)‖₂² = (‖φ‖⁴ + Σᵢφᵢ⁴)/2 ≤ ‖φ‖⁴ and ‖yφ‖₂ ≤ b‖φ‖, so ‖z‖₂ ≤ L_φ·√(L_φ² + b²)
     (= √(1 + b²) for unit features), attained at φ = L_φ·e₁, y = ±b.
@@ -383,7 +384,7 @@ class Calibration:
 
     @property
     def rho_stream(self) -> float:
-        """zCDP of one silo's whole message stream per user: κ·ρ_node (the ledger's budget)."""
+        """zCDP of one silo's whole message stream per user, κ·ρ_node (the ledger's budget)."""
         return self.kappa * self.rho_node
 
 
@@ -553,7 +554,7 @@ class TreeRandomizer:
 
 class VectorSumRandomizer:
     """R of ``"sdp-vector-sum"``: every user runs P_Vec's local randomizer once for each released
-    tree node containing its batch (module docstring; SPEC §3.4), for all silos of all runs.
+    tree node containing its batch (module docstring), for all silos of all runs.
 
     Kept per run: the number k of syncs so far (so the current batch is k + 1), and per level j
     the count sums of the rounding parts of the unary messages of the open level-j node
@@ -614,8 +615,8 @@ class VectorSumRandomizer:
         return (c % 2 == 1) & ((c << j) <= self.n_syncs)
 
     def collect(self, x: np.ndarray, y: np.ndarray, live: np.ndarray | None) -> None:
-        """Randomize the round's users: x (n_runs, M, d) with ‖φ‖₂ ≤ 1, y (n_runs, M) with
-        |y| ≤ b (rows of runs that are not live are ignored)."""
+        r"""Randomize the round's users: x (n_runs, M, d) with ‖φ‖₂ ≤ 1, y (n_runs, M) with
+        \|y\| ≤ b (rows of runs that are not live are ignored)."""
         runs = _live_runs(live, self.n_runs)
         x, y = np.asarray(x, dtype=float)[runs], np.asarray(y, dtype=float)[runs]
         if x.shape != (runs.size, self.M, self.d) or y.shape != (runs.size, self.M):

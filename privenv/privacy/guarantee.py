@@ -1,4 +1,5 @@
-"""``PrivacyGuarantee``: the value every agent and wrapper declares (SPEC §1.1, §4)."""
+"""``PrivacyGuarantee``: the value every agent and wrapper declares (docs/design/architecture.md,
+"The privacy declaration")."""
 
 from __future__ import annotations
 

@@ -100,7 +100,7 @@ __all__ = [
 
 #: family-wise false-alarm probability of every audit (per case and variant)
 ALPHA = 1e-6
-#: the two audit sizes: multiplier of each case's quick sample size
+#: the two audit sizes, as the multiplier of each case's quick sample size
 SIZES = {"quick": 1, "full": 10}
 #: default master seed (each case and variant derives its own stream from it)
 DEFAULT_SEED = 20261129
@@ -288,7 +288,7 @@ def fitted_holdout_lower_bound(out_d: np.ndarray, out_dp: np.ndarray, *, delta: 
     """ε lower bound for multi-dimensional outputs (rows): a linear discriminant fitted on the
     first half of each sample, then :func:`privenv.privacy.audit.holdout_epsilon_lower_bound`
     on its scores — which chooses the threshold event on the same first half and evaluates it
-    on the second half, never used for fitting or choosing (PRIVACY-TESTING.md item 1)."""
+    on the second half, never used for fitting or choosing."""
     x0 = np.asarray(out_d, dtype=float).reshape(len(out_d), -1)
     x1 = np.asarray(out_dp, dtype=float).reshape(len(out_dp), -1)
     x0, x1 = np.nan_to_num(x0), np.nan_to_num(x1)
@@ -318,7 +318,7 @@ def _tree_scores_bound(scores: list[tuple[np.ndarray, np.ndarray]], grid: np.nda
         for j in range(2)))
 
 
-#: the point δ of a Gaussian mechanism's μ-GDP profile audited by a projection score: resolved
+#: the point δ of a Gaussian mechanism's μ-GDP profile audited by a projection score, resolved
 #: by 2·10⁵ samples per side
 GDP_AUDIT_DELTA = 0.05
 #: thresholds of Gaussian scores, in units of the declared σ around D′'s mean
@@ -353,7 +353,7 @@ def laplace_llr_bound(out_d: np.ndarray, out_dp: np.ndarray, mean_d: np.ndarray,
 
 
 # =================================================================================================
-# Scalar mechanisms: Laplace, Gaussian, randomized response (PRIVACY-TESTING.md item 1)
+# Scalar mechanisms: Laplace, Gaussian, randomized response (threshold events)
 # =================================================================================================
 
 
@@ -700,7 +700,7 @@ register(AuditCase(
 
 
 # =================================================================================================
-# The tree mechanism (PRIVACY-TESTING.md items 1, 6, 8)
+# The tree mechanism (threshold events on prefix sums, structure, mutations)
 # =================================================================================================
 
 _TREE_T, _TREE_SIGMA, _TREE_DELTA = 16, 1.0, 0.1

@@ -1,4 +1,4 @@
-"""Per-user privacy ledger (SPEC §8, "checking mode").
+"""Per-user privacy ledger ("checking mode"; docs/design/threat-model.md).
 
 In tests every central-DP agent records each noisy release: which users' data entered it and at
 what ε (pure DP) or ρ (zCDP). A test then asserts, for every run, that each user's total stays

@@ -1,4 +1,4 @@
-"""Noise mechanisms: calibrations and vectorized samplers (SPEC §4, PRIVACY-TESTING.md).
+"""Noise mechanisms: calibrations and vectorized samplers (numerics: docs/design/threat-model.md).
 
 Every mechanism comes in two forms with **one** implementation of its formula:
 
@@ -144,10 +144,10 @@ def _laplace_array(u: np.ndarray, scale: float, out: np.ndarray) -> None:
 
 
 def laplace_from_uniform(u: np.ndarray | float, scale: float) -> np.ndarray:
-    """Laplace(0, b) noise from standard uniforms by the inverse CDF.
+    r"""Laplace(0, b) noise from standard uniforms by the inverse CDF.
 
     F⁻¹(u) = b·ln(2u) for u < ½ and −b·ln(2(1−u)) for u ≥ ½, evaluated at the centre of u's
-    2⁻⁵³ grid cell, so |noise| ≤ 53·ln2·b ≈ 36.7·b (the tail mass lost is 2⁻⁵³). Elementwise
+    2⁻⁵³ grid cell, so \|noise\| ≤ 53·ln2·b ≈ 36.7·b (the tail mass lost is 2⁻⁵³). Elementwise
     :func:`laplace_noise`.
 
     Args:

@@ -1,4 +1,4 @@
-"""Membership inference from a mechanism's public output (SPEC §3.4, §6.1 ``fed-leak``).
+"""Membership inference from a mechanism's public output (paper 2, §4; ``fed-leak``).
 
 The game (a fair coin per trial):
 

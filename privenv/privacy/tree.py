@@ -1,4 +1,4 @@
-"""Tree-based (binary) mechanism for continual release of private prefix sums (SPEC §4).
+"""Tree-based (binary) mechanism for continual release of private prefix sums.
 
 Dwork, Naor, Pitassi & Rothblum 2010 ("Differential privacy under continual observation");
 Chan, Shi & Song 2011 ("Private and continual release of statistics", the *binary mechanism*);
@@ -22,7 +22,7 @@ Su 2022, Cor. 3.3), which :meth:`TreeMechanism.epsilon` converts to (ε, δ) exa
 Wang 2018). This holds for adaptively chosen items (composition is adaptive). With Laplace node
 noise of scale b and L1 sensitivity Δ₁: ε = levels·Δ₁/b pure DP (basic composition).
 
-Distributed form (paper 2, Algorithm 2; SPEC §3.4). Give items a leading silo axis,
+Distributed form (paper 2, Algorithm 2). Give items a leading silo axis,
 ``shape=(M, d)`` or ``(M, d, d)``: each silo keeps its own p-sums and, when the node of level j*
 (the lowest set bit of the batch index k) completes, releases its p-sum of the last 2^{j*}
 batches with its own fresh noise (:meth:`TreeMechanism.released`: one message per silo, what a

@@ -1,10 +1,11 @@
-"""Shuffle-private vector summation P_Vec (Cheu, Joseph, Mao & Peng 2021) for paper 2's tree.
+r"""Shuffle-private vector summation P_Vec (Cheu, Joseph, Mao & Peng 2021) for paper 2's tree.
 
 Cheu, Joseph, Mao & Peng, "Shuffle private stochastic convex optimization" (ICLR 2022,
 arXiv:2106.09805), the protocol P_Vec for summing n vectors of bounded ℓ2 norm; used by Zhou &
-Chowdhury (paper 2, SPEC §3.4, "shuffle DP via vector sum") inside the tree-based protocol.
+Chowdhury (paper 2, "shuffle DP via vector sum") inside the tree-based protocol.
 
-Protocol (SPEC §3.4). Every coordinate x_j ∈ [−L, L] of every data point is randomized separately:
+Protocol (Cheu et al.'s P_Vec). Every coordinate x_j ∈ [−L, L] of every data point is randomized
+separately:
 
     w = x_j + L ∈ [0, 2L],   t = w·g/L ∈ [0, 2g],
     message count  m = ⌊t⌋ + Bernoulli(t − ⌊t⌋) + Binomial(b, p),
@@ -28,7 +29,7 @@ uniform per point-coordinate. :func:`randomize` is the per-user randomizer itsel
 cases).
 
 Privacy (one node). Neighbouring data sets replace one point x by x′ with ‖x‖₂, ‖x′‖₂ ≤ L (the
-ℓ2 bound is what Cheu et al.'s theorem assumes; it implies |x_j| ≤ L, which the randomizer needs
+ℓ2 bound is what Cheu et al.'s theorem assumes; it implies \|x_j\| ≤ L, which the randomizer needs
 to be defined: both are validated, nothing is clipped). Cheu et al. prove P_Vec (ε, δ)-shuffle
 private with b = Θ(g² log²(D/δ)/(ε²n)); **their constant could not be checked here** (only the
 abstract was reachable), so the scale s is ours: :data:`VECTOR_SUM_S`, and :func:`node_guarantee`
@@ -98,7 +99,7 @@ __all__ = [
 ]
 
 VECTOR_SUM_S = 1.0
-"""Default scale s of b: 1, i.e. b = ⌈g²·ln²(d²/δ)/(ε²n)⌉ literally (Cheu et al.'s constant is
+"""Default scale s of b, 1, i.e. b = ⌈g²·ln²(d²/δ)/(ε²n)⌉ literally (Cheu et al.'s constant is
 unverified here). :func:`node_guarantee` checks it: at paper 2's scale (d = 10, n = M·B·2^j, the
 per-node budgets of :func:`node_budget` over κ = 9 nodes) the checks need s ≥ 0.12 for
 (ε, δ) = (0.2, 0.1) and s ≥ 0.87 for (1, 1e-4). Small d with a large node ε needs more (d = 1,
@@ -141,14 +142,14 @@ class VectorSumParameters:
 
     @property
     def noise_trials(self) -> int:
-        """n·b: the node's total binomial noise is Binomial(n·b, p) per coordinate."""
+        """n·b (the node's total binomial noise is Binomial(n·b, p) per coordinate)."""
         return self.n * self.b
 
 
 def vector_sum_parameters(
     n: int, d: int, epsilon: float, delta: float, s: float = VECTOR_SUM_S
 ) -> VectorSumParameters:
-    """g = ⌈max(2√n, d, 4)⌉, p = ¼, b = ⌈s·g²·(ln(d²/δ))²/(ε²·n)⌉ (SPEC §3.4).
+    """g = ⌈max(2√n, d, 4)⌉, p = ¼, b = ⌈s·g²·(ln(d²/δ))²/(ε²·n)⌉ (Cheu et al.'s P_Vec).
 
     Args:
         n: number of data points the node sums (≥ 1).

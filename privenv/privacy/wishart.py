@@ -1,6 +1,6 @@
 """Wishart noise for Gram matrices: the paper's (non-private) mechanism and a valid alternative.
 
-SPEC §4, PRIVACY-TESTING.md "Wishart". Paper 4 (Li, Simchi-Levi & Wang 2024), Algorithm 3
+Paper 4 (Li, Simchi-Levi & Wang 2024), Algorithm 3
 (LPLR-Update), line 5 privatizes a user's φ_hφ_hᵀ (‖γ^{−k_h}φ_h‖₂ ≤ 1) as
 
     Λ̂_B ← Λ̂_B + 1{φ ≠ ⊥}·φ_hφ_hᵀ + 3γ^{−2k_h}·(W_d(d+1, 1.5α⁻¹I) − 1.5(d+1)α⁻¹I),
@@ -15,7 +15,7 @@ probability 0 under φ and a positive probability under φ′: no finite ε, and
 :func:`wishart_jiang2016` reproduces it exactly, for faithful reproduction only, and
 ``tests/privacy/test_wishart.py`` audits it (the audit finds ε lower bounds far above α/3).
 
-The valid alternative here is **symmetric Gaussian noise** (SPEC §4's second option): release
+The valid alternative here is **symmetric Gaussian noise**: release
 φφᵀ + E, E symmetric with upper triangle (diagonal included) i.i.d. N(0, σ²)
 (:func:`symmetric_gaussian_gram`). Releasing the upper triangle is the Gaussian mechanism on a
 d(d+1)/2-vector with L2 sensitivity Δ = :func:`gram_sensitivity`, so it is (ε, δ)-DP for

@@ -68,7 +68,7 @@ def exhausted_arm(env: ArmView, run: int) -> int:
     return -1
 
 
-#: the problem families: name → what an error message calls it. A problem class names its family
+#: the problem families, name → what an error message calls it. A problem class names its family
 #: (:attr:`Problem.family`); an agent names the families it plays
 #: (:attr:`privenv.agents.Agent.families`).
 FAMILIES: dict[str, str] = {

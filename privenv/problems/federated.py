@@ -1,5 +1,5 @@
 """Federated linear contextual bandits: M silos in lock-step (paper 2: Zhou, Chowdhury, *On
-Differentially Private Federated Linear Contextual Bandits*; SPEC §2.4).
+Differentially Private Federated Linear Contextual Bandits*; docs/guides/federated.md).
 
 Each silo serves its own stream of users. At round t every silo m sees its own K×d feature matrix,
 picks an action and gets its own reward y_{t,m} with E[y_{t,m}] = ⟨φ_{t,m}(a), θ*⟩ (θ* shared by

@@ -221,9 +221,9 @@ class HuberProblem(Problem):
         return ArmView(values, pos, self.K, self.gaps, self._optimal)
 
     def public_info(self) -> dict[str, Any]:
-        """K, α and the moment bounds of Definitions 3.1/3.2 with k = 2 (what PRAE assumes known):
+        r"""K, α and the moment bounds of Definitions 3.1/3.2 with k = 2 (what PRAE assumes known):
         raw bound u = max_a E[X_a²] = max μ_a² + Var, central bound Var, mean range
-        D = max |μ_a|."""
+        D = max \|μ_a\|."""
         var = self.noise.var
         return {
             "K": self.K,

@@ -1,4 +1,4 @@
-"""Linear contextual bandits (paper 4: Li, Simchi-Levi, Wang, *On the Optimal Regret of Locally
+r"""Linear contextual bandits (paper 4: Li, Simchi-Levi, Wang, *On the Optimal Regret of Locally
 Private Linear Contextual Bandit*; also the base of paper 2's federated problem).
 
 At each round t a context x_t is drawn; the learner sees the feature matrix φ(x_t, ·) ∈ ℝ^{A×d}
@@ -10,7 +10,7 @@ Reward noise (``noise=``):
 * ``"bounded"`` (default): y = ±1 with P(y = 1) = (1 + ⟨φ, θ*⟩)/2, so y ∈ [−1, 1] as paper 4
   assumes;
 * ``"gaussian"``: y = ⟨φ, θ*⟩ + σ·N(0, 1) — then rewards are **not** bounded (σ-sub-Gaussian), and
-  mechanisms that assume |y| ≤ 1 (e.g. paper 4's LDP protocols) need the rewards clipped first.
+  mechanisms that assume \|y\| ≤ 1 (e.g. paper 4's LDP protocols) need the rewards clipped first.
 
 Each run draws one noise value per round (a uniform or a normal) shared by all actions, before the
 action is known: the reward of action a at round t is then the same whichever agent plays (common
@@ -31,9 +31,10 @@ Context generators (``contexts=``):
   policy collects has the theorem's design Λ = E[φφᵀ] = diag(1 − c/√n, c/√n). The default
   θ* = (0, 1) is the proof's hypothesis H₁ (θ* = (0, 0) is H₀): the rare e₂ rounds are the only
   informative ones.
-* ``"paper2"``: paper 2's synthetic features (SPEC §2.4): a (d − 1)-dimensional standard Gaussian
-  vector normalized to unit norm, a bias coordinate 1 appended, the whole normalized to unit
-  norm (i.e. divided by √2); default θ* = (0.5·u, 0.5) with u a uniform unit vector of ℝ^{d−1}.
+* ``"paper2"``: paper 2's synthetic features (the authors' experiment code): a (d − 1)-dimensional
+  standard Gaussian vector normalized to unit norm, a bias coordinate 1 appended, the whole
+  normalized to unit norm (i.e. divided by √2); default θ* = (0.5·u, 0.5) with u a uniform unit
+  vector of ℝ^{d−1}.
 * ``"dataset"``: a classification data set bundled with scikit-learn (``"wine"`` by default,
   ``"digits"``, ``"breast_cancer"``; no download) as a contextual bandit: each round a row is drawn
   uniformly with replacement; actions are the classes; the row's features are standardized

@@ -1,4 +1,4 @@
-"""Paper reproductions (SPEC §6.1): one command per figure, ``privenv reproduce <id>``.
+"""Paper reproductions (docs/results/): one command per figure, ``privenv reproduce <id>``.
 
 Each figure is a module registered in :data:`FIGURES` under its id. A figure module provides
 
@@ -41,8 +41,8 @@ FIGURES: dict[str, Any] = {
     bai_global.ID: bai_global,
     ldp_linear.ID: ldp_linear,
     ldp_estimation.ID: ldp_estimation,
-    **{spec.id: SpecFigure(linear_axes, spec) for spec in linear_axes.AXIS_SPECS.values()},
-    **{spec.id: SpecFigure(fed, spec) for spec in fed.FIGURE_SPECS.values()},
+    **{spec.id: SpecFigure(linear_axes, spec) for spec in linear_axes.FIGURES.values()},
+    **{spec.id: SpecFigure(fed, spec) for spec in fed.FIGURES.values()},
     fed_leak.ID: fed_leak,
     fed_communication.ID: fed_communication,
 }

@@ -18,7 +18,7 @@ the two figures (the modules :mod:`~privenv.reproduce.bai_local` and
 parameter (TTUCB) has one point per instance and threshold, drawn as a horizontal line. Top Two
 agents (those with a ``threshold`` parameter) run with the thresholds chosen by ``--threshold``:
 ``theory`` (the δ-correct thresholds of the lemmas) or ``empirical`` (the authors' public-code
-rules, Remark 53 — what the paper's figures used), or ``both`` (the default, SPEC §6.1: the
+rules, Remark 53 — what the paper's figures used), or ``both`` (the default: the
 comparison is reported for both). Every point is one configuration of a sweep
 (:mod:`privenv.sweep`) on ``BestArmIdentification-v0`` with the same integer seed (common random
 numbers: run *i* of every point sees the same reward streams), split into cells of ``--chunk``
@@ -190,7 +190,7 @@ GLOBAL = FigureSpec(
     quick=Scale(("mu4", "mu5"), (0.1, 1.0, 10.0), 100),
 )
 
-FIGURE_SPECS: dict[str, FigureSpec] = {LOCAL.id: LOCAL, GLOBAL.id: GLOBAL}
+FIGURES: dict[str, FigureSpec] = {LOCAL.id: LOCAL, GLOBAL.id: GLOBAL}
 
 
 # -- theory (cached: the exact global bound is a numerical optimisation) -------------------------
@@ -798,8 +798,8 @@ def add_arguments(parser: argparse.ArgumentParser, spec: FigureSpec) -> None:
     parser.add_argument("--threshold", choices=THRESHOLD_CHOICES, default="both",
                         help="stopping thresholds of the Top Two agents: the δ-correct ones of "
                              "the paper's lemmas (theory), the authors' code (empirical, what "
-                             "the paper's figures used) or both (default; SPEC §6.1 asks for "
-                             "the comparison under both)")
+                             "the paper's figures used) or both (default: the comparison is "
+                             "reported under both)")
     parser.add_argument("--horizon", type=int, default=None, metavar="BUDGET",
                         help="sample budget per run (default: the env's, 1e8); runs reaching it "
                              "are reported as non-stopping")
@@ -850,7 +850,7 @@ def main(args: argparse.Namespace, spec: FigureSpec) -> int:
     return 0
 
 
-__all__ = ["CONFIDENCE", "DELTA", "FIGURE_SPECS", "GLOBAL", "GLOBAL_EPSILONS", "INSTANCES",
+__all__ = ["CONFIDENCE", "DELTA", "FIGURES", "GLOBAL", "GLOBAL_EPSILONS", "INSTANCES",
            "LOCAL", "LOCAL_EPSILONS", "FigureSpec", "Plan", "Point", "PointResult",
            "Reproduction", "Scale", "add_arguments", "default_chunk", "estimated_seconds",
            "estimated_steps", "is_private", "main", "make_points", "plan", "reproduce",

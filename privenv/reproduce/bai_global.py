@@ -7,9 +7,10 @@ Appendix I: Bernoulli instances μ1 … μ6, δ = 0.01, ε ∈ {0.001, 0.005, 0.
 DP-SE at every ε, AdaP-TT* ≤ AdaP-TT in the high-privacy regime, and curves flat in ε in the
 low-privacy regime; every point must lie above the global lower bound T*_g(ε)·log(1/(2.4δ))
 (Theorem 17, exact; its relaxation max{T*_KL, T*_TV/ε} of Corollary 18 is drawn too), with
-empirical error ≤ δ. SPEC §6.1: the public DP-SE the paper compared against had biased means; the
-DP-SE here is a correct one, so the comparison is measured, not assumed — and it is reported for
-both threshold choices of the Top Two agents (``--threshold both``, the default).
+empirical error ≤ δ. The public DP-SE the paper compared against had biased means
+(docs/guides/bai.md); the DP-SE here is a correct one, so the comparison is measured, not assumed
+— and it is reported for both threshold choices of the Top Two agents (``--threshold both``, the
+default).
 
 TTUCB is the non-private reference (one point per instance, a horizontal line). The estimated
 cost is printed before anything runs (``--dry-run`` prints only that); restrict with
@@ -29,21 +30,21 @@ from typing import Any
 
 from privenv.reproduce import bai
 
-SPEC = bai.GLOBAL
-ID = SPEC.id
-DESCRIPTION = SPEC.description
+DEFINITION = bai.GLOBAL
+ID = DEFINITION.id
+DESCRIPTION = DEFINITION.description
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``privenv reproduce bai-global``."""
-    bai.add_arguments(parser, SPEC)
+    bai.add_arguments(parser, DEFINITION)
 
 
 def main(args: argparse.Namespace) -> int:
     """Run from parsed command-line options."""
-    return bai.main(args, SPEC)
+    return bai.main(args, DEFINITION)
 
 
 def reproduce(output: str | Path | None = None, **kwargs: Any) -> bai.Reproduction:
     """:func:`privenv.reproduce.bai.reproduce` for this figure."""
-    return bai.reproduce(SPEC, output, **kwargs)
+    return bai.reproduce(DEFINITION, output, **kwargs)

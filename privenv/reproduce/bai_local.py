@@ -30,21 +30,21 @@ from typing import Any
 
 from privenv.reproduce import bai
 
-SPEC = bai.LOCAL
-ID = SPEC.id
-DESCRIPTION = SPEC.description
+DEFINITION = bai.LOCAL
+ID = DEFINITION.id
+DESCRIPTION = DEFINITION.description
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``privenv reproduce bai-local``."""
-    bai.add_arguments(parser, SPEC)
+    bai.add_arguments(parser, DEFINITION)
 
 
 def main(args: argparse.Namespace) -> int:
     """Run from parsed command-line options."""
-    return bai.main(args, SPEC)
+    return bai.main(args, DEFINITION)
 
 
 def reproduce(output: str | Path | None = None, **kwargs: Any) -> bai.Reproduction:
     """:func:`privenv.reproduce.bai.reproduce` for this figure."""
-    return bai.reproduce(SPEC, output, **kwargs)
+    return bai.reproduce(DEFINITION, output, **kwargs)

@@ -152,7 +152,8 @@ class SpecFigure:
     """A figure defined by a *spec* of a module that implements several figures (the three
     federated figures share :mod:`privenv.reproduce.fed`): the figure interface of
     :mod:`privenv.reproduce` — ``ID``, ``DESCRIPTION``, ``add_arguments``, ``main``,
-    ``reproduce`` — bound to that spec. The help text is the implementing module's docstring.
+    ``reproduce`` — bound to that spec (``DEFINITION``). The help text is the implementing
+    module's docstring.
 
     Args:
         impl: the implementing module, with ``add_arguments(parser, spec)``,
@@ -161,18 +162,18 @@ class SpecFigure:
     """
 
     def __init__(self, impl: Any, spec: Any) -> None:
-        self.impl, self.SPEC = impl, spec
+        self.impl, self.DEFINITION = impl, spec
         self.ID, self.DESCRIPTION = spec.id, spec.description
         self.__doc__ = impl.__doc__
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        self.impl.add_arguments(parser, self.SPEC)
+        self.impl.add_arguments(parser, self.DEFINITION)
 
     def main(self, args: argparse.Namespace) -> int:
-        return self.impl.main(args, self.SPEC)
+        return self.impl.main(args, self.DEFINITION)
 
     def reproduce(self, output: str | Path | None = None, **kwargs: Any) -> Any:
-        return self.impl.reproduce(self.SPEC, output, **kwargs)
+        return self.impl.reproduce(self.DEFINITION, output, **kwargs)
 
 
 def select(name: str, requested: Sequence[str] | None, known: Mapping[str, T]) -> list[T]:

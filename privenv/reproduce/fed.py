@@ -1,8 +1,8 @@
 """Paper 2's experiments: Private-FedLinUCB under silo-level LDP and shuffle DP.
 
 Zhou & Chowdhury, *On Differentially Private Federated Linear Contextual Bandits* (ICLR 2024), §7,
-with the setup of the authors' public experiment code (SPEC §3.4, §6.1). Three figures share this
-module; each is a sweep of ``fed-linucb`` cells (:mod:`privenv.agents.federated`) on
+with the setup of the authors' public experiment code (docs/guides/federated.md). Three figures
+share this module; each is a sweep of ``fed-linucb`` cells (:mod:`privenv.agents.federated`) on
 ``FederatedLinearBandit-v0``, one cell per (panel, protocol), all runs of a cell in one batch:
 
 * ``fed-synthetic`` (Fig. 2a–b): M = 100 silos, K = 100, d = 10, T = 10⁴, batch B = 25, 25 runs;
@@ -215,7 +215,7 @@ SCALING = FigureSpec(
     scaling=True,
 )
 
-FIGURE_SPECS: dict[str, FigureSpec] = {s.id: s for s in (SYNTHETIC, REALDATA, SCALING)}
+FIGURES: dict[str, FigureSpec] = {s.id: s for s in (SYNTHETIC, REALDATA, SCALING)}
 
 
 # -- cells ----------------------------------------------------------------------------------------

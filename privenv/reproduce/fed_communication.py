@@ -83,7 +83,7 @@ class Scale:
     M_for_T: int
 
 
-#: full scale; ``--quick``. Measured on 2 loaded cores: see the README.
+#: full scale; ``--quick``. Measured on 2 loaded cores: docs/results/federated.md.
 FULL = Scale(runs=3, M=(5, 10, 20, 40), T_for_M=10_000, T=(1_000, 3_000, 10_000, 30_000),
              M_for_T=10)
 QUICK = Scale(runs=2, M=(2, 4, 8), T_for_M=500, T=(200, 500, 1_000), M_for_T=4)

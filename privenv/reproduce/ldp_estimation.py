@@ -23,7 +23,7 @@ case1, case2   §2.3 with δ = 1/√n: Case I φ = e₂ with probability δ, e�
                paper's (1, ±√δ) has norm √(1 + δ)); θ* = (0.6, 0.8); labels ±1; both losses,
                the MAD plotted; ε = 1
 case1-eps10,   the same at ε = 10, where the asymptotic regime of Case II starts inside the range
-case2-eps10    of n (at ε = 1 only beyond n ≈ 10⁸–10⁹ by extrapolation, see the README)
+case2-eps10    of n (at ε = 1 only beyond n ≈ 10⁸–10⁹ by extrapolation, see docs/results/linear.md)
 =============  ====================================================================================
 
 Besides the total loss, every experiment records its part along the hard direction e₂ (the only

@@ -4,8 +4,8 @@ Paper 4 (Li, Simchi-Levi, Wang, *On the Optimal Regret of Locally Private Linear
 Bandit*) proves Õ(√T) regret for LPLR + RegCB elimination (Theorem 4.7) under α-local DP, against
 Õ(T^{3/4}) for the mean-square-error approach of Zheng et al. 2020 (LDP-LinUCB), and shows with
 Theorem 2.1 that no locally private estimator beats MSE Ω(1/√n) on an instance whose informative
-direction occurs with probability 1/√n. The paper has no experiments; SPEC §6.1 row ``ldp-linear``
-asks for the fitted log–log slope of regret against T (≈ 1/2 for LPLR-RegCB, ≈ 3/4 for
+direction occurs with probability 1/√n. The paper has no experiments; this figure measures what
+its theorems predict, the fitted log–log slope of regret against T (≈ 1/2 for LPLR-RegCB, ≈ 3/4 for
 LDP-LinUCB), d ≤ 3, T up to 10⁶, and the hard instance of Theorem 2.1.
 
 Instances (``LinearContextualBandit-v0``, ±1 rewards, A = 5 unless fixed by the instance):
@@ -111,7 +111,7 @@ class Scale:
     horizons: tuple[int, ...]
 
 
-#: full scale (SPEC §6.1: T up to 10⁶) and the ``--quick`` scale. Measured on 2 cores: ``--quick``
+#: full scale (T up to 10⁶) and the ``--quick`` scale. Measured on 2 cores: ``--quick``
 #: (60 cells) ≈ 70 s; 10 runs at T = 10³ … 10⁵ (75 cells) ≈ 12 min, the T = 10⁵ cells costing
 #: 16–180 µs per run-step (LPLR-RegCB ≈ 170, LDP-LinUCB on wine ≈ 150), so the full scale is
 #: ≈ 4–5 CPU-hours, ≈ 2–2.5 h on 2 cores (its largest cell, LPLR-RegCB at T = 10⁶, ≈ 45 min).

@@ -15,10 +15,10 @@
   the guarantee, the noise scales, the ledger and the first releases are unchanged by it). A
   scale below 1 gives up the proofs' coverage guarantee of the confidence intervals, never the
   privacy guarantee: eliminating the best action is then possible, which the regret shows.
-* ``linear-epsilon`` — the README's linear table: final regret at T = 10⁴ against ε ∈ {0.1, 1,
-  10} of ``central-dp-linucb``, ``ldp-linucb`` and ``input-perturbation-ols`` on the unit-sphere
-  instance d = 5, A = 10, with non-private ``linucb`` and uniform play as references (10 runs,
-  mean ± standard error).
+* ``linear-epsilon`` — the first table of docs/results/linear.md: final regret at T = 10⁴ against ε
+  ∈ {0.1, 1, 10} of ``central-dp-linucb``, ``ldp-linucb`` and ``input-perturbation-ols`` on the
+  unit-sphere instance d = 5, A = 10, with non-private ``linucb`` and uniform play as references (10
+  runs, mean ± standard error).
 
 Both are sweeps of ``LinearContextualBandit-v0`` cells (:mod:`privenv.reproduce.ldp_linear`'s
 cells, one configuration per (agent, ε, parameter, T), every cell the same seed: common random
@@ -130,7 +130,7 @@ LINEAR_EPSILON = AxisSpec(
     note="unit sphere, d = 5, A = 10 (the table gives mean ± standard error)",
 )
 
-AXIS_SPECS: dict[str, AxisSpec] = {s.id: s for s in (LPLR_CONSTANTS, LINEAR_EPSILON)}
+FIGURES: dict[str, AxisSpec] = {s.id: s for s in (LPLR_CONSTANTS, LINEAR_EPSILON)}
 
 
 def _private(agent: str) -> bool:

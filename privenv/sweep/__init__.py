@@ -1,4 +1,6 @@
-"""Sweeps (SPEC §6): a grid of configurations split into cells, run on a backend, stored by cell.
+"""Sweeps: a grid of configurations split into cells, run on a backend, stored by cell.
+
+Guide: docs/guides/sweeps.md.
 
 A **configuration** is one agent (with its parameters) on one environment instance (with its
 parameters) at one horizon. A sweep runs ``runs`` runs of every configuration with the integer

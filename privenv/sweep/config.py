@@ -27,7 +27,7 @@ from privenv.results import DEFAULT_CHECKPOINTS, Cell, canonical_json, content_h
 #: sets: about 320 B measured with tracemalloc; × 3 for the copies a run holds)
 CELL_BYTES = 1000
 
-#: the fields of a config file: top level, ``[[instances]]`` and ``[[agents]]``
+#: the fields of a config file (top level, ``[[instances]]`` and ``[[agents]]``)
 TOP_FIELDS = ("name", "seed", "runs", "chunk", "horizon", "n_checkpoints", "instances", "agents")
 INSTANCE_FIELDS = ("env", "horizon", "params", "grid")
 AGENT_FIELDS = ("name", "params", "grid")
@@ -291,7 +291,7 @@ class SweepConfig:
 
     @property
     def config_hash(self) -> str:
-        """Hash of the expanded config: what the numbers depend on (not the name, not the order
+        """Hash of the expanded config — what the numbers depend on (not the name, not the order
         of the configurations)."""
         d = self.to_dict()
         d.pop("name")

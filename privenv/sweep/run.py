@@ -65,7 +65,8 @@ def run_cell(cell: Cell) -> RunResults:
 # -- running --------------------------------------------------------------------------------------
 
 
-#: a progress callback: (cells finished, cells to run, cell, RunResults or exception, seconds)
+#: a progress callback, called with (cells finished, cells to run, cell, RunResults or exception,
+#: seconds)
 ProgressCallback = Callable[[int, int, Cell, Any, float], None]
 
 

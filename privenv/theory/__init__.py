@@ -1,5 +1,5 @@
-"""Theory layer (SPEC §5): lower bounds, characteristic times and regret rates of problem instances,
-used by tests and as reference curves in plots. One module per problem family:
+"""Theory layer: lower bounds, characteristic times and regret rates of problem instances, used
+by tests and as reference curves in plots. One module per problem family:
 
 * :mod:`privenv.theory.bai` — paper 3: characteristic times T*_KL, T*_{KL,β}, T*_TV, T*_{TV²}
   and the local/global-DP sample-complexity lower bounds (Theorems 10, 17; Corollaries 11, 18).

@@ -287,7 +287,7 @@ def test_bad_observations_and_envs():
     assert res.steps.tolist() == [5, 5]
 
 
-# -- numerical robustness (SPEC §8) ------------------------------------------------------------
+# -- numerical robustness (docs/design/threat-model.md) ---------------------------------------
 
 
 @settings(max_examples=200, deadline=None)

@@ -241,7 +241,7 @@ def test_bad_input(kwargs, param):
         TTUCB(**{"K": 5, **kwargs})
 
 
-# -- SPEC §8: numerical robustness -----------------------------------------------------------
+# -- numerical robustness (docs/design/threat-model.md) -------------------------------------
 @settings(max_examples=200, deadline=None)
 @given(
     delta=st.floats(1e-12, 0.5),

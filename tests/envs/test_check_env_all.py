@@ -1,5 +1,5 @@
 """Every registered privenv id passes Gymnasium's and Stable-Baselines3's env checkers, bare and
-under each applicable local-DP wrapper (SPEC §1.1 "Gymnasium and SB3 strictness"); the vector
+under each applicable local-DP wrapper (docs/design/architecture.md, "Conventions"); the vector
 wrappers keep the vector env's contract.
 
 Which wrappers apply (and why):

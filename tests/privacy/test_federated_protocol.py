@@ -120,7 +120,8 @@ def test_ldp_calibration_matches_dp_accounting_oracle() -> None:
 
 
 def test_calibration_record() -> None:
-    """λ per SPEC §3.4, ρ_node, guarantees, no noise without privacy."""
+    """λ per the authors' code (docs/guides/federated.md), ρ_node, guarantees, no noise without
+    privacy."""
     none = _cal("none")
     assert (none.sigma0, none.lambda_, none.rho_stream) == (0.0, 2.0, 0.0)
     assert not none.guarantee.is_private

@@ -1,4 +1,4 @@
-"""Accounting: the oracle values of PRIVACY-TESTING.md, dp-accounting as an oracle, shuffling.
+"""Accounting: independently computed reference values, dp-accounting as an oracle, shuffling.
 
 All numbers with δ = 1e-6 unless stated. Deterministic (no sampling), so no false alarms.
 """
@@ -149,7 +149,7 @@ def test_gaussian_delta_matches_direct_formula() -> None:
     log_delta=st.floats(math.log(1e-12), math.log(0.5)),
 )
 def test_gaussian_calibration_is_finite_and_inverts(eps: float, log_delta: float) -> None:
-    """Numerical robustness (SPEC §8): ε ∈ [1e-4, 1e3], δ ∈ [1e-12, 0.5]."""
+    """Numerical robustness (docs/design/threat-model.md): ε ∈ [1e-4, 1e3], δ ∈ [1e-12, 0.5]."""
     delta = math.exp(log_delta)
     mu = gaussian_mu_analytic(eps, delta)
     assert math.isfinite(mu) and mu > 0
@@ -199,7 +199,7 @@ def test_shuffle_closed_form_outside_its_range() -> None:
 
 
 def test_shuffle_numerical_reference_values() -> None:
-    """Reference values with 10 bisection steps from the closed form (PRIVACY-TESTING.md).
+    """Reference values with 10 bisection steps from the closed form (computed independently).
 
     n = 10⁴, ε₀ = 2, block 100: 0.1590 exactly as referenced. n = 10⁵, ε₀ = 4: the reference
     0.17542 / 0.16754 come from a sweep that stops early and adds the uncovered C-mass to δ; we

@@ -1,4 +1,5 @@
-"""Bad input (SPEC §1.1, §8): every invalid parameter raises ValueError naming the parameter."""
+"""Bad input (docs/design/architecture.md, "Errors"): every invalid parameter raises ValueError
+naming the parameter."""
 
 from __future__ import annotations
 
@@ -94,7 +95,8 @@ def test_bad_input_raises_value_error_naming_the_parameter(call, name: str) -> N
 
 
 def test_valid_extremes_stay_finite() -> None:
-    """The extremes of SPEC §8's robustness ranges are accepted and give finite numbers."""
+    """The extremes of the numerical-robustness ranges (docs/design/threat-model.md) are accepted
+    and give finite numbers."""
     for eps in (1e-4, 1e3):
         for delta in (1e-12, 0.5):
             assert math.isfinite(mech.gaussian_sigma_analytic(eps, delta))

@@ -1,4 +1,5 @@
-"""The per-user ledger (SPEC §8): exact-once charging, reuse detection, parallel composition."""
+"""The per-user ledger (docs/design/threat-model.md): exact-once charging, reuse detection,
+parallel composition."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Statistical tests use fixed seeds and a family-wise false-alarm probability ALPHA = 1e-6 per test
 (Bonferroni over the events/bounds inside each test, see privenv.privacy.audit). Each audit is
 also applied, by the same helper, to a deliberately broken mechanism and must fail there
-(mutation tests, SPEC §8).
+(mutation tests, docs/design/threat-model.md).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from privenv.privacy import audit
 from privenv.privacy import mechanisms as mech
 
 ALPHA = 1e-6
-N = 10**6  # samples per side (PRIVACY-TESTING.md: KS at 10⁶ detects ≈1.5% scale errors)
+N = 10**6  # samples per side (KS at 10⁶ detects ≈1.5% scale errors)
 
 
 # ---------------------------------------------------------------------------------------------

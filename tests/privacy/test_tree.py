@@ -132,7 +132,7 @@ def test_reset_empties_selected_runs() -> None:
 
 def test_privacy_accounting_matches_oracle() -> None:
     """ρ = levels·Δ²/(2σ²); ε from the exact μ-GDP curve; dp-accounting oracle at T = 1023/1024
-    (PRIVACY-TESTING.md: noise multiplier 10, δ = 1e-6 → ε = 1.4716563 / 1.5493972 by RDP)."""
+    (reference values: noise multiplier 10, δ = 1e-6 → ε = 1.4716563 / 1.5493972 by RDP)."""
     for horizon, levels in ((1, 1), (2, 2), (3, 2), (16, 5), (1023, 10), (1024, 11)):
         mech = TreeMechanism(1, (1,), 2.0, horizon, np.random.default_rng(0))
         assert mech.levels == levels == tree_levels(horizon)
@@ -145,7 +145,7 @@ def test_privacy_accounting_matches_oracle() -> None:
     assert lap.epsilon(0.0, sensitivity=3.0) == pytest.approx(5 * 3.0 / 2.0)
 
 
-# -- goodness of fit of the noise (PRIVACY-TESTING.md item 6) ---------------------------------
+# -- goodness of fit of the noise (docs/design/threat-model.md, audits item 3) -------------------
 
 
 def _covariance_max_z(cls: type[TreeMechanism], seed: int) -> tuple[float, np.ndarray]:

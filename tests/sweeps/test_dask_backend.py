@@ -223,7 +223,7 @@ def test_closing_the_iterator_early_cancels_the_remaining_cells(remote):
     assert eventually(lambda: not remote.client.futures)
 
 
-# --- whole sweeps: identical rows on every backend (SPEC §6, §8) ------------------------------
+# --- whole sweeps: identical rows on every backend (docs/guides/sweeps.md) ---------------------
 
 
 def cells_without_timing(store: Store) -> list[dict]:

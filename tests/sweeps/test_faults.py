@@ -1,6 +1,6 @@
-"""Sweep faults (SPEC §8): SIGKILL a sweep mid-way, resume, and compare with an uninterrupted run
-(byte-identical export, nothing lost or duplicated); a cell that raises is stored as failed with
-its error and the rest of the sweep completes; --resume retries it."""
+"""Sweep faults (docs/guides/sweeps.md): SIGKILL a sweep mid-way, resume, and compare with an
+uninterrupted run (byte-identical export, nothing lost or duplicated); a cell that raises is stored
+as failed with its error and the rest of the sweep completes; --resume retries it."""
 
 import csv
 import io

@@ -1,5 +1,5 @@
-"""Local-DP wrappers (SPEC §1.1, §4): guarantees, bad input, per-run noise, autoreset, stacking,
-composition with the runner."""
+"""Local-DP wrappers (docs/design/threat-model.md): guarantees, bad input, per-run noise,
+autoreset, stacking, composition with the runner."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Leak tests for the local-DP wrappers (SPEC §8 "Leak tests").
+"""Leak tests for the local-DP wrappers (docs/design/threat-model.md, "Leak tests").
 
 With a local-DP wrapper on, what an agent receives must depend on the raw rewards only through the
 mechanism:
@@ -333,7 +333,8 @@ def test_info_is_identical_with_and_without_the_wrapper_vector(case):
     strict=True,
     reason="LinearContextualBandit-v0 with contexts='dataset': the label is a function of the "
     "context, so info['expected_reward'] (and 'regret') equal / determine the raw label; "
-    "harmless for agents (the runner never passes info) but against SPEC §1.1 — reported",
+    "harmless for agents (the runner never passes info) but against the rule that info carries "
+    "no raw data (docs/design/architecture.md) — reported",
 )
 def test_info_holds_no_raw_label_on_the_dataset_linear_env():
     kw = dict(contexts="dataset", dataset="wine", horizon=20)
