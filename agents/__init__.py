@@ -37,6 +37,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "adap-tt": ("privenv.agents.adap_tt", "AdaPTT"),
     "adap-tt-star": ("privenv.agents.adap_tt", "AdaPTTStar"),
     "ttucb-dpa": ("privenv.agents.adap_tt", "TTUCBDPA"),
+    "adap-tt-nonprivate": ("privenv.agents.adap_tt", "NonPrivateAdaPTT"),
     # linear contextual bandits: baselines of paper 4 (agents/linear.py)
     "linucb": ("privenv.agents.linear", "LinUCB"),
     "ldp-linucb": ("privenv.agents.linear", "LDPLinUCB"),

@@ -578,5 +578,26 @@ class TTUCBDPA(DoublingTopTwo):
 
     def kernel_params(self) -> DoublingParams:
         kind = EMPIRICAL_TOTAL if self.threshold == "empirical" else TABLE  # eq. 4
-        return self.doubling_params(BONUS_GAUSSIAN, f"{self.name} {self.threshold}", kind,
+        return self.doubling_params(BONUS_GAUSSIAN, f"ttucb-dpa {self.threshold}", kind,
                                     self.alpha, self.s)
+
+
+class NonPrivateAdaPTT(TTUCBDPA):
+    """Non-private AdaP-TT (Azize, Jourdan, Al Marjani, Basu, NeurIPS 2023, "On the Complexity of
+    Differentially Private Best-Arm Identification with Fixed Confidence", Theorem 6 and its
+    Appendix E.8): AdaP-TT's doubling *and forgetting* per arm without the Laplace noise — each
+    arm's mean is refreshed when its count doubles, from the rewards of its last phase only —
+    with the non-private leader and challenger (their eq. 20, 21: W^G and b^G, eq. 3 here) and the
+    non-private GLR stopping rule (their eq. 13: c^G, eq. 4 here, on the released means and the
+    phase counts Ñ behind them, time-uniform as for :class:`TTUCBDPA`).
+
+    It isolates the cost of the doubling-and-forgetting estimator from the cost of the noise: the
+    NeurIPS version's "multiplicative four factor" against TTUCB (two from the doubling, two from
+    forgetting half of the samples). :class:`TTUCBDPA` is the same without forgetting.
+
+    Args:
+        K, delta, threshold, sigma, beta, alpha, s, reward_mode, n_runs: as :class:`TTUCBDPA`.
+    """
+
+    name = "adap-tt-nonprivate"
+    forget = True

@@ -17,6 +17,7 @@ from privenv.agents.adap_tt import (
     TTUCBDPA,
     AdaPTT,
     AdaPTTStar,
+    NonPrivateAdaPTT,
     daf_bonus,
     daf_empirical_threshold,
     daf_glr_threshold,
@@ -243,6 +244,18 @@ def test_ttucb_dpa_means_use_all_rewards_and_no_noise():
     assert agent.privacy.model == "none"
 
 
+def test_non_private_adap_tt_forgets_and_adds_no_noise():
+    """NeurIPS 2023 version, Theorem 6: the DAF means of the last phase, exactly, no noise."""
+    agent = NonPrivateAdaPTT(K=2, n_runs=1)
+    agent.reset(seed=0)
+    obs = np.zeros((1, 1))
+    for a, r in [(0, 1.0), (1, 0.0), (0, 0.0), (0, 1.0), (0, 0.5)]:
+        agent.observe_batch(np.array([a]), np.array([r]), obs)
+    # arm 0 rewards 1 | 0 | 1 ½: phases end at counts 1, 2, 4 → last phase mean (1 + ½)/2
+    assert agent.mu_tilde[0, 0] == 0.75 and agent.n_tilde[0, 0] == 2
+    assert agent.privacy.model == "none" and agent.forget
+
+
 def test_daf_means_forget_previous_phases():
     agent = AdaPTT(K=2, epsilon=1e12, n_runs=1)  # noise scale 1e−12: the phase means show
     agent.reset(seed=0)
@@ -273,6 +286,7 @@ def test_every_run_stops_on_mu1_total_bonus(epsilon):
     ("adap-tt", {"threshold": "empirical", "epsilon": 0.1}),
     ("adap-tt-star", {"threshold": "empirical", "epsilon": 0.1}),
     ("ttucb-dpa", {"threshold": "empirical"}),
+    ("adap-tt-nonprivate", {"threshold": "empirical"}),
 ])
 def test_delta_correct_sanity_easy_instance(agent, kwargs):
     # μ3 = (0, ¼, ½, ¾, 1) at δ = 0.1: if the error rate were ≤ δ, P(errors > bound) ≤ 1e−6
@@ -285,8 +299,8 @@ def test_delta_correct_sanity_easy_instance(agent, kwargs):
 
 
 def test_theory_thresholds_stop_on_easy_instance():
-    for name in ("adap-tt", "adap-tt-star", "ttucb-dpa"):
-        kwargs = {} if name == "ttucb-dpa" else {"epsilon": 10.0}
+    for name in ("adap-tt", "adap-tt-star", "ttucb-dpa", "adap-tt-nonprivate"):
+        kwargs = {"epsilon": 10.0} if name.startswith("adap-tt") and "non" not in name else {}
         res = simulate(name, ENV, n_runs=8, seed=2, horizon=1_000_000,
                        env_kwargs={"instance": "mu3"}, agent_kwargs=kwargs)
         assert (res.steps < res.horizon).all(), name
@@ -296,10 +310,13 @@ def test_theory_thresholds_stop_on_easy_instance():
 # -- determinism and the two runners ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["adap-tt", "adap-tt-star", "ttucb-dpa"])
+NON_PRIVATE = ("ttucb-dpa", "adap-tt-nonprivate")
+
+
+@pytest.mark.parametrize("name", ["adap-tt", "adap-tt-star", *NON_PRIVATE])
 def test_same_seed_same_run_across_batch_sizes(name):
     kw = {"env_kwargs": {"instance": "mu3"}, "horizon": 3000, "seed": 5}
-    agent_kwargs = {} if name == "ttucb-dpa" else {"epsilon": 0.5}
+    agent_kwargs = {} if name in NON_PRIVATE else {"epsilon": 0.5}
     batch = simulate(name, ENV, n_runs=4, agent_kwargs=agent_kwargs, **kw)
     for i in (1, 3):
         alone = simulate(name, ENV, n_runs=1, first_run=i, agent_kwargs=agent_kwargs, **kw)
@@ -309,9 +326,9 @@ def test_same_seed_same_run_across_batch_sizes(name):
         assert alone.regret[0] == batch.regret[i]
 
 
-@pytest.mark.parametrize("name", ["adap-tt", "adap-tt-star", "ttucb-dpa"])
+@pytest.mark.parametrize("name", ["adap-tt", "adap-tt-star", *NON_PRIVATE])
 def test_gym_loop_matches_simulate(name):
-    agent_kwargs = {} if name == "ttucb-dpa" else {"epsilon": 0.5}
+    agent_kwargs = {} if name in NON_PRIVATE else {"epsilon": 0.5}
     env = gym.make(ENV, instance="mu3", horizon=3000)
     agent = make(name, env, n_runs=1, **agent_kwargs)
     out = play(agent, env, seed=9, run=2)
