@@ -538,7 +538,8 @@ class Reproduction:
     def table(self) -> str:
         """One line per point: τ mean ± sd, τ/bound, errors with their 95 % upper bound,
         non-stopping runs."""
-        head = (f"{'instance':<8} {'agent':<26} {'ε':>7} {'τ mean ± sd':>23} {'bound':>9} "
+        w = max([26, *(len(r.point.label) for r in self.results)])  # the longest agent label
+        head = (f"{'instance':<8} {'agent':<{w}} {'ε':>7} {'τ mean ± sd':>23} {'bound':>9} "
                 f"{'τ/bound':>7} {'errors (ucb95)':>16} {'non-stop':>8}")
         lines = [head, "-" * len(head)]
         for r in self.results:
@@ -547,7 +548,7 @@ class Reproduction:
             _, hi = r.error_bounds()
             tau = f"{r.tau_mean:.4g} ± {r.tau_sd:.3g}"
             err = f"{r.errors}/{r.runs} ({hi:.3f})"
-            lines.append(f"{p.instance:<8} {p.label:<26} {eps:>7} {tau:>23} "
+            lines.append(f"{p.instance:<8} {p.label:<{w}} {eps:>7} {tau:>23} "
                          f"{r.lower_bound:>9.3g} {r.tau_mean / r.lower_bound:>7.1f} {err:>16} "
                          f"{r.non_stopping:>8}")
         return "\n".join(lines)
