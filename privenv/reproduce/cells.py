@@ -204,6 +204,12 @@ def print_files(files: Mapping[str, Path]) -> None:
         print(f"{name:>9}: {path}")
 
 
+def csv_float(x: float) -> str:
+    """A number as a CSV field: the shortest string that reads back as the same float
+    (``repr``), so equal seeds give byte-identical files."""
+    return repr(float(x))
+
+
 def json_ready(value: Any) -> Any:
     """``value`` with numpy scalars/arrays and non-finite floats made JSON-friendly."""
     if isinstance(value, dict):
@@ -227,6 +233,7 @@ __all__ = [
     "FigureResult",
     "SpecFigure",
     "add_common_arguments",
+    "csv_float",
     "default_workers",
     "finish_figure",
     "json_ready",

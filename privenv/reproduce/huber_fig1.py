@@ -59,6 +59,7 @@ from privenv._validation import check_int
 from privenv.reproduce.cells import (
     FigureResult,
     add_common_arguments,
+    csv_float,
     default_workers,
     finish_figure,
     regret_results,
@@ -265,10 +266,6 @@ class Reproduction:
         return "\n".join(lines)
 
 
-def _fmt(x: float) -> str:
-    return repr(float(x))
-
-
 def write_csvs(results: Sequence[FigureResult], output: Path) -> dict[str, Path]:
     """``runs.csv`` (final regret per run) and ``curves.csv`` (regret at every checkpoint).
     Nothing timing-dependent goes into them, so equal seeds give byte-identical files."""
@@ -281,14 +278,14 @@ def write_csvs(results: Sequence[FigureResult], output: Path) -> dict[str, Path]
             c = r.cell
             for i, x in enumerate(r.result.regret):
                 w.writerow([c.panel.key, c.panel.inlier, c.panel.alpha, c.panel.epsilon, c.agent,
-                            str(r.result.privacy), c.seed, i, c.horizon, _fmt(x)])
+                            str(r.result.privacy), c.seed, i, c.horizon, csv_float(x)])
     with curves_path.open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["panel", "agent", "run", "t", "regret"])
         for r in results:
             for i, row in enumerate(r.result.regret_curve):
                 for t, x in zip(r.result.checkpoint_times, row, strict=True):
-                    w.writerow([r.cell.panel.key, r.cell.agent, i, int(t), _fmt(x)])
+                    w.writerow([r.cell.panel.key, r.cell.agent, i, int(t), csv_float(x)])
     return {"runs": runs_path, "curves": curves_path}
 
 

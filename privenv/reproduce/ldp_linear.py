@@ -72,6 +72,7 @@ from privenv.plotting import SlopeFit, loglog_slope
 from privenv.reproduce.cells import (
     FigureResult,
     add_common_arguments,
+    csv_float,
     default_workers,
     finish_figure,
     print_files,
@@ -325,10 +326,6 @@ class Reproduction:
         return "\n".join(lines)
 
 
-def _fmt(x: float) -> str:
-    return repr(float(x))
-
-
 def write_csvs(rep: Reproduction) -> dict[str, Path]:
     """``runs.csv``, ``curves.csv`` and ``slopes.csv``; nothing timing-dependent goes into them,
     so equal seeds give byte-identical files."""
@@ -344,7 +341,7 @@ def write_csvs(rep: Reproduction) -> dict[str, Path]:
             u = rep.uniform_regret(c.instance, c.horizon)
             for i, x in enumerate(r.result.regret):
                 w.writerow([c.instance.key, c.agent, eps, str(r.result.privacy), c.seed, i,
-                            c.horizon, _fmt(x), _fmt(u)])
+                            c.horizon, csv_float(x), csv_float(u)])
     with paths["curves"].open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["instance", "agent", "horizon", "run", "t", "regret"])
@@ -352,7 +349,7 @@ def write_csvs(rep: Reproduction) -> dict[str, Path]:
             for i, row in enumerate(r.result.regret_curve):
                 for t, x in zip(r.result.checkpoint_times, row, strict=True):
                     w.writerow([r.cell.instance.key, r.cell.agent, r.cell.horizon, i, int(t),
-                                _fmt(x)])
+                                csv_float(x)])
     with paths["slopes"].open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["instance", "agent", "horizons", "slope", "ci_low", "ci_high", "level",

@@ -51,6 +51,7 @@ from privenv.reproduce import ldp_linear
 from privenv.reproduce.cells import (
     FigureResult,
     add_common_arguments,
+    csv_float,
     default_workers,
     finish_figure,
     print_files,
@@ -294,10 +295,6 @@ def reproduce(
 # -- files ----------------------------------------------------------------------------------------
 
 
-def _fmt(x: float) -> str:
-    return repr(float(x))
-
-
 def write_csvs(rep: Reproduction) -> dict[str, Path]:
     """``runs.csv``, ``summary.csv`` (and ``slopes.csv`` with two or more horizons); no timing, so
     equal seeds give byte-identical files."""
@@ -314,7 +311,7 @@ def write_csvs(rep: Reproduction) -> dict[str, Path]:
             elim = r.result.episode.get("eliminating_rounds")
             for i, x in enumerate(r.result.regret):
                 w.writerow([c.agent, eps, "" if ks is None else ks, str(r.result.privacy), c.seed,
-                            i, c.horizon, _fmt(x), "" if elim is None else int(elim[i])])
+                            i, c.horizon, csv_float(x), "" if elim is None else int(elim[i])])
     with files["summary"].open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["agent", "epsilon", "kappa_scale", "privacy", "horizon", "runs",
@@ -325,8 +322,9 @@ def write_csvs(rep: Reproduction) -> dict[str, Path]:
             x = r.result.regret
             u = rep.uniform(c.horizon)
             w.writerow([c.agent, c.agent_kwargs.get("epsilon", ""), "" if ks is None else ks,
-                        str(r.result.privacy), c.horizon, x.size, _fmt(x.mean()),
-                        _fmt(sample_sd(x) / math.sqrt(x.size)), _fmt(u), _fmt(x.mean() / u)])
+                        str(r.result.privacy), c.horizon, x.size, csv_float(x.mean()),
+                        csv_float(sample_sd(x) / math.sqrt(x.size)), csv_float(u),
+                        csv_float(x.mean() / u)])
     if rep.series:
         files["slopes"] = out / "slopes.csv"
         with files["slopes"].open("w", newline="") as f:
