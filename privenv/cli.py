@@ -37,7 +37,6 @@ environment variable ``PRIVENV_DEBUG=1`` to see it).
 from __future__ import annotations
 
 import argparse
-import importlib
 import inspect
 import json
 import os
@@ -92,11 +91,6 @@ def _summary_line(doc: str | None) -> str:
     return text
 
 
-def _import(entry_point: str) -> Any:
-    module, _, name = entry_point.partition(":")
-    return getattr(importlib.import_module(module), name)
-
-
 def _params(cls: type) -> dict[str, inspect.Parameter]:
     return {k: p for k, p in inspect.signature(cls.__init__).parameters.items()
             if k != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
@@ -113,7 +107,9 @@ def _env_class(env_id: str) -> type:
     ids = _env_ids()
     if env_id not in ids:
         raise UsageError(f"unknown env {env_id!r}; known envs: {', '.join(sorted(ids))}")
-    return _import(ids[env_id][0])
+    from privenv.envs import env_class
+
+    return env_class(env_id)
 
 
 def _agent_class(name: str) -> type:
@@ -155,7 +151,7 @@ def env_catalogue() -> list[dict[str, Any]]:
     """Every registered env: id, one-line description, default instance (constructor defaults)."""
     out = []
     for env_id, (entry, vector_entry, horizon) in _env_ids().items():
-        cls = _import(entry)
+        cls = _env_class(env_id)
         defaults = {k: p.default for k, p in _params(cls).items()
                     if p.default is not inspect.Parameter.empty and p.default is not None
                     and k != "render_mode"}

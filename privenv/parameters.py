@@ -32,7 +32,6 @@ from __future__ import annotations
 import inspect
 import math
 import re
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -231,11 +230,6 @@ def constructor_defaults(cls: type) -> dict[str, Any]:
     return {name: p.default for name, p in signature.items() if name in declared}
 
 
-def check_params(parameters: Mapping[str, Param], values: Mapping[str, Any]) -> dict[str, Any]:
-    """Every declared parameter's value from ``values``, checked by its constraint."""
-    return {name: p.constraint.check(name, values[name]) for name, p in parameters.items()}
-
-
 _ARG = re.compile(r"^    (\w+(?:, \w+)*):\s*(.*)$")  # "name: text" or "a, b, c: text"
 
 
@@ -283,8 +277,3 @@ def describe(cls: type) -> list[dict[str, Any]]:
             "doc": docs.get(name, ""),
         })
     return rows
-
-
-def names_text(names: Sequence[str]) -> str:
-    """``['a', 'b']`` for a message."""
-    return "[" + ", ".join(repr(n) for n in names) + "]"

@@ -191,33 +191,24 @@ def test_bad_input_raises_a_clear_error(case, call, param):
 
 # -- every public constructor, parametrized over the registries ---------------------------------
 #
-# Every registered agent (privenv.agents.REGISTRY), every registered env id (privenv.envs.ENV_IDS)
-# and every wrapper / randomizer constructor exported by privenv.wrappers: each parameter in the
-# table below that the constructor takes must reject each bad value with a ValueError naming the
-# parameter. New agents, ids and wrappers are covered automatically (the env an agent is built
-# for is the first registered id where agents.make(name, id) works with the defaults).
+# Every registered agent (privenv.agents.REGISTRY): every value each declared parameter's
+# constraint rejects (privenv.parameters), on an env of its families. Every registered env id
+# (privenv.envs.ENV_IDS) and every wrapper / randomizer constructor exported by privenv.wrappers:
+# each parameter in the table below that the constructor takes must reject each bad value with a
+# ValueError naming the parameter. New agents, ids and wrappers are covered automatically.
 
 NAN = float("nan")
-#: parameter → invalid values (out of range, NaN, wrong type). A parameter absent from a
-#: constructor's signature is skipped.
+#: env and wrapper parameter → invalid values (out of range, NaN, wrong type). A parameter
+#: absent from a constructor's signature is skipped.
 BAD_VALUES: dict[str, list[object]] = {
     "epsilon": [0.0, -1.0, NAN, float("inf"), "1"],
     "delta": [0.0, 1.0, -0.1, NAN, "0.1"],
     "horizon": [-1, 0, 2.5, "10"],
-    "n_runs": [0, -2, 1.5],
     "K": [0, -1, 2.5],
     "d": [0, -1, 1.5],
     "M": [0, -1, 1.5],
     "A": [0, -1],
-    "batch": [0, -1],
-    "lambda_": [0.0, -1.0, NAN],
-    "sigma": [-1.0, NAN],
-    "theta_bound": [-1.0, NAN],
     "alpha": [NAN, -0.5, "0.1"],
-    "reward_bound": [-1.0, NAN],
-    "clip": ["yes", 2],
-    "calibration": ["exact"],
-    "protocol": ["tree"],
 }
 
 
@@ -339,7 +330,7 @@ ENV_CASES = [
     (env_id, param, bad)
     for env_id in ENV_IDS
     for param, values in BAD_VALUES.items()
-    if param in _env_signature(env_id) and param not in ("sigma",)  # sigma: noise-specific
+    if param in _env_signature(env_id)
     for bad in values
 ]
 

@@ -42,7 +42,8 @@ ENV_IDS: dict[str, tuple[str, str, int]] = {
 }
 
 
-def _env_class(env_id: str) -> type:
+def env_class(env_id: str) -> type:
+    """The single-env class of a research id (its registered entry point)."""
     import importlib
 
     module, _, name = ENV_IDS[env_id][0].partition(":")
@@ -54,7 +55,7 @@ def env_parameters(env_id: str) -> list[str]:
     runner sets it) and ``render_mode``. Their values are checked by the problem class."""
     import inspect
 
-    params = inspect.signature(_env_class(env_id).__init__).parameters
+    params = inspect.signature(env_class(env_id).__init__).parameters
     return [k for k, p in params.items() if k not in ("self", "horizon", "render_mode")
             and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
@@ -73,7 +74,7 @@ def env_family(env_id: str) -> str:
     class is a ``ProblemEnv[P]``, and the problem class ``P`` names its family."""
     import typing
 
-    cls = _env_class(env_id)
+    cls = env_class(env_id)
     for base in getattr(cls, "__orig_bases__", ()):
         for arg in typing.get_args(base):
             if getattr(arg, "family", ""):
@@ -114,6 +115,7 @@ __all__ = [
     "ProblemVectorEnv",
     "RL_IDS",
     "check_env_kwargs",
+    "env_class",
     "env_family",
     "env_parameters",
     "register_envs",
