@@ -49,7 +49,6 @@ from privenv.agents.top_two import (
     bonus,
     bonus_total_term,
     empirical_threshold,
-    estimate,
     gaussian_bonus_log,
     gaussian_transport,
     glr_excess,
@@ -258,14 +257,6 @@ class DoublingParams(NamedTuple):
 def _phase_index(w: float) -> int:
     """j with Ñ = 2^j (exact: Ñ is a power of two at every phase end)."""
     return int(np.log2(w))
-
-
-@estimate.register(DoublingParams)
-@jit
-def _doubling_estimate(p: DoublingParams, s: TopTwoState, run: int,
-                       a: int) -> tuple[float, float]:
-    """(μ̃_a, Ñ_a): the values of the last release of arm a (Algorithm 5 line 9)."""
-    return s.mu_tilde[run, a], s.n_tilde[run, a]
 
 
 @update_estimator.register(DoublingParams)

@@ -218,7 +218,7 @@ def run_fast(agent: KernelAgent, problem: Any, randomizer: Any, randomizer_noise
 
     Args:
         agent: a :class:`KernelAgent` (reset).
-        problem: the env's K-armed problem (reset), with ``arm_view`` and ``refill_arm``.
+        problem: the env's K-armed problem (reset), with ``arm_view`` and ``refill_arms``.
         randomizer: the local randomizer in front of the agent (a
             :class:`~privenv.wrappers.ldp.LocalRandomizer`), or ``None``.
         randomizer_noise: its :class:`~privenv.seeding.RunNoise` (``None`` without one).
@@ -237,11 +237,13 @@ def run_fast(agent: KernelAgent, problem: Any, randomizer: Any, randomizer_noise
         if run_until(agent.state, params, noise, env, rnd, rnd_noise, out, checkpoints,
                      horizon) == 0:
             return out
+        arm_waits = out.waiting == WAIT_ARM  # the common wait: refilled in one call
+        if arm_waits.any():
+            problem.refill_arms(np.flatnonzero(arm_waits), out.waiting_arm[arm_waits])
+            out.waiting[arm_waits] = READY
         for run in np.flatnonzero(out.waiting):
             code = out.waiting[run]
-            if code == WAIT_ARM:
-                problem.refill_arm(int(run), int(out.waiting_arm[run]))
-            elif code == WAIT_NOISE:
+            if code == WAIT_NOISE:
                 agent.noise.top_up(int(run), params.uniforms_per_step, params.normals_per_step)
             elif code == WAIT_RANDOMIZER:
                 randomizer_noise.top_up(int(run), rnd.uniforms, rnd.normals)

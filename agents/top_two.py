@@ -163,15 +163,11 @@ class TopTwoState(NamedTuple):
 
 
 @generic
-def estimate(p: Any, s: TopTwoState, run: int, a: int) -> tuple[float, float]:
-    """(μ̃_a, Ñ_a): the estimator's mean of arm ``a`` and the number of rewards behind it."""
-    raise NotImplementedError
-
-
-@generic
 def update_estimator(p: Any, s: TopTwoState, noise: NoiseView, run: int, arm: int,
                      reward: float) -> None:
-    """Line 13: take in the reward of ``arm`` (its count N is already updated)."""
+    """Line 13: take in the reward of ``arm`` (its count N is already updated) and set the
+    estimator's mean μ̃_a and the number of rewards behind it, Ñ_a (state ``mu_tilde`` and
+    ``n_tilde``), which the rules of lines 4–9 read."""
     raise NotImplementedError
 
 
@@ -209,7 +205,7 @@ def glr_excess(p: Any, s: TopTwoState, run: int, a_hat: int, b: int, total: int)
 
 
 @agent_act.register(TopTwoState)
-@jit
+@jit(inline="always")
 def top_two_act(s: TopTwoState, p: Any, noise: NoiseView, run: int) -> int:
     """Algorithm 1, one step of ``run``: stop and recommend, or the arm to pull."""
     K = p.K
@@ -224,9 +220,8 @@ def top_two_act(s: TopTwoState, p: Any, noise: NoiseView, run: int) -> int:
     # line 4: recommendation â = argmax_a μ̃_a
     a_hat, best = 0, -np.inf
     for a in range(K):
-        mu, _ = estimate(p, s, run, a)
-        if mu > best:
-            a_hat, best = a, mu
+        if s.mu_tilde[run, a] > best:
+            a_hat, best = a, s.mu_tilde[run, a]
     # lines 5–7: stop if STOP_{â,b} ≥ 0 for every b ≠ â (eq. 2)
     prepare_stop(p, s, run, a_hat, total)
     stops = True
@@ -243,17 +238,16 @@ def top_two_act(s: TopTwoState, p: Any, noise: NoiseView, run: int) -> int:
     leader, best = 0, -np.inf
     total_term = bonus_total_term(p, total)
     for a in range(K):
-        mu, w = estimate(p, s, run, a)
-        index = mu + bonus(p, w, total_term)
+        index = s.mu_tilde[run, a] + bonus(p, s.n_tilde[run, a], total_term)
         if index > best:
             leader, best = a, index
     # line 9: TC challenger C = argmin_{a ≠ B} W_{B,a}(μ̃, N), with the global counts N
-    mu_b, _ = estimate(p, s, run, leader)
+    mu_b = s.mu_tilde[run, leader]
     challenger, best = 0, np.inf  # the first smallest cost (W_{B,B} counts as +∞)
     for a in range(K):
         if a != leader:
-            mu, _ = estimate(p, s, run, a)
-            cost = transport(p, mu_b, mu, s.counts[run, leader], s.counts[run, a], p.sigma)
+            cost = transport(p, mu_b, s.mu_tilde[run, a], s.counts[run, leader], s.counts[run, a],
+                             p.sigma)
             if cost < best:
                 challenger, best = a, cost
     # line 10: L_B ← L_B + 1; pull B if N^B_B ≤ β·L_B, else C (line 12: N^B_B counts it)
@@ -301,19 +295,15 @@ class TTUCBParams(NamedTuple):
     normals_per_step: int = 0
 
 
-@estimate.register(TTUCBParams)
-@jit
-def _mle_estimate(p: TTUCBParams, s: TopTwoState, run: int, a: int) -> tuple[float, float]:
-    """The MLE (Algorithm 2): the empirical mean and the count."""
-    n = s.counts[run, a]
-    return s.sums[run, a] / n, float(n)
-
-
 @update_estimator.register(TTUCBParams)
 @jit
 def _mle_update(p: TTUCBParams, s: TopTwoState, noise: NoiseView, run: int, arm: int,
                 reward: float) -> None:
+    """The MLE (Algorithm 2): the empirical mean and the count."""
     s.sums[run, arm] += reward
+    n = s.counts[run, arm]
+    s.mu_tilde[run, arm] = s.sums[run, arm] / n
+    s.n_tilde[run, arm] = n
 
 
 @bonus_total_term.register(TTUCBParams)
@@ -345,8 +335,8 @@ def _ttucb_prepare(p: TTUCBParams, s: TopTwoState, run: int, a_hat: int, total: 
 @jit
 def _ttucb_excess(p: TTUCBParams, s: TopTwoState, run: int, a_hat: int, b: int,
                   total: int) -> float:
-    mu_a, w_a = _mle_estimate(p, s, run, a_hat)
-    mu_b, w_b = _mle_estimate(p, s, run, b)
+    mu_a, w_a = s.mu_tilde[run, a_hat], s.n_tilde[run, a_hat]
+    mu_b, w_b = s.mu_tilde[run, b], s.n_tilde[run, b]
     stat = gaussian_transport(mu_a, mu_b, w_a, w_b, p.glr_sigma)
     if p.empirical:
         return stat - empirical_threshold(total, p.delta)

@@ -113,6 +113,13 @@ def jit(fn: Callable | None = None, *, allocates: bool = False, **options: Any) 
         numba.config.CACHE_DIR = saved
 
 
+def _forwarder(impl: Any, n: int) -> Callable:
+    names = ", ".join(f"a{i}" for i in range(n))
+    scope: dict[str, Any] = {"impl": impl}
+    exec(f"def call({names}):\n    return impl({names})\n", scope)  # noqa: S102
+    return scope["call"]
+
+
 def generic(stub: Callable) -> Any:
     """Turn ``stub`` into a generic kernel function dispatched on its first argument's type.
 
@@ -127,9 +134,7 @@ def generic(stub: Callable) -> Any:
         if impl is None:
             return None
 
-        def call(*call_args: Any) -> Any:  # the implementation, compiled with its own options
-            return impl(*call_args)
-        return call
+        return _forwarder(impl, len(args))
 
     def dispatch(first: Any, *rest: Any) -> Any:
         try:
@@ -151,5 +156,5 @@ def generic(stub: Callable) -> Any:
     dispatch.register = register  # type: ignore[attr-defined]
     dispatch.implementations = impls  # type: ignore[attr-defined]
     # what numba resolves in a kernel's globals
-    overload(dispatch, strict=False, jit_options={"_nrt": False})(typer)
+    overload(dispatch, strict=False, inline="always", jit_options={"_nrt": False})(typer)
     return dispatch

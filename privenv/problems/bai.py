@@ -42,7 +42,7 @@ import numpy as np
 from gymnasium import spaces
 
 from privenv._validation import check_choice, check_real, check_vector
-from privenv.problems.base import ArmView, Problem
+from privenv.problems.base import ArmView, Problem, invariant_block
 from privenv.seeding import INSTANCE, RunStreams, child
 
 #: Bernoulli instances of paper 3, Appendix I (Sajed and Sheffet 2019).
@@ -176,6 +176,12 @@ class BAIProblem(Problem):
     def _fill(self, gen: np.random.Generator, n: int, row: int) -> np.ndarray:
         """n pulls of arm ``row % K`` of run ``row // K``, shape (n, 1)."""
         return self._draw(gen, n, float(self.run_means[row // self.K, row % self.K]))[:, None]
+
+    def arm_block(self, n_rows: int) -> int:
+        """Each law draws value after value from the stream's generator (numpy's ``random``,
+        ``standard_normal`` and ``beta`` fill an array in order), so any block gives the same
+        numbers: a longer one, within the buffer budget."""
+        return invariant_block(n_rows)
 
     def _draw(self, gen: np.random.Generator, n: int, mu: float) -> np.ndarray:
         if self.law == "bernoulli":

@@ -21,6 +21,10 @@ from privenv.seeding import ENV, Fill, RunStreams, child
 #: values drawn per refill of a (run, arm) reward stream (part of the numbers when a law's fill
 #: interleaves draws, as the Huber problem's inliers, coins and outliers)
 ARM_BLOCK = 512
+#: the most bytes of reward buffers a batch takes for a longer block (:meth:`Problem.arm_block`)
+ARM_BUFFER_BYTES = 2**27
+#: the longest block
+ARM_BLOCK_MAX = 8192
 
 
 class ArmView(NamedTuple):
@@ -37,6 +41,16 @@ class ArmView(NamedTuple):
     K: int
     gaps: np.ndarray
     best: np.ndarray
+
+
+def invariant_block(n_rows: int, item_bytes: int = 8) -> int:
+    """The block of a fill that the block size does not change: the longest power of two up to
+    :data:`ARM_BLOCK_MAX` whose ``n_rows`` buffers fit in :data:`ARM_BUFFER_BYTES`, and never
+    shorter than :data:`ARM_BLOCK` (a large batch keeps the memory it always took)."""
+    block = ARM_BLOCK
+    while 2 * block <= ARM_BLOCK_MAX and n_rows * 2 * block * item_bytes <= ARM_BUFFER_BYTES:
+        block *= 2
+    return block
 
 
 @jit
@@ -176,7 +190,7 @@ class Problem(ABC):
         """
         seeds = [child(s, ENV, a) for s in run_seeds for a in range(n_arms)]
         if len(runs) == self.n_runs:
-            self._streams = RunStreams(seeds, fill, block=ARM_BLOCK)
+            self._streams = RunStreams(seeds, fill, block=self.arm_block(len(seeds)))
             self._rows = np.arange(self.n_runs) * n_arms
             return True
         if getattr(self, "_streams", None) is None:
@@ -184,13 +198,21 @@ class Problem(ABC):
         self._streams.reseed((runs[:, None] * n_arms + np.arange(n_arms)).ravel(), seeds)
         return False
 
+    def arm_block(self, n_rows: int) -> int:
+        """Values per refill of each of ``n_rows`` reward streams: :data:`ARM_BLOCK`, part of the
+        numbers. A problem whose fill draws each value after the last from its stream's
+        generator, so that the block size changes no number, may return a longer block (fewer
+        refills, each a call back to Python): see :func:`invariant_block`."""
+        return ARM_BLOCK
+
     def arm_view(self) -> ArmView:
         """The compiled drivers' view of a K-armed problem's reward streams (after a reset)."""
         raise NotImplementedError(f"{type(self).__name__} has no compiled arm view")
 
-    def refill_arm(self, run: int, arm: int) -> None:
-        """Draw the next block of ``arm``'s reward stream in ``run`` (a compiled driver asks)."""
-        self._streams.refill(np.array([run * self.K + arm]))
+    def refill_arms(self, runs: np.ndarray, arms: np.ndarray) -> None:
+        """Draw the next block of the reward stream of ``arms[i]`` in ``runs[i]`` (a compiled
+        driver asks, for the runs whose stream is used up)."""
+        self._streams.refill(runs * self.K + arms)
 
     def gym_reward(self, rewards: np.ndarray) -> np.ndarray:
         """The Gymnasium reward of each run, shape ``(n_runs,)``, from what :meth:`step` returned.

@@ -146,6 +146,7 @@ def test_stops_when_glr_crosses_threshold_and_then_ignores_feedback():
     # force a decisive history in run 1 only: arm 0 always 1, arm 1 always 0, many pulls
     agent.counts[1] = [10_000, 10_000]
     agent.sums[1] = [10_000.0, 0.0]
+    agent.mu_tilde[1], agent.n_tilde[1] = [1.0, 0.0], [10_000, 10_000]  # what the rules read
     actions = agent.act_batch(np.zeros((2, 1)))
     assert actions[0] < 2 and actions[1] == 2 + 0  # run 1 stops and recommends arm 0
     assert agent.recommendation.tolist() == [-1, 0]
