@@ -237,17 +237,22 @@ def run_fast(agent: KernelAgent, problem: Any, randomizer: Any, randomizer_noise
         if run_until(agent.state, params, noise, env, rnd, rnd_noise, out, checkpoints,
                      horizon) == 0:
             return out
-        arm_waits = out.waiting == WAIT_ARM  # the common wait: refilled in one call
-        if arm_waits.any():
-            problem.refill_arms(np.flatnonzero(arm_waits), out.waiting_arm[arm_waits])
-            out.waiting[arm_waits] = READY
+        # the common waits, each served in one call for all its runs
+        waits = out.waiting == WAIT_ARM
+        if waits.any():
+            problem.refill_arms(np.flatnonzero(waits), out.waiting_arm[waits])
+        waits = out.waiting == WAIT_NOISE
+        if waits.any():
+            agent.noise.ensure(params.uniforms_per_step, params.normals_per_step,
+                               np.flatnonzero(waits))
+        waits = out.waiting == WAIT_RANDOMIZER
+        if waits.any():
+            randomizer_noise.ensure(rnd.uniforms, rnd.normals, np.flatnonzero(waits))
+        out.waiting[(out.waiting == WAIT_ARM) | (out.waiting == WAIT_NOISE)
+                    | (out.waiting == WAIT_RANDOMIZER)] = READY
         for run in np.flatnonzero(out.waiting):
             code = out.waiting[run]
-            if code == WAIT_NOISE:
-                agent.noise.top_up(int(run), params.uniforms_per_step, params.normals_per_step)
-            elif code == WAIT_RANDOMIZER:
-                randomizer_noise.top_up(int(run), rnd.uniforms, rnd.normals)
-            elif code == WAIT_AGENT:
+            if code == WAIT_AGENT:
                 agent.serve(int(run), int(out.waiting_arm[run]))
             else:
                 randomizer.raise_out_of_range(int(run))

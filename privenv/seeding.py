@@ -175,6 +175,23 @@ class RunStreams:
 
 Draw = Callable[[np.random.Generator, int], np.ndarray]
 
+#: the most bytes a batch's buffers of one stream kind take for a longer block (:func:`long_block`)
+BUFFER_BYTES = 2**27
+#: the longest block
+LONG_BLOCK = 8192
+
+
+def long_block(n_rows: int, shortest: int, item_bytes: int = 8) -> int:
+    """Values per refill of ``n_rows`` streams whose draws the block size does not change: the
+    longest power-of-two multiple of ``shortest``, up to :data:`LONG_BLOCK`, whose ``n_rows``
+    buffers fit in :data:`BUFFER_BYTES`; never shorter than ``shortest`` (a large batch keeps
+    the memory it always took). Fewer refills: each is a call back to Python from a compiled
+    driver."""
+    block = shortest
+    while 2 * block <= LONG_BLOCK and n_rows * 2 * block * item_bytes <= BUFFER_BYTES:
+        block *= 2
+    return block
+
 
 class DrawStream:
     """Per-row buffered draws of one standard law (uniforms or normals) for compiled kernels.
@@ -189,19 +206,20 @@ class DrawStream:
     Args:
         seeds: one ``SeedSequence`` per row.
         draw: the sampler.
-        block: values drawn per top-up.
+        block: values drawn at the start; a top-up draws :func:`long_block` values (the
+            stream's draws do not depend on it).
     """
 
     def __init__(self, seeds: Sequence[np.random.SeedSequence], draw: Draw, block: int = 256):
         self._gens = generators(seeds)
         self._draw = draw
-        self.block = int(block)
         n = len(self._gens)
-        self.values = np.empty((n, self.block))
+        self.block = long_block(n, int(block))
+        self.values = np.empty((n, int(block)))
         for r, g in enumerate(self._gens):
-            self.values[r] = draw(g, self.block)
+            self.values[r] = draw(g, int(block))
         self.pos = np.zeros(n, dtype=np.int64)
-        self.end = np.full(n, self.block, dtype=np.int64)
+        self.end = np.full(n, int(block), dtype=np.int64)
 
     @property
     def n_rows(self) -> int:
@@ -223,7 +241,8 @@ class DrawStream:
         rest = e - p
         blocks = max(1, -(-(need - rest) // self.block))
         size = rest + blocks * self.block
-        if size > self.values.shape[1]:  # grow every row's capacity (rare: a large ``need``)
+        if size > self.values.shape[1]:  # grow every row's capacity (the first top-up, or a
+            # large ``need``)
             grown = np.empty((self.n_rows, size))
             grown[:, : self.values.shape[1]] = self.values
             self.values = grown
@@ -342,11 +361,6 @@ class RunNoise:
             self._uniform.ensure(uniforms, runs)
         if normals:
             self._normal.ensure(normals, runs)
-
-    def top_up(self, run: int, uniforms: int, normals: int) -> None:
-        """Give one run at least ``uniforms`` uniforms and ``normals`` normals (what a compiled
-        driver asks for when it has stopped on a run)."""
-        self.ensure(uniforms, normals, np.array([run]))
 
     def view(self) -> NoiseView:
         """The buffers a kernel reads (rebuild after :meth:`ensure`: a top-up may reallocate)."""

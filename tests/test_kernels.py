@@ -18,6 +18,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+import privenv.seeding as seeding
 import privenv.simulation as simulation
 from privenv import _jit
 from privenv.agents import env_kwargs_for, make
@@ -94,6 +95,21 @@ def test_run_i_is_the_same_alone_or_in_a_batch(case):
         np.testing.assert_array_equal(getattr(alone, key)[0], getattr(batch, key)[3])
     for key, value in alone.episode.items():
         assert value[0] == batch.episode[key][3]
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[1] == BAI], ids=[
+    i for c, i in zip(CASES, IDS, strict=True) if c[1] == BAI])
+def test_the_block_lengths_change_no_number(case, monkeypatch):
+    """Best-arm reward streams and every noise stream refill in blocks as long as the buffer
+    budget allows (privenv.seeding.long_block); with no budget they keep the shortest block.
+    Both give the same numbers (the laws draw value after value)."""
+    case = (*case[:2], {**case[2], "instance": "mu1"}, *case[3:])  # τ ≫ a block
+    long = _simulate(case, 2)
+    monkeypatch.setattr(seeding, "BUFFER_BYTES", 0)
+    assert seeding.long_block(2, 512) == 512
+    short = _simulate(case, 2)
+    assert short.steps.min() > 4 * 512
+    _same(long, short)
 
 
 def test_a_stopped_run_costs_nothing():

@@ -42,8 +42,8 @@ import numpy as np
 from gymnasium import spaces
 
 from privenv._validation import check_choice, check_real, check_vector
-from privenv.problems.base import ArmView, Problem, invariant_block
-from privenv.seeding import INSTANCE, RunStreams, child
+from privenv.problems.base import ARM_BLOCK, ArmView, Problem
+from privenv.seeding import INSTANCE, RunStreams, child, long_block
 
 #: Bernoulli instances of paper 3, Appendix I (Sajed and Sheffet 2019).
 INSTANCES: dict[str, tuple[float, ...]] = {
@@ -181,7 +181,7 @@ class BAIProblem(Problem):
         """Each law draws value after value from the stream's generator (numpy's ``random``,
         ``standard_normal`` and ``beta`` fill an array in order), so any block gives the same
         numbers: a longer one, within the buffer budget."""
-        return invariant_block(n_rows)
+        return long_block(n_rows, ARM_BLOCK)
 
     def _draw(self, gen: np.random.Generator, n: int, mu: float) -> np.ndarray:
         if self.law == "bernoulli":

@@ -21,10 +21,6 @@ from privenv.seeding import ENV, Fill, RunStreams, child
 #: values drawn per refill of a (run, arm) reward stream (part of the numbers when a law's fill
 #: interleaves draws, as the Huber problem's inliers, coins and outliers)
 ARM_BLOCK = 512
-#: the most bytes of reward buffers a batch takes for a longer block (:meth:`Problem.arm_block`)
-ARM_BUFFER_BYTES = 2**27
-#: the longest block
-ARM_BLOCK_MAX = 8192
 
 
 class ArmView(NamedTuple):
@@ -41,16 +37,6 @@ class ArmView(NamedTuple):
     K: int
     gaps: np.ndarray
     best: np.ndarray
-
-
-def invariant_block(n_rows: int, item_bytes: int = 8) -> int:
-    """The block of a fill that the block size does not change: the longest power of two up to
-    :data:`ARM_BLOCK_MAX` whose ``n_rows`` buffers fit in :data:`ARM_BUFFER_BYTES`, and never
-    shorter than :data:`ARM_BLOCK` (a large batch keeps the memory it always took)."""
-    block = ARM_BLOCK
-    while 2 * block <= ARM_BLOCK_MAX and n_rows * 2 * block * item_bytes <= ARM_BUFFER_BYTES:
-        block *= 2
-    return block
 
 
 @jit
@@ -202,7 +188,7 @@ class Problem(ABC):
         """Values per refill of each of ``n_rows`` reward streams: :data:`ARM_BLOCK`, part of the
         numbers. A problem whose fill draws each value after the last from its stream's
         generator, so that the block size changes no number, may return a longer block (fewer
-        refills, each a call back to Python): see :func:`invariant_block`."""
+        refills): :func:`privenv.seeding.long_block`."""
         return ARM_BLOCK
 
     def arm_view(self) -> ArmView:
