@@ -226,12 +226,12 @@ def run_fast(agent: KernelAgent, problem: Any, randomizer: Any, randomizer_noise
         horizon: steps per run at most.
     """
     out = Outcome.start(agent.n_runs, len(checkpoints))
-    env = problem.arm_view()
     rnd = randomizer.kernel_view() if randomizer is not None else RandomizerView.none()
     params = agent.params
     checkpoints = np.ascontiguousarray(checkpoints, dtype=np.int64)
     empty = _no_noise(agent.n_runs)
-    while True:
+    while True:  # the views again after each refill (which may widen the buffers)
+        env = problem.arm_view()
         noise = agent.noise.view()
         rnd_noise = randomizer_noise.view() if randomizer_noise is not None else empty
         if run_until(agent.state, params, noise, env, rnd, rnd_noise, out, checkpoints,

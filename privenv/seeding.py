@@ -96,56 +96,68 @@ Fill = Callable[[np.random.Generator, int, int], np.ndarray]
 
 
 class RunStreams:
-    """Buffered per-row random streams drawn in fixed blocks (an environment's reward streams).
+    """Buffered per-row random streams drawn in blocks (an environment's reward streams).
 
     Row ``r`` owns ``Generator(seeds[r])``; ``fill(generator, n, r)`` must return an array of
     ``n`` values (shape ``(n, *value_shape)``) drawn from that generator only. :meth:`take` returns
-    the next value of each requested row. Values are produced in blocks of ``block``, so the cost
-    per value is a few numpy operations whatever the number of rows. The block size is part of the
-    numbers when ``fill`` interleaves several draws (e.g. n inlier draws, then n coins).
+    the next value of each requested row. Values are produced in blocks, so the cost per value is
+    a few numpy operations whatever the number of rows. The block size is part of the numbers
+    when ``fill`` interleaves several draws (e.g. n inlier draws, then n coins); a fill that
+    draws value after value may refill in longer blocks (``refill_block``) than its first.
 
     Compiled kernels read the same buffers (:meth:`view`): ``values[r, pos[r]]`` is row r's next
-    value; a row is exhausted when ``pos[r] == block``, and :meth:`refill` draws its next block.
+    value; a row is exhausted when ``pos[r] == end[r]``, and :meth:`refill` draws its next block.
     Refills happen when a value is needed, never ahead, so a row's values are the same whoever
     consumes them.
 
     Args:
         seeds: one ``SeedSequence`` per row.
         fill: the sampler.
-        block: values drawn per refill.
+        block: values drawn at the start.
+        refill_block: values drawn per refill (default ``block``).
     """
 
-    def __init__(self, seeds: Sequence[np.random.SeedSequence], fill: Fill, block: int = 1024):
+    def __init__(self, seeds: Sequence[np.random.SeedSequence], fill: Fill, block: int = 1024,
+                 refill_block: int | None = None):
         self._gens = generators(seeds)
         self._fill = fill
         self.block = int(block)
+        self.refill_block = self.block if refill_block is None else int(refill_block)
         first = np.asarray(fill(self._gens[0], self.block, 0))
         self._buf = np.empty((len(self._gens), self.block, *first.shape[1:]), dtype=first.dtype)
         self._buf[0] = first
         for r in range(1, len(self._gens)):
             self._buf[r] = fill(self._gens[r], self.block, r)
         self._pos = np.zeros(len(self._gens), dtype=np.int64)
+        self._end = np.full(len(self._gens), self.block, dtype=np.int64)
 
     @property
     def n_rows(self) -> int:
         return len(self._gens)
 
-    def view(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(values, pos)``: the buffers a kernel reads (``values`` shape (rows, block, …))."""
-        return self._buf, self._pos
+    def view(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(values, pos, end)``: the buffers a kernel reads (``values`` shape (rows, width, …);
+        valid until the next refill, which may widen them)."""
+        return self._buf, self._pos, self._end
 
     def refill(self, rows: np.ndarray) -> None:
         """Draw the next block of each (exhausted) row in ``rows``."""
+        n = self.refill_block
+        if n > self._buf.shape[1]:  # the first long refill widens every row
+            wide = np.empty((self.n_rows, n, *self._buf.shape[2:]), dtype=self._buf.dtype)
+            wide[:, : self._buf.shape[1]] = self._buf
+            self._buf = wide
         for r in rows:
-            self._buf[r] = self._fill(self._gens[r], self.block, int(r))
+            self._buf[r, :n] = self._fill(self._gens[r], n, int(r))
             self._pos[r] = 0
+            self._end[r] = n
 
     def take(self, rows: np.ndarray | None = None) -> np.ndarray:
         """Next value of each row in ``rows`` (distinct row indices; ``None`` = all rows)."""
         if rows is None:
             rows = np.arange(self.n_rows)
         pos = self._pos[rows]
-        empty = pos == self.block
+        empty = pos == self._end[rows]
         if empty.any():
             self.refill(rows[empty])
             pos = self._pos[rows]
@@ -157,10 +169,10 @@ class RunStreams:
         """The next ``n`` values of one row, in order."""
         parts = []
         while n > 0:
-            if self._pos[row] == self.block:
+            if self._pos[row] == self._end[row]:
                 self.refill(np.array([row]))
             p = int(self._pos[row])
-            m = min(n, self.block - p)
+            m = min(n, int(self._end[row]) - p)
             parts.append(self._buf[row, p : p + m].copy())
             self._pos[row] = p + m
             n -= m

@@ -59,7 +59,7 @@ def test_run_streams_row_values_do_not_depend_on_other_rows_or_block():
 def test_run_streams_refill_only_when_a_value_is_needed():
     seeds = run_seed_sequences(3, 2)
     s = RunStreams(seeds, _fill, block=4)
-    values, pos = s.view()
+    values, pos, end = s.view()
     for _ in range(4):
         s.take(np.array([1]))
     assert pos[1] == 4 and pos[0] == 0  # row 1 exhausted, not yet refilled

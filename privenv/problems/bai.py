@@ -242,8 +242,7 @@ class BAIProblem(Problem):
     def arm_view(self) -> ArmView:
         """Sample streams, zero pseudo-regret, and the best arm of every run (in the order it
         shows its arms)."""
-        values, pos = self._streams.view()
-        return ArmView(values, pos, self.K, np.zeros(self.K), self._best)
+        return ArmView(*self._streams.view(), self.K, np.zeros(self.K), self._best)
 
     def public_info(self) -> dict[str, Any]:
         """The task (``"bai"``: agents with a regret and a BAI version, such as DP-SE, pick the

@@ -27,13 +27,14 @@ class ArmView(NamedTuple):
     """What a compiled driver sees of a K-armed problem (:meth:`Problem.arm_view`).
 
     ``values[run·K + arm, pos[run·K + arm], 0]`` is the next reward (or sample) of ``arm`` in
-    ``run`` (a stream is exhausted when its ``pos`` reaches ``values.shape[1]``; Python refills
-    it); ``gaps[arm]`` is the pseudo-regret of a pull (0 for best-arm identification) and
+    ``run`` (a stream is exhausted when its ``pos`` reaches its ``end``; Python refills it);
+    ``gaps[arm]`` is the pseudo-regret of a pull (0 for best-arm identification) and
     ``best[run]`` the arm a correct recommendation names.
     """
 
     values: np.ndarray
     pos: np.ndarray
+    end: np.ndarray
     K: int
     gaps: np.ndarray
     best: np.ndarray
@@ -51,19 +52,19 @@ def next_value(env: ArmView, run: int, arm: int) -> float:
 @jit
 def arm_room(env: ArmView, run: int) -> int:
     """The smallest number of values left in the reward streams of ``run``'s arms."""
-    block = env.values.shape[1]
-    room = block
+    room = env.values.shape[1]
     for arm in range(env.K):
-        room = min(room, block - env.pos[run * env.K + arm])
+        row = run * env.K + arm
+        room = min(room, env.end[row] - env.pos[row])
     return room
 
 
 @jit
 def exhausted_arm(env: ArmView, run: int) -> int:
     """The first arm of ``run`` whose reward stream is exhausted, or −1 if none is."""
-    block = env.values.shape[1]
     for arm in range(env.K):
-        if env.pos[run * env.K + arm] == block:
+        row = run * env.K + arm
+        if env.pos[row] == env.end[row]:
             return arm
     return -1
 
@@ -176,7 +177,8 @@ class Problem(ABC):
         """
         seeds = [child(s, ENV, a) for s in run_seeds for a in range(n_arms)]
         if len(runs) == self.n_runs:
-            self._streams = RunStreams(seeds, fill, block=self.arm_block(len(seeds)))
+            self._streams = RunStreams(seeds, fill, block=ARM_BLOCK,
+                                       refill_block=self.arm_block(len(seeds)))
             self._rows = np.arange(self.n_runs) * n_arms
             return True
         if getattr(self, "_streams", None) is None:
@@ -185,10 +187,11 @@ class Problem(ABC):
         return False
 
     def arm_block(self, n_rows: int) -> int:
-        """Values per refill of each of ``n_rows`` reward streams: :data:`ARM_BLOCK`, part of the
-        numbers. A problem whose fill draws each value after the last from its stream's
-        generator, so that the block size changes no number, may return a longer block (fewer
-        refills): :func:`privenv.seeding.long_block`."""
+        """Values per refill of each of ``n_rows`` reward streams (the first block is always
+        :data:`ARM_BLOCK`): :data:`ARM_BLOCK`, part of the numbers. A problem whose fill draws
+        each value after the last from its stream's generator, so that the block size changes
+        no number, may return a longer block (fewer refills, each a call back to Python; and a
+        short run never draws it): :func:`privenv.seeding.long_block`."""
         return ARM_BLOCK
 
     def arm_view(self) -> ArmView:

@@ -217,8 +217,7 @@ class HuberProblem(Problem):
     def arm_view(self) -> ArmView:
         """Reward streams (column 0 the observed reward, column 1 the contamination flag),
         the clean pseudo-regret of each arm, and the best arm of every run."""
-        values, pos = self._streams.view()
-        return ArmView(values, pos, self.K, self.gaps, self._optimal)
+        return ArmView(*self._streams.view(), self.K, self.gaps, self._optimal)
 
     def public_info(self) -> dict[str, Any]:
         r"""K, α and the moment bounds of Definitions 3.1/3.2 with k = 2 (what PRAE assumes known):
