@@ -1,7 +1,8 @@
 """Golden outputs: run-by-run results of every scalar-state agent for fixed seeds.
 
-``python tests/golden/generate.py [--only PREFIX] [--workers N]`` writes ``bai.json.gz`` and
-``mab.json.gz`` next to this file. The stored files were produced by the batched numpy
+``python tests/golden/generate.py [--only PREFIX] [--workers N] [--resume]`` writes
+``bai.json.gz`` and ``mab.json.gz`` next to this file (``--resume``: only the cells a file does
+not hold yet). The stored files were produced by the batched numpy
 implementation that the compiled kernels replaced (privenv 0.1.0, commit 41d421f); the kernels
 must reproduce them run by run (``tests/test_golden.py``). Re-running this script regenerates
 them from the current implementation — do that only for a deliberate, explained change of
@@ -151,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", choices=("bai", "mab"), default=None)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the cells the file holds and run only the others")
     args = parser.parse_args(argv)
     families = [args.only] if args.only else ["mab", "bai"]
     for family in families:
@@ -160,6 +163,11 @@ def main(argv: list[str] | None = None) -> int:
         order = sorted(range(len(cells)), key=lambda i: _cost_hint(cells[i]))
         results: list[Any] = [None] * len(cells)
         path = HERE / f"{family}.json.gz"
+        if args.resume and path.exists():
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                held = {_key(c): c for c in json.load(f)["cells"]}
+            results = [held.get(_key(c)) for c in cells]
+            order = [i for i in order if results[i] is None]
         with ProcessPoolExecutor(args.workers) as pool:
             futures = {i: pool.submit(run_cell, cells[i]) for i in order}
             for i in order:
@@ -172,6 +180,12 @@ def main(argv: list[str] | None = None) -> int:
                     json.dump({"seed": SEED, "cells": done}, f, separators=(",", ":"))
         print(f"wrote {path}")
     return 0
+
+
+def _key(cell: dict[str, Any]) -> str:
+    """What identifies a cell (its definition, not its results)."""
+    return json.dumps([cell["family"], cell.get("panel"), cell["agent"], cell["env_kwargs"],
+                       cell["agent_kwargs"], cell["runs"], cell["horizon"]], sort_keys=True)
 
 
 def _cost_hint(cell: dict[str, Any]) -> float:
