@@ -279,8 +279,8 @@ def _top_two_ready(s: TopTwoState, p: Any, run: int) -> int:
 
 
 class TTUCBParams(NamedTuple):
-    """TTUCB's constants: ``glr_sigma`` is σ with the theoretical thresholds, 1 with the empirical
-    ones (the unit-variance statistic); ``c0`` = 2𝒞_G(log((K − 1)/δ)/2) (eq. 4)."""
+    """TTUCB's constants: ``glr_sigma`` is σ with the theoretical thresholds, max(σ, 1) with the
+    empirical ones (the unit-variance statistic); ``c0`` = 2𝒞_G(log((K − 1)/δ)/2) (eq. 4)."""
 
     K: int
     delta: float
@@ -392,9 +392,13 @@ class TopTwo(KernelAgent):
 
     @property
     def glr_sigma(self) -> float:
-        """σ of the GLR statistic — the agent's σ against the theoretical thresholds, 1 (unit
-        variance) against the empirical ones — the two are never mixed."""
-        return self.sigma if self.threshold == "theory" else 1.0
+        """σ of the GLR statistic: the agent's σ against the theoretical thresholds; against the
+        empirical ones, 1 (the unit-variance statistic of the authors' code, conservative for
+        rewards of variance ≤ 1) or σ if σ > 1. A unit-variance statistic on noisier rewards
+        overstates the evidence σ²-fold: the Gaussian-LDP TTUCB (σ² = σ²_{ε,γ} + 1/4 ≈ 22 at
+        ε = 1) then stopped after 5–96 pulls on μ1 and named the best arm in 1 run of 10
+        (privenv 0.1.0 and the first kernels); δ-correctness needs the rewards' σ."""
+        return self.sigma if self.threshold == "theory" else max(self.sigma, 1.0)
 
     def new_state(self) -> TopTwoState:
         users = 0 if self.ledger is None else self.ledger.n_users

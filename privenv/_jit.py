@@ -114,6 +114,7 @@ def jit(fn: Callable | None = None, *, allocates: bool = False, **options: Any) 
 
 
 def _forwarder(impl: Any, n: int) -> Callable:
+    """``lambda a0, …, a{n−1}: impl(a0, …)``: numba inlines a function of fixed arity only."""
     names = ", ".join(f"a{i}" for i in range(n))
     scope: dict[str, Any] = {"impl": impl}
     exec(f"def call({names}):\n    return impl({names})\n", scope)  # noqa: S102
@@ -126,6 +127,10 @@ def generic(stub: Callable) -> Any:
     ``@stub.register(Cls)`` on a :func:`jit` function makes it the implementation for first
     arguments that are ``Cls`` instances (``Cls`` a ``NamedTuple`` class). Called from Python (or
     with ``NUMBA_DISABLE_JIT=1``) the stub dispatches on ``type(first)`` itself.
+
+    In a kernel, the call is inlined (numba IR, ``inline="always"``): a call that passed a state
+    ``NamedTuple`` would flatten every field of every array into machine arguments (about 150
+    for the Top Two state), which cost most of a step when LLVM did not inline a large callee.
     """
     impls: dict[type, Any] = {}
 

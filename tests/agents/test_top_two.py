@@ -261,3 +261,15 @@ def test_thresholds_bonus_and_transport_stay_finite(delta, n_a, n_b, K):
     for v in (c, emp, bonus, cost):
         assert np.all(np.isfinite(v)) and np.all(v >= 0)
     assert c[0] >= 2 * math.log((K - 1) / delta) / 2  # 𝒞_G(x) ≥ x
+
+
+def test_the_gaussian_ldp_ttucb_with_empirical_thresholds_is_delta_correct():
+    """Its rewards have variance σ²_{ε,γ} + 1/4 ≈ 18 at ε = 1: against the empirical thresholds the
+    GLR statistic uses that σ (a unit-variance one stopped after a few pulls, mostly wrong). 20
+    runs on μ4 at δ = 0.01: every recommendation is right. If the agent were only just
+    δ-correct, P(any of 20 wrong) ≤ 20δ = 0.2; the unit-variance statistic gets most runs wrong.
+    Fixed seed."""
+    res = simulate("gaussian-ldp-ttucb", "BestArmIdentification-v0", n_runs=20, seed=1,
+                   horizon=10**8, env_kwargs={"instance": "mu4"},
+                   agent_kwargs={"delta": 0.01, "epsilon": 1.0, "threshold": "empirical"})
+    assert res.episode["correct"].all()  # a run that has not stopped is not correct
