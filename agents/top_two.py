@@ -392,7 +392,7 @@ class TopTwo(KernelAgent):
 
     @property
     def glr_sigma(self) -> float:
-        """σ of the GLR statistic: the agent's σ against the theoretical thresholds; against the
+        """σ of the GLR statistic, the agent's σ against the theoretical thresholds; against the
         empirical ones, 1 (the unit-variance statistic of the authors' code, conservative for
         rewards of variance ≤ 1) or σ if σ > 1. A unit-variance statistic on noisier rewards
         overstates the evidence σ²-fold: the Gaussian-LDP TTUCB (σ² = σ²_{ε,γ} + 1/4 ≈ 22 at
