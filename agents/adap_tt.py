@@ -57,7 +57,14 @@ from privenv.agents.top_two import (
     transport,
     update_estimator,
 )
-from privenv.parameters import EPSILON, Options, Param
+from privenv.parameters import EPSILON, SAMPLER, Options, Param
+from privenv.privacy.exact import (
+    EPSILON_BITS,
+    RELEASE_WORDS,
+    laplace_release,
+    sampler_denominator,
+    sampler_guarantee,
+)
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.mechanisms import laplace_noise
 from privenv.seeding import NoiseView, take_uniform
@@ -251,6 +258,8 @@ class DoublingParams(NamedTuple):
     noise_multiplier: float
     uniforms_per_step: int
     normals_per_step: int = 0
+    words_per_step: int = 0
+    exact_q: int = 0  # 0: the float sampler; else the exact sampler's q (ε′ = 2²⁰/q)
 
 
 @jit
@@ -280,13 +289,18 @@ def _release(p: DoublingParams, s: TopTwoState, noise: NoiseView, run: int, arm:
     n_new = count - s.phase_start[run, arm] if p.forget else count  # line 5 (DPA: all so far)
     mean = s.phase_sum[run, arm] / n_new  # line 6
     if p.private:  # line 7: + Lap(1/(εÑ)), the sensitivity of a mean of Ñ rewards in [0, 1]
-        scale = p.noise_multiplier * (1.0 / (p.epsilon * n_new))
-        mean = mean + laplace_noise(take_uniform(noise, run), scale)
+        if p.exact_q:  # the exact sampler: ε′ = 2²⁰/q
+            mean = laplace_release(noise, run, mean, 1.0 / n_new, p.exact_q)
+            eps_release = 2.0**EPSILON_BITS / p.exact_q
+        else:
+            scale = p.noise_multiplier * (1.0 / (p.epsilon * n_new))
+            mean = mean + laplace_noise(take_uniform(noise, run), scale)
+            eps_release = 1.0 / (n_new * scale)
         rel = s.releases
         if rel.users.shape[2] > 0:  # checking mode: ε of the release = (1/Ñ)/b
             for i in range(rel.users.shape[2]):
                 rel.users[run, 0, i] = s.contrib[run, arm, i]
-            rel.epsilon[run, 0] = 1.0 / (n_new * scale)
+            rel.epsilon[run, 0] = eps_release
             rel.count[run] = 1
     s.mu_tilde[run, arm] = mean
     s.n_tilde[run, arm] = n_new
@@ -411,6 +425,9 @@ class DoublingTopTwo(TopTwo):
     private_transport: bool = False
     #: audit hook — multiplies the Laplace scale of every release (1 in every real agent)
     noise_multiplier: float = 1.0
+    #: the noise sampler (:class:`AdaPTT` takes it as a parameter; the non-private agents draw
+    #: no noise)
+    sampler: str = "float"
 
     def __init__(self, K: int, epsilon: float, delta: float, beta: float, reward_mode: str,
                  n_runs: int) -> None:
@@ -427,7 +444,10 @@ class DoublingTopTwo(TopTwo):
         return DoublingParams(
             self.K, self.delta, self.beta, self.sigma, self.glr_sigma, self.epsilon, self.private,
             self.forget, self.private_transport, bonus_kind, alpha, s, threshold_kind, small,
-            large, float(self.noise_multiplier), 1 if self.private else 0)
+            large, float(self.noise_multiplier), 1 if self.private else 0, 0,
+            RELEASE_WORDS if self.private and self.sampler == "exact" else 0,
+            sampler_denominator(self.sampler, self.epsilon, float(self.noise_multiplier))
+            if self.private else 0)
 
     def charge_releases(self) -> None:
         charge_recorded(self, self.state.releases, ("DAF phase mean",))
@@ -471,6 +491,9 @@ class AdaPTT(DoublingTopTwo):
         sigma: sub-Gaussian scale σ > 0 (1/2 for rewards in [0, 1]).
         beta: tracking proportion β ∈ (0, 1).
         reward_mode: ``"sample"`` (the sample is the reward) or ``"cost"`` (the observation).
+        sampler: ``"float"`` (default: binary64 Laplace noise) or ``"exact"`` (the discrete
+            Laplace on a grid, :mod:`privenv.privacy.exact`: each phase mean exactly ε′-DP,
+            ε′ = 2²⁰/⌈2²⁰/ε⌉ ≤ ε, on the doubles the computer releases).
         n_runs: number of runs.
     """
 
@@ -480,6 +503,7 @@ class AdaPTT(DoublingTopTwo):
         **GAUSSIAN_PARAMETERS,
         "epsilon": Param(EPSILON),
         "bonus": Param(Options(BONUSES)),
+        "sampler": Param(SAMPLER),
     }
 
     def __init__(
@@ -492,6 +516,7 @@ class AdaPTT(DoublingTopTwo):
         sigma: float = 0.5,
         beta: float = 0.5,
         reward_mode: str = "sample",
+        sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
         self.set_params(locals())
@@ -499,7 +524,7 @@ class AdaPTT(DoublingTopTwo):
 
     @property
     def privacy(self) -> PrivacyGuarantee:
-        return PrivacyGuarantee("central", self.epsilon, 0.0, "reward")
+        return sampler_guarantee(self.sampler, "central", self.epsilon, "reward")
 
     def kernel_params(self) -> DoublingParams:
         kind = BONUS_DAF_TOTAL if self.bonus == "total" else BONUS_DAF_LITERAL  # eq. 11

@@ -56,7 +56,13 @@ from privenv.agents.mab import (
     plan_epoch,
 )
 from privenv.envs.bai import DEFAULT_HORIZON
-from privenv.parameters import EPSILON, Integer, Options, Param, Real, RealRange
+from privenv.parameters import EPSILON, SAMPLER, Integer, Options, Param, Real, RealRange
+from privenv.privacy.exact import (
+    RELEASE_WORDS,
+    laplace_release,
+    sampler_denominator,
+    sampler_guarantee,
+)
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.mechanisms import laplace_noise
 from privenv.problems.bai import REWARD_MODES
@@ -91,6 +97,8 @@ class DPSEParams(NamedTuple):
     cumulative_count: bool
     uniforms_per_step: int
     normals_per_step: int = 0
+    words_per_step: int = 0
+    exact_q: int = 0  # 0: the float sampler; else the exact sampler's q (ε′ = 2²⁰/q)
 
 
 @plan_epoch.register(DPSEParams)
@@ -132,8 +140,11 @@ def _dpse_end_segment(p: DPSEParams, s: ElimState, noise: NoiseView, run: int) -
     arm = s.arm[run]
     # Lap(1/(εR)) drawn as Lap(1)/(εR): the order of operations of the numpy implementation,
     # whose outputs the golden tests reproduce bit for bit (Lap(1/(εR)) itself rounds differently)
-    noise_value = laplace_noise(take_uniform(noise, run), p.noise_multiplier)
-    estimate = s.seg_sum[run] / R + noise_value / (p.epsilon * R)
+    if p.exact_q:  # the exact sampler: the mean's release, sensitivity 1/R
+        estimate = laplace_release(noise, run, s.seg_sum[run] / R, 1.0 / R, p.exact_q)
+    else:
+        noise_value = laplace_noise(take_uniform(noise, run), p.noise_multiplier)
+        estimate = s.seg_sum[run] / R + noise_value / (p.epsilon * R)
     if p.cumulative_count:  # audit hook: the public code's division by the cumulative count
         s.cum_count[run, arm] += R
         estimate *= R / s.cum_count[run, arm]
@@ -188,6 +199,9 @@ class DPSE(BatchedElimination):
         task: ``"regret"`` (this class; the default) or ``"bai"``: ``DPSE(..., task="bai")``
             builds a :class:`DPSEBAI`. :func:`privenv.agents.make` fills it from the env's public
             description (``"bai"`` on ``BestArmIdentification-v0``).
+        sampler: ``"float"`` (default: binary64 Laplace noise) or ``"exact"`` (the discrete
+            Laplace on a grid, :mod:`privenv.privacy.exact`: each epoch mean exactly ε′-DP,
+            ε′ = 2²⁰/⌈2²⁰/ε⌉ ≤ ε, on the doubles the computer releases).
         n_runs: number of runs.
     """
 
@@ -206,6 +220,7 @@ class DPSE(BatchedElimination):
         "delta": Param(Real(0.0, 1.0, low_open=True, high_open=True, none=True)),
         "reward_mode": Param(Options(REWARD_MODES), problem="reward_mode"),
         "task": Param(Options(TASKS, none=True), problem="task"),
+        "sampler": Param(SAMPLER),
     }
 
     def __new__(cls, *args: object, task: str | None = None, **kwargs: object) -> DPSE:
@@ -226,6 +241,7 @@ class DPSE(BatchedElimination):
         delta: float | None = None,
         reward_mode: str = "sample",
         task: str | None = None,
+        sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
         super().__init__(n_runs)
@@ -272,7 +288,7 @@ class DPSE(BatchedElimination):
 
     @property
     def privacy(self) -> PrivacyGuarantee:
-        return PrivacyGuarantee("central", self.epsilon, 0.0, "reward")
+        return sampler_guarantee(self.sampler, "central", self.epsilon, "reward")
 
     # -- the schedule of Sajed & Sheffet -------------------------------------------------------
     def epoch_length(self, e: np.ndarray, n_active: np.ndarray) -> np.ndarray:
@@ -308,7 +324,10 @@ class DPSE(BatchedElimination):
             width = self.widths(np.maximum(e, 1), np.maximum(size, 1), R)
         return DPSEParams(self.K, self.epsilon, self._lo, self._width, R, width,
                           self.TASK == "bai", self.arm_order == "random", self.forget,
-                          float(self.noise_multiplier), self.cumulative_count, 2 + self.K)
+                          float(self.noise_multiplier), self.cumulative_count, 2 + self.K, 0,
+                          RELEASE_WORDS if self.sampler == "exact" else 0,
+                          sampler_denominator(self.sampler, self.epsilon,
+                                              float(self.noise_multiplier)))
 
 
 class DPSEBAI(DPSE):
@@ -340,6 +359,7 @@ class DPSEBAI(DPSE):
         arm_order: order of the active arms within an epoch (see :class:`DPSE`).
         horizon: the env's sample budget (unused by the algorithm; default: the env's, 10⁸).
         task: ``"bai"`` (or ``None``).
+        sampler: ``"float"`` or ``"exact"`` (see :class:`DPSE`).
         n_runs: number of runs.
 
     ``beta``, ``mean_range``, ``central_moment_bound`` and ``moment_order`` are the regret

@@ -78,7 +78,15 @@ from privenv.agents.mab import (
     end_segment,
     plan_epoch,
 )
-from privenv.parameters import EPSILON, Options, Param, Real
+from privenv.parameters import EPSILON, SAMPLER, Options, Param, Real
+from privenv.privacy.exact import (
+    EPSILON_BITS,
+    RELEASE_WORDS,
+    laplace_release,
+    sampler_denominator,
+    sampler_guarantee,
+    take_discrete_laplace,
+)
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.mechanisms import laplace_noise
 from privenv.seeding import NoiseView, take_uniform
@@ -182,6 +190,17 @@ def algorithm_2(x: np.ndarray, n: int, M: float, epsilon: float, u: float,
 
 
 @jit(allocates=True)
+def _bin_counts(x: np.ndarray, n: int, D: float, r: float, n_bins: int) -> np.ndarray:
+    """Line 3: the counts of x[0 … n − 1] in the bins [j, j + r), j ∈ {−D, −D + r, …, D − r}."""
+    counts = np.zeros(n_bins, dtype=np.int64)
+    for i in range(n):
+        j = np.floor((x[i] + D) / r)
+        if j >= 0 and j < n_bins:  # points outside [−D, D) fall in no bin
+            counts[int(j)] += 1
+    return counts
+
+
+@jit(allocates=True)
 def algorithm_3(x: np.ndarray, n: int, M: float, epsilon: float, D: float, r: float,
                 n_bins: int, u_hist: np.ndarray, u_mean: float,
                 noise_multiplier: float = 1.0) -> tuple[float, float]:
@@ -194,11 +213,7 @@ def algorithm_3(x: np.ndarray, n: int, M: float, epsilon: float, D: float, r: fl
     J = the left end of the largest. Second step (line 7): the mean of the second fold truncated
     at M around J + Lap(2M/(nε)). The folds are disjoint (parallel composition).
     """
-    counts = np.zeros(n_bins, dtype=np.int64)
-    for i in range(n):
-        j = np.floor((x[i] + D) / r)
-        if j >= 0 and j < n_bins:  # points outside [−D, D) fall in no bin
-            counts[int(j)] += 1
+    counts = _bin_counts(x, n, D, r, n_bins)
     best, top = 0, -np.inf
     for b in range(n_bins):  # line 4, then line 5: J = argmax_j p̃_j
         p_tilde = counts[b] / n + laplace_noise(u_hist[b], noise_multiplier * (2.0 / (n * epsilon)))
@@ -207,6 +222,25 @@ def algorithm_3(x: np.ndarray, n: int, M: float, epsilon: float, D: float, r: fl
     J = -D + r * best
     mean = pairwise_truncated_sum(x, n, n, J, M) / n
     return J + mean + laplace_noise(u_mean, noise_multiplier * (2.0 * M / (n * epsilon))), J
+
+
+@jit(allocates=True)
+def algorithm_3_exact(x: np.ndarray, n: int, M: float, D: float, r: float, n_bins: int,
+                      noise: NoiseView, run: int, q: int) -> tuple[float, float]:
+    """:func:`algorithm_3` with the exact sampler (ε′ = 2²⁰/q ≤ ε,
+    :mod:`privenv.privacy.exact`): the histogram releases the integer counts plus
+    Lap_ℤ(2·q/2²⁰) (replacing one point moves two counts by 1: L1 sensitivity 2 in count units,
+    so exactly ε′-DP), and the mean of the second fold goes through
+    :func:`~privenv.privacy.exact.laplace_release` with sensitivity 2M/n."""
+    counts = _bin_counts(x, n, D, r, n_bins)
+    best, top = 0, -np.inf
+    for b in range(n_bins):  # lines 4–5 on the released counts (÷ n: post-processing)
+        p_tilde = (counts[b] + take_discrete_laplace(noise, run, 2 * q, 2**EPSILON_BITS)) / n
+        if p_tilde > top:
+            best, top = b, p_tilde
+    J = -D + r * best
+    mean = pairwise_truncated_sum(x, n, n, J, M) / n
+    return J + laplace_release(noise, run, mean, 2.0 * M / n, q), J
 
 
 def prm_raw_moment(x: np.ndarray, M: np.ndarray | float, epsilon: float,
@@ -394,6 +428,9 @@ class PrivateRobustArmElimination(BatchedElimination):
         arm_order: order of the active arms within a batch (lines 9–13 do not fix one):
             ``"index"`` (default) or ``"random"`` (see :class:`~privenv.agents.mab.
             BatchedElimination`).
+        sampler: ``"float"`` (default: binary64 Laplace noise, ε-DP in idealized arithmetic) or
+            ``"exact"`` (the discrete Laplace on a grid, :mod:`privenv.privacy.exact`: every
+            release exactly ε′-DP, ε′ = 2²⁰/⌈2²⁰/ε⌉ ≤ ε, on the doubles the computer releases).
         n_runs: number of runs.
     """
 
@@ -405,11 +442,12 @@ class PrivateRobustArmElimination(BatchedElimination):
         "epsilon": Param(EPSILON),
         "delta": Param(Real(0.0, 1.0, low_open=True, high_open=True, none=True)),
         "first_phase": Param(Options(FIRST_PHASES)),
+        "sampler": Param(SAMPLER),
     }
 
     def __init__(self, K: int, horizon: int, epsilon: float = 1.0, delta: float | None = None,
                  first_phase: str = "batch-random", arm_order: str = "index",
-                 n_runs: int = 1) -> None:
+                 sampler: str = "float", n_runs: int = 1) -> None:
         super().__init__(n_runs)
         self.set_params(locals())
         if self.delta is None:
@@ -432,7 +470,7 @@ class PrivateRobustArmElimination(BatchedElimination):
 
     @property
     def privacy(self) -> PrivacyGuarantee:
-        return PrivacyGuarantee("central", self.epsilon, 0.0, "reward")
+        return sampler_guarantee(self.sampler, "central", self.epsilon, "reward")
 
     # -- the PRM (subclasses) -------------------------------------------------------------------
     def samples_needed(self, delta: np.ndarray | float) -> np.ndarray:
@@ -465,7 +503,9 @@ class PrivateRobustArmElimination(BatchedElimination):
             self.first_elimination_batch, self.first_phase_rounds, self.arm_order == "random",
             self.forget, float(self.noise_multiplier), np.ascontiguousarray(delta_tau),
             np.ascontiguousarray(M), np.ascontiguousarray(beta), getattr(self, "D", 0.0),
-            getattr(self, "r", 1.0), bins, bins + 3 + self.K)
+            getattr(self, "r", 1.0), bins, bins + 3 + self.K, 0,
+            (bins + 1) * RELEASE_WORDS if self.sampler == "exact" else 0,
+            sampler_denominator(self.sampler, self.epsilon, float(self.noise_multiplier)))
 
     def buffer_size(self) -> int:
         return 2
@@ -507,6 +547,8 @@ class PRAEParams(NamedTuple):
     n_bins: int
     uniforms_per_step: int
     normals_per_step: int = 0
+    words_per_step: int = 0
+    exact_q: int = 0  # 0: the float sampler; else the exact sampler's q (ε′ = 2²⁰/q)
 
 
 @jit
@@ -586,18 +628,25 @@ def _prae_end_segment(p: PRAEParams, s: ElimState, noise: NoiseView, run: int) -
     B = s.seg_len[run]
     if p.central:
         n = B // 2
-        u_hist = np.empty(p.n_bins)
-        for b in range(p.n_bins):
-            u_hist[b] = take_uniform(noise, run)
-        mu, _ = algorithm_3(s.buf[run], n, M, p.epsilon, p.D, p.r, p.n_bins, u_hist,
-                            take_uniform(noise, run), p.noise_multiplier)
+        if p.exact_q:
+            mu, _ = algorithm_3_exact(s.buf[run], n, M, p.D, p.r, p.n_bins, noise, run,
+                                      p.exact_q)
+        else:
+            u_hist = np.empty(p.n_bins)
+            for b in range(p.n_bins):
+                u_hist[b] = take_uniform(noise, run)
+            mu, _ = algorithm_3(s.buf[run], n, M, p.epsilon, p.D, p.r, p.n_bins, u_hist,
+                                take_uniform(noise, run), p.noise_multiplier)
         record_release(s.releases, run, start, start + n, p.epsilon, 1)
         record_release(s.releases, run, start + n, stop, p.epsilon, 2)
     else:
         n_used = stop - start  # B: this batch only (forgetting)
         mean = pairwise_truncated_sum(s.buf[run], 0, n_used, 0.0, M) / n_used
-        mu = mean + laplace_noise(take_uniform(noise, run),  # Lap(2M/(Bε)), Algorithm 2
-                                  p.noise_multiplier * (2.0 * M / (B * p.epsilon)))
+        if p.exact_q:  # Algorithm 2's release, sensitivity 2M/B, with the exact sampler
+            mu = laplace_release(noise, run, mean, 2.0 * M / B, p.exact_q)
+        else:
+            mu = mean + laplace_noise(take_uniform(noise, run),  # Lap(2M/(Bε)), Algorithm 2
+                                      p.noise_multiplier * (2.0 * M / (B * p.epsilon)))
         record_release(s.releases, run, start, stop, p.epsilon, 0)
     s.estimates[run, s.arm[run]] = mu
 
@@ -619,7 +668,7 @@ class PRAER(PrivateRobustArmElimination):
     bound E|X|^k ≤ u, M and β are scaled by u^{1/k}. Constants: see the module docstring.
 
     Args:
-        K, horizon, epsilon, delta, first_phase, arm_order, n_runs: see
+        K, horizon, epsilon, delta, first_phase, arm_order, sampler, n_runs: see
             :class:`PrivateRobustArmElimination`.
         alpha: contamination level α ∈ [0, 0.5] (the proof of Theorem 6.1 covers α ≤ 1/2).
         raw_moment_bound: u with E|X|^k ≤ u for every inlier law (the env's public value;
@@ -638,8 +687,9 @@ class PRAER(PrivateRobustArmElimination):
     def __init__(self, K: int, horizon: int, epsilon: float = 1.0, alpha: float = 0.0,
                  raw_moment_bound: float = 1.0, moment_order: float = 2.0,
                  delta: float | None = None, first_phase: str = "batch-random",
-                 arm_order: str = "index", n_runs: int = 1) -> None:
-        super().__init__(K, horizon, epsilon, delta, first_phase, arm_order, n_runs)
+                 arm_order: str = "index", sampler: str = "float", n_runs: int = 1) -> None:
+        super().__init__(K, horizon, epsilon, delta, first_phase, arm_order, sampler=sampler,
+                         n_runs=n_runs)
         self.set_params(locals())
         self.scale = self.raw_moment_bound ** (1.0 / self.moment_order)  # u^{1/k}
         self._init_schedule()
@@ -665,7 +715,7 @@ class DPRSE(PRAER):
     random first phase. That is exactly :class:`PRAER` with α = 0.
 
     Args:
-        K, horizon, epsilon, delta, raw_moment_bound, moment_order, arm_order, n_runs: as
+        K, horizon, epsilon, delta, raw_moment_bound, moment_order, arm_order, sampler, n_runs: as
             :class:`PRAER`.
     """
 
@@ -674,9 +724,9 @@ class DPRSE(PRAER):
 
     def __init__(self, K: int, horizon: int, epsilon: float = 1.0, raw_moment_bound: float = 1.0,
                  moment_order: float = 2.0, delta: float | None = None, arm_order: str = "index",
-                 n_runs: int = 1) -> None:
+                 sampler: str = "float", n_runs: int = 1) -> None:
         super().__init__(K, horizon, epsilon, 0.0, raw_moment_bound, moment_order, delta,
-                         "batch-random", arm_order, n_runs)
+                         "batch-random", arm_order, sampler=sampler, n_runs=n_runs)
 
 
 class PRAEC(PrivateRobustArmElimination):
@@ -691,7 +741,7 @@ class PRAEC(PrivateRobustArmElimination):
     v^{1/k}.
 
     Args:
-        K, horizon, epsilon, delta, first_phase, arm_order, n_runs: see
+        K, horizon, epsilon, delta, first_phase, arm_order, sampler, n_runs: see
             :class:`PrivateRobustArmElimination`.
         alpha: contamination level α ∈ [0, 0.133) (the breakdown point of Corollary 6.8).
         central_moment_bound: v with E|X − μ|^k ≤ v (the env's public value: Var = 5).
@@ -712,8 +762,9 @@ class PRAEC(PrivateRobustArmElimination):
                  central_moment_bound: float = 1.0, mean_range: float | None = None,
                  moment_order: float = 2.0, delta: float | None = None,
                  first_phase: str = "batch-random", arm_order: str = "index",
-                 n_runs: int = 1) -> None:
-        super().__init__(K, horizon, epsilon, delta, first_phase, arm_order, n_runs)
+                 sampler: str = "float", n_runs: int = 1) -> None:
+        super().__init__(K, horizon, epsilon, delta, first_phase, arm_order, sampler=sampler,
+                         n_runs=n_runs)
         self.set_params(locals())
         if self.mean_range is None:
             raise ValueError("mean_range (a bound D on |μ_a|) must be given for PRAE-C")

@@ -159,6 +159,7 @@ class UCB1Params(NamedTuple):
     sigma: float
     uniforms_per_step: int = 0
     normals_per_step: int = 0
+    words_per_step: int = 0
 
 
 @index_choice.register(UCB1Params)
@@ -233,6 +234,7 @@ class RobustUCBParams(NamedTuple):
     log_t_max: float
     uniforms_per_step: int = 0
     normals_per_step: int = 0
+    words_per_step: int = 0
 
 
 @jit
@@ -389,6 +391,7 @@ class EpsilonGreedyParams(NamedTuple):
     explore: float
     uniforms_per_step: int = 1
     normals_per_step: int = 0
+    words_per_step: int = 0
 
 
 @index_choice.register(EpsilonGreedyParams)
@@ -673,7 +676,7 @@ class BatchedElimination(KernelAgent):
     def reset_state(self) -> None:
         super().reset_state()
         p = self.params
-        self.noise.ensure(p.uniforms_per_step, p.normals_per_step)
+        self.noise.ensure(p.uniforms_per_step, p.normals_per_step, words=p.words_per_step)
         _init_all(self.state, p, self.noise.view())
 
     def charge_releases(self) -> None:

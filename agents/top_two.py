@@ -36,7 +36,7 @@ from scipy.special import zeta
 
 from privenv._jit import generic, jit
 from privenv.agents.kernel import KernelAgent, Releases, agent_act, agent_observe, agent_ready
-from privenv.parameters import DELTA, EPSILON, Integer, Options, Param, Real
+from privenv.parameters import DELTA, EPSILON, SAMPLER, Integer, Options, Param, Real
 from privenv.seeding import NoiseView
 from privenv.wrappers.ldp import CALIBRATIONS, GaussianRandomizer
 
@@ -293,6 +293,7 @@ class TTUCBParams(NamedTuple):
     c0: float
     uniforms_per_step: int = 0
     normals_per_step: int = 0
+    words_per_step: int = 0
 
 
 @update_estimator.register(TTUCBParams)
@@ -565,6 +566,9 @@ class GaussianLDPTTUCB(_LocalTTUCB):
         calibration: ``"analytic"`` or ``"classical"``.
         delta, threshold, beta, alpha, s: as :class:`TTUCB`.
         reward_mode: must be ``"sample"``.
+        sampler: ``"float"`` (default) or ``"exact"``: the wrapper's discrete Gaussian on a grid
+            (:class:`~privenv.wrappers.GaussianReward`), with the smallest σ at least the
+            calibration's whose exact δ(ε) ≤ γ; W^G and b^G then use that σ.
         n_runs: number of runs.
     """
 
@@ -573,6 +577,7 @@ class GaussianLDPTTUCB(_LocalTTUCB):
         **CTBTT.parameters,
         "gamma": Param(DELTA),
         "calibration": Param(Options(CALIBRATIONS)),
+        "sampler": Param(SAMPLER),
     }
 
     def __init__(
@@ -587,11 +592,12 @@ class GaussianLDPTTUCB(_LocalTTUCB):
         alpha: float = 1.2,
         s: float = 1.2,
         reward_mode: str = "sample",
+        sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
         self.set_params(locals())
         self._randomizer = GaussianRandomizer(self.epsilon, self.gamma, (0.0, 1.0),
-                                              self.calibration)
+                                              self.calibration, sampler=self.sampler)
         self.sigma_privacy = self._randomizer.sigma  # σ_{ε,γ}
         super().__init__(K, delta=delta, threshold=threshold,
                          sigma=math.sqrt(self.sigma_privacy**2 + 0.25), beta=beta, alpha=alpha,
@@ -601,4 +607,5 @@ class GaussianLDPTTUCB(_LocalTTUCB):
         from privenv.wrappers import GaussianReward, VectorGaussianReward
 
         cls = VectorGaussianReward if vector else GaussianReward
-        return cls(env, self.epsilon, self.gamma, (0.0, 1.0), self.calibration)
+        return cls(env, self.epsilon, self.gamma, (0.0, 1.0), self.calibration,
+                   sampler=self.sampler)

@@ -9,10 +9,15 @@ Prints, measured in one run (median of 3 repetitions each, after a warm-up that 
    (``exact.discrete_laplace`` / ``discrete_gaussian``) at the scales the exact mechanisms use
    for ε = 1 on rewards in [0, 1] (t = 1024 grid units; σ² = 3 697 716 grid units² at δ = 10⁻²),
    and Mironov's snapping (``exact.snap``);
-2. the same inside a compiled (numba) loop, the way the agents' kernels will consume noise: the
+2. the same inside a compiled (numba) loop, the way the agents' kernels consume noise: the
    float samplers read a block of pre-drawn uniforms / standard normals and transform them, the
    exact ones read a block of raw 64-bit words through the transactional kernels; the block's
    numpy fill is included in the time;
+3. end to end, private agents with ``sampler="float"`` and ``sampler="exact"`` on the same seeds
+   (``simulate``, the compiled fast path; ``--runs``, default 100): AdaP-TT on μ1 at ε = 1 (a
+   Laplace release per phase), DP-SE (BAI) on μ4 at ε = 1 (one per epoch), and the Gaussian-LDP
+   TTUCB on μ4 at ε = 5 (a randomizer release per pull: the worst case); the time per run-step
+   (median of 3, alternating the two samplers) and the ratio;
 
 and the ratio exact/float of each pair. The machine is shared and noisy: compare the ratios.
 """
@@ -110,6 +115,9 @@ def words_needed(kernel_loop: Callable[[np.ndarray], object], n: int, per_draw: 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--draws", type=int, default=10**6, help="draws per measurement")
+    parser.add_argument("--runs", type=int, default=100, help="runs per end-to-end measurement")
+    parser.add_argument("--skip-draws", action="store_true",
+                        help="only the end-to-end measurement")
     args = parser.parse_args()
     n = args.draws
     print(machine_line(), f"numba {numba.__version__}")
@@ -151,6 +159,8 @@ def main() -> None:
 
     for title, rows in (("numpy-facing batch draws", numpy_row()),
                         ("inside a numba loop (block fill included)", numba_row())):
+        if args.skip_draws:
+            break
         print(title)
         print(f"  {'exact sampler':<10} {'float baseline':<44} {'float':>8} {'exact':>8} "
               f"{'exact/float':>11}")
@@ -158,6 +168,38 @@ def main() -> None:
             print(f"  {name:<10} {base:<44} {1e9 * f / n:8.1f} {1e9 * e / n:8.1f} "
                   f"{e / f:10.1f}×")
         print()
+    end_to_end(args.runs)
+
+
+#: (agent, env kwargs, agent kwargs) of the end-to-end rows
+AGENT_CASES = [
+    ("adap-tt", {"instance": "mu1"}, {"epsilon": 1.0}),
+    ("dp-se", {"instance": "mu4"}, {"epsilon": 1.0}),
+    ("gaussian-ldp-ttucb", {"instance": "mu4", "reward_mode": "sample"}, {"epsilon": 5.0}),
+]
+
+
+def end_to_end(n_runs: int) -> None:
+    from privenv.simulation import simulate
+
+    print(f"end to end: {n_runs} runs each, ns per run-step (fast path), median of {REPEATS}")
+    print(f"  {'agent':<20} {'instance':<8} {'float':>8} {'exact':>8} {'exact/float':>11} "
+          f"{'mean τ float / exact':>24}")
+    for name, env_kwargs, kw in AGENT_CASES:
+        times: dict[str, list[float]] = {"float": [], "exact": []}
+        steps: dict[str, float] = {}
+        for rep in range(REPEATS + 1):  # the first pass compiles and is not timed
+            for sampler in ("float", "exact"):
+                start = time.perf_counter()
+                res = simulate(name, "BestArmIdentification-v0", n_runs=n_runs, seed=1,
+                               horizon=10**8, env_kwargs=env_kwargs,
+                               agent_kwargs={**kw, "sampler": sampler})
+                if rep:
+                    times[sampler].append((time.perf_counter() - start) / res.steps.sum())
+                steps[sampler] = float(res.steps.mean())
+        f, e = (sorted(times[k])[REPEATS // 2] for k in ("float", "exact"))
+        print(f"  {name:<20} {env_kwargs['instance']:<8} {1e9 * f:8.1f} {1e9 * e:8.1f} "
+              f"{e / f:10.2f}× {steps['float']:>11.0f} / {steps['exact']:<11.0f}")
 
 
 if __name__ == "__main__":

@@ -146,6 +146,11 @@ class Options(Constraint):
         return ["no-such-choice", 3]
 
 
+#: how a private agent or mechanism draws its noise, binary64 transforms (``"float"``) or the
+#: exact discrete samplers (``"exact"``, :mod:`privenv.privacy.exact`)
+SAMPLER = Options(("float", "exact"))
+
+
 @dataclass(frozen=True)
 class Flag(Constraint):
     """A bool (Python or numpy)."""

@@ -206,7 +206,8 @@ def long_block(n_rows: int, shortest: int, item_bytes: int = 8) -> int:
 
 
 class DrawStream:
-    """Per-row buffered draws of one standard law (uniforms or normals) for compiled kernels.
+    """Per-row buffered draws of one standard law (uniforms, normals or raw 64-bit words) for
+    compiled kernels.
 
     Row ``r`` owns ``Generator(seeds[r])`` and holds its next unread values in
     ``values[r, pos[r]:end[r]]``. ``draw(generator, n)`` must give the same sequence however it
@@ -218,16 +219,19 @@ class DrawStream:
     Args:
         seeds: one ``SeedSequence`` per row.
         draw: the sampler.
-        block: values drawn at the start; a top-up draws :func:`long_block` values (the
-            stream's draws do not depend on it).
+        block: values drawn at the start (0: none, the stream is drawn from at its first
+            top-up); a top-up draws :func:`long_block` values (the stream's draws do not depend
+            on it).
+        dtype: the values' type (``float64``; ``uint64`` for words).
     """
 
-    def __init__(self, seeds: Sequence[np.random.SeedSequence], draw: Draw, block: int = 256):
+    def __init__(self, seeds: Sequence[np.random.SeedSequence], draw: Draw, block: int = 256,
+                 dtype: type = np.float64):
         self._gens = generators(seeds)
         self._draw = draw
         n = len(self._gens)
-        self.block = long_block(n, int(block))
-        self.values = np.empty((n, int(block)))
+        self.block = long_block(n, int(block) or 256)
+        self.values = np.empty((n, int(block)), dtype=dtype)
         for r, g in enumerate(self._gens):
             self.values[r] = draw(g, int(block))
         self.pos = np.zeros(n, dtype=np.int64)
@@ -255,7 +259,7 @@ class DrawStream:
         size = rest + blocks * self.block
         if size > self.values.shape[1]:  # grow every row's capacity (the first top-up, or a
             # large ``need``)
-            grown = np.empty((self.n_rows, size))
+            grown = np.empty((self.n_rows, size), dtype=self.values.dtype)
             grown[:, : self.values.shape[1]] = self.values
             self.values = grown
         self.values[row, :rest] = self.values[row, p:e]
@@ -280,12 +284,15 @@ class DrawStream:
         self.pos[row] = p + n
         return self.values[row, p : p + n].copy()
 
-    def reseed(self, rows: np.ndarray, seeds: Sequence[np.random.SeedSequence]) -> None:
-        """Restart the given rows from new seeds (a partial reset)."""
+    def reseed(self, rows: np.ndarray, seeds: Sequence[np.random.SeedSequence],
+               draw: bool = True) -> None:
+        """Restart the given rows from new seeds (a partial reset); ``draw=False`` leaves them
+        empty until their next :meth:`ensure`."""
         for r, s in zip(rows, seeds, strict=True):
             self._gens[r] = np.random.Generator(np.random.PCG64(s))
             self.pos[r] = self.end[r] = 0
-            self.top_up(int(r), 1)
+            if draw:
+                self.top_up(int(r), 1)
 
 
 def _uniform_draw(gen: np.random.Generator, n: int) -> np.ndarray:
@@ -296,9 +303,17 @@ def _normal_draw(gen: np.random.Generator, n: int) -> np.ndarray:
     return gen.standard_normal(n)
 
 
+def random_words(gen: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` uniform 64-bit words from ``gen`` (its bit generator's raw output, in order: the
+    same sequence however it is chunked). The exact samplers (:mod:`privenv.privacy.exact`)
+    decide every outcome from these."""
+    return gen.integers(0, 2**64, size=n, dtype=np.uint64)
+
+
 class NoiseView(NamedTuple):
-    """What a kernel sees of a :class:`RunNoise`: the buffers of its uniform and normal streams
-    (row = run). :func:`take_uniform` / :func:`take_normal` read them."""
+    """What a kernel sees of a :class:`RunNoise`: the buffers of its uniform, normal and word
+    streams (row = run). :func:`take_uniform` / :func:`take_normal` read the first two; the
+    exact samplers read ``w[run, w_pos[run]:w_end[run]]`` and advance ``w_pos[run]``."""
 
     u: np.ndarray
     u_pos: np.ndarray
@@ -306,6 +321,9 @@ class NoiseView(NamedTuple):
     z: np.ndarray
     z_pos: np.ndarray
     z_end: np.ndarray
+    w: np.ndarray
+    w_pos: np.ndarray
+    w_end: np.ndarray
 
 
 @jit
@@ -325,31 +343,38 @@ def take_normal(noise: NoiseView, run: int) -> float:
 
 
 @jit
-def available(noise: NoiseView, run: int, uniforms: int, normals: int) -> bool:
-    """Whether ``run`` holds at least ``uniforms`` uniforms and ``normals`` normals."""
+def available(noise: NoiseView, run: int, uniforms: int, normals: int, words: int) -> bool:
+    """Whether ``run`` holds at least ``uniforms`` uniforms, ``normals`` normals and ``words``
+    words."""
     return (noise.u_end[run] - noise.u_pos[run] >= uniforms
-            and noise.z_end[run] - noise.z_pos[run] >= normals)
+            and noise.z_end[run] - noise.z_pos[run] >= normals
+            and noise.w_end[run] - noise.w_pos[run] >= words)
 
 
 class RunNoise:
-    """The per-run noise source of an agent or a wrapper: standard uniforms and normals.
+    """The per-run noise source of an agent or a wrapper: standard uniforms, standard normals
+    and raw 64-bit words.
 
     Each run draws from its own streams (``child(seed, 0)`` uniforms, ``child(seed, 1)``
-    normals), so run *i*'s noise does not depend on the batch size. All the mechanisms of
-    :mod:`privenv.privacy.mechanisms` are transforms of these. Python code takes values with
-    :meth:`uniform`, :meth:`normal`, :meth:`uniforms`, :meth:`normals`; compiled kernels read
-    :meth:`view` after :meth:`ensure`.
+    normals, ``child(seed, 2)`` words), so run *i*'s noise does not depend on the batch size. The
+    floating-point mechanisms of :mod:`privenv.privacy.mechanisms` are transforms of the first
+    two; the exact samplers (:mod:`privenv.privacy.exact`) read the words. The word stream is
+    drawn from only once a consumer asks for words (none with the float samplers). Python code
+    takes values with :meth:`uniform`, :meth:`normal`, :meth:`uniforms`, :meth:`normals`;
+    compiled kernels read :meth:`view` after :meth:`ensure`.
     """
 
     def __init__(self, seeds: Sequence[np.random.SeedSequence], block: int = 256):
         self.n_runs = len(seeds)
         self._uniform = DrawStream([child(s, 0) for s in seeds], _uniform_draw, block)
         self._normal = DrawStream([child(s, 1) for s in seeds], _normal_draw, block)
+        self._word = DrawStream([child(s, 2) for s in seeds], random_words, 0, np.uint64)
 
     def reseed(self, runs: np.ndarray, seeds: Sequence[np.random.SeedSequence]) -> None:
         """Restart the given runs from new seeds (a partial reset, e.g. an autoreset)."""
         self._uniform.reseed(runs, [child(s, 0) for s in seeds])
         self._normal.reseed(runs, [child(s, 1) for s in seeds])
+        self._word.reseed(runs, [child(s, 2) for s in seeds], draw=False)
 
     def uniform(self, runs: np.ndarray | None = None) -> np.ndarray:
         """One U(0,1) draw for each run in ``runs`` (all runs if ``None``)."""
@@ -367,16 +392,20 @@ class RunNoise:
         """``n`` consecutive N(0,1) draws of one run."""
         return self._normal.take_many(run, n)
 
-    def ensure(self, uniforms: int, normals: int = 0, runs: np.ndarray | None = None) -> None:
-        """Give every run in ``runs`` at least ``uniforms`` uniforms and ``normals`` normals."""
+    def ensure(self, uniforms: int, normals: int = 0, runs: np.ndarray | None = None,
+               words: int = 0) -> None:
+        """Give every run in ``runs`` at least ``uniforms`` uniforms, ``normals`` normals and
+        ``words`` words."""
         if uniforms:
             self._uniform.ensure(uniforms, runs)
         if normals:
             self._normal.ensure(normals, runs)
+        if words:
+            self._word.ensure(words, runs)
 
     def view(self) -> NoiseView:
         """The buffers a kernel reads (rebuild after :meth:`ensure`: a top-up may reallocate)."""
-        return NoiseView(*self._uniform.view(), *self._normal.view())
+        return NoiseView(*self._uniform.view(), *self._normal.view(), *self._word.view())
 
 
 def noise_for(seed: Any, n_runs: int, purpose: int, first_run: int = 0) -> RunNoise:

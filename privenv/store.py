@@ -23,7 +23,8 @@ Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`)::
             seed, first_run, n_runs, n_checkpoints,
             status ('done' | 'failed'), error, traceback,
             privacy, privacy_model, privacy_epsilon, privacy_delta, privacy_unit,
-            privacy_neighbouring, agent_params (JSON, the agent's resolved constructor parameters),
+            privacy_neighbouring, privacy_sampler (schema 2; 'float' for every schema-1 cell),
+            agent_params (JSON, the agent's resolved constructor parameters),
             checkpoint_times (JSON), versions (JSON), wall_s, worker (host:pid), finished (UTC),
             config_hash, sweep_id
     runs    one row per run of a done cell
@@ -65,14 +66,19 @@ from privenv._stats import sample_sd
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.results import Cell, RunResults, canonical_json, utc_now, versions
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: per-run episode values with their own column (others go to ``extra``)
 EPISODE_COLUMNS = ("stopping_time", "recommendation", "correct")
 
 #: privacy columns of a cell (from :meth:`privenv.privacy.guarantee.PrivacyGuarantee.as_dict`)
 PRIVACY_COLUMNS = ("privacy", "privacy_model", "privacy_epsilon", "privacy_delta",
-                   "privacy_unit", "privacy_neighbouring")
+                   "privacy_unit", "privacy_neighbouring", "privacy_sampler")
+
+#: schema 1 → 2: the sampler column (every schema-1 cell was drawn with the float samplers)
+_UPGRADE_1 = "ALTER TABLE cells ADD COLUMN privacy_sampler TEXT NOT NULL DEFAULT 'float'"
+#: a schema-1 store opened read-only: the same column, in a view that shadows the table
+_READ_1 = ("CREATE TEMP VIEW cells AS SELECT *, 'float' AS privacy_sampler FROM main.cells")
 
 CONFIG_COLUMNS = ("env", "env_kwargs", "agent", "agent_kwargs", "horizon", "seed",
                   "n_checkpoints")
@@ -264,6 +270,12 @@ class Store:
                         if statement.strip():
                             conn.execute(statement)
                     conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            elif version == 1:
+                with self._transaction():
+                    conn.execute(_UPGRADE_1)
+                    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        elif version == 1:
+            conn.execute(_READ_1)
         elif version == 0:
             raise StoreError(f"{str(self.path)!r} is not a privenv results store")
         self._created = False  # a usable store from here on
@@ -554,7 +566,8 @@ class Store:
                 privacy=PrivacyGuarantee(
                     model=first["privacy_model"], epsilon=first["privacy_epsilon"],
                     delta=first["privacy_delta"], unit=first["privacy_unit"],
-                    neighbouring=first["privacy_neighbouring"]),
+                    neighbouring=first["privacy_neighbouring"],
+                    sampler=first["privacy_sampler"]),
                 agent_params=first["agent_params"],
                 versions=first["versions"],
                 wall_s=float(sum(c["wall_s"] for c in group)),

@@ -209,6 +209,7 @@ BAD_VALUES: dict[str, list[object]] = {
     "M": [0, -1, 1.5],
     "A": [0, -1],
     "alpha": [NAN, -0.5, "0.1"],
+    "sampler": ["snapping", "EXACT", None, 1],
 }
 
 
@@ -398,6 +399,8 @@ def _wrapper_classes() -> list[tuple[str, type, dict[str, object]]]:
             valid["reward_range"] = (0.0, 1.0)
         if "d" in params:
             valid["d"] = 3
+        if "sampler" in params:
+            valid["sampler"] = "exact"
         out.append((name, cls, valid))
     return out
 
@@ -405,7 +408,7 @@ def _wrapper_classes() -> list[tuple[str, type, dict[str, object]]]:
 WRAPPER_CASES = [
     (name, cls, valid, param, bad)
     for name, cls, valid in _wrapper_classes()
-    for param in ("epsilon", "delta")
+    for param in ("epsilon", "delta", "sampler")
     if param in valid
     for bad in BAD_VALUES[param]
 ]
@@ -427,6 +430,9 @@ def test_the_wrapper_table_covers_the_exported_wrappers():
             "GaussianStatistics", "LaplaceInput", "VectorGaussianStatistics",
             "VectorLaplaceInput", "GaussianStatisticsRandomizer",
             "LaplaceInputRandomizer"} <= names
+    with_sampler = {c[0] for c in WRAPPER_CASES if c[3] == "sampler"}
+    assert {"LaplaceReward", "VectorLaplaceReward", "GaussianReward", "VectorGaussianReward",
+            "LaplaceLabel", "VectorLaplaceLabel"} <= with_sampler
 
 
 # -- integers: exact, whatever their size, within int64 -----------------------------------------

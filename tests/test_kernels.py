@@ -47,7 +47,22 @@ CASES = [
     ("adap-tt-star", BAI, {"instance": "mu3"}, {"epsilon": 1.0, "threshold": "empirical"}, 10**6),
     ("dp-se", BAI, {"instance": "mu3", "reward_mode": "cost"}, {"epsilon": 1.0}, 10**6),
 ]
-IDS = [f"{c[0]}-{c[1].split('-')[0]}" for c in CASES]
+#: every agent with a sampler choice, with the exact sampler (privenv.privacy.exact)
+EXACT_CASES = [
+    ("prae-r", HUBER, EASY, {"epsilon": 1.0, "first_phase": "greedy", "sampler": "exact"}, 4000),
+    ("prae-c", HUBER, {**EASY, "alpha": 0.0}, {"epsilon": 1.0, "first_phase": "greedy",
+                                               "sampler": "exact"}, 4000),
+    ("dprse", HUBER, EASY, {"epsilon": 4.0, "sampler": "exact"}, 20_000),
+    ("dp-se", HUBER, EASY, {"epsilon": 2.0, "sampler": "exact"}, 4000),
+    ("gaussian-ldp-ttucb", BAI, {"instance": "mu3"}, {"epsilon": 5.0, "sampler": "exact"}, 10**6),
+    ("adap-tt", BAI, {"instance": "mu3"}, {"epsilon": 1.0, "sampler": "exact"}, 10**6),
+    ("adap-tt-star", BAI, {"instance": "mu3"}, {"epsilon": 1.0, "threshold": "empirical",
+                                                "sampler": "exact"}, 10**6),
+    ("dp-se", BAI, {"instance": "mu3", "reward_mode": "cost"}, {"epsilon": 1.0,
+                                                                 "sampler": "exact"}, 10**6),
+]
+CASES += EXACT_CASES
+IDS = [f"{c[0]}-{c[1].split('-')[0]}" + ("-exact" if "sampler" in c[3] else "") for c in CASES]
 
 
 def _simulate(case, n_runs, first_run=0, **kw):
@@ -152,16 +167,41 @@ def test_a_randomizer_on_the_fast_path_refuses_out_of_range_rewards_without_the_
     assert "run " in str(err.value) and "100" not in str(err.value)
 
 
-def test_single_env_randomizer_equals_the_fast_path():
+@pytest.mark.parametrize("sampler", ["float", "exact"])
+def test_single_env_randomizer_equals_the_fast_path(sampler):
     """A local-DP reward wrapper in front of a compiled agent: the fast path's releases are the
     wrapper's (run 0 through gym.make and LaplaceReward = run 0 of the fast path)."""
     kw = {"alpha": 0.0, "inlier": "gaussian", "means": [0.8, 0.2]}
     rng = (-4.0, 5.0)
-    venv = VectorLaplaceReward(make_vector_env(HUBER, 2, 500, **kw), 2.0, rng, clip=True)
+    venv = VectorLaplaceReward(make_vector_env(HUBER, 2, 500, **kw), 2.0, rng, clip=True,
+                               sampler=sampler)
     fast = simulate("ucb1", venv, n_runs=2, seed=5)
-    env = LaplaceReward(gym.make(HUBER, horizon=500, **kw), 2.0, rng, clip=True)
+    env = LaplaceReward(gym.make(HUBER, horizon=500, **kw), 2.0, rng, clip=True, sampler=sampler)
     out = play(make("ucb1", env, 1), env, seed=5, run=0)
     assert out["regret"] == pytest.approx(fast.regret[0], abs=1e-9)
+    assert fast.privacy.sampler == sampler
+
+
+@pytest.mark.parametrize("case", EXACT_CASES, ids=[f"{c[0]}-{c[1].split('-')[0]}"
+                                                   for c in EXACT_CASES])
+def test_the_exact_sampler_is_the_one_that_releases(case):
+    """The sampler choice reaches the releases: the agents' released estimates (μ̃ of the Top Two
+    agents, the elimination agents' estimates) differ from the float runs' on the same seeds
+    (each case makes releases within its horizon), and the results record the exact guarantee
+    (ε′ ≤ ε, "exact" in the metadata)."""
+    name, env, env_kwargs, agent_kwargs, horizon = case
+    released, results = {}, {}
+    for sampler in ("float", "exact"):
+        venv = make_vector_env(env, 4, horizon, **env_kwargs_for(name, env_kwargs))
+        agent = make(name, venv, 4, **{**agent_kwargs, "sampler": sampler})
+        results[sampler] = simulate(agent, venv, n_runs=4, seed=7)
+        field = "estimates" if "estimates" in type(agent.state)._fields else "mu_tilde"
+        released[sampler] = np.array(getattr(agent, field), dtype=float)
+    assert not np.array_equal(released["float"], released["exact"], equal_nan=True)
+    exact = results["exact"]
+    assert exact.privacy.sampler == "exact" and results["float"].privacy.sampler == "float"
+    assert exact.privacy.epsilon <= agent_kwargs["epsilon"]
+    assert exact.privacy.as_dict()["privacy_sampler"] == "exact"
 
 
 def test_kernels_load_from_the_cache_in_a_new_process():

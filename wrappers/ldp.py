@@ -55,8 +55,15 @@ env, the seed or ``info`` to an agent; an agent written for privenv must only us
 
 ## Numerics
 
-The Laplace and Gaussian samplers use idealized floating-point arithmetic (Mironov 2012; see
-:mod:`privenv.privacy.mechanisms`): acceptable because released numbers never leave the simulator.
+By default (``sampler="float"``) the Laplace and Gaussian noise is binary64 arithmetic on uniform
+or normal draws: DP for idealized real arithmetic only — the low bits of a released double can
+identify the raw reward (Mironov 2012; ``privenv audit --targets preimage-laplace-float``). With
+``sampler="exact"`` the reward is rounded to a grid about 1000 times finer than the noise and the
+noise is the discrete Laplace or Gaussian drawn from uniform 64-bit words
+(:mod:`privenv.privacy.exact`, Canonne, Kamath & Steinke 2020): the declared guarantee (ε′, δ′),
+computed exactly with the grid and the range, holds for the doubles released. Randomized response
+releases one bit and has only the float sampler: its coin compares a uniform double with the
+double nearest 1/(e^ε + 1).
 
 Rewards outside the declared range raise ``ValueError`` naming ``reward`` and the range (never the
 raw value); they are clipped only if the caller asks for it (``clip=True``).
@@ -82,6 +89,14 @@ from gymnasium.vector import AutoresetMode, VectorEnv, VectorRewardWrapper
 
 from privenv._jit import jit
 from privenv._validation import check_choice, check_delta, check_epsilon, check_real
+from privenv.privacy.exact import (
+    RELEASE_WORDS,
+    GaussianMechanism,
+    LaplaceMechanism,
+    grid_round,
+    take_discrete_gaussian,
+    take_discrete_laplace,
+)
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.mechanisms import (
     gaussian_noise,
@@ -140,14 +155,17 @@ def _check_reward_range(reward_range: Any) -> tuple[float, float]:
 # The compiled randomizers: one implementation of each mechanism
 # ---------------------------------------------------------------------------------------------
 
-#: :attr:`RandomizerView.kind` of each mechanism (``NO_RANDOMIZER``: the raw value is released)
-NO_RANDOMIZER, RANDOMIZED_RESPONSE, LAPLACE, GAUSSIAN = 0, 1, 2, 3
+#: :attr:`RandomizerView.kind` of each mechanism (``NO_RANDOMIZER``: the raw value is released;
+#: the ``_EXACT`` kinds: the exact samplers of :mod:`privenv.privacy.exact`)
+NO_RANDOMIZER, RANDOMIZED_RESPONSE, LAPLACE, GAUSSIAN, LAPLACE_EXACT, GAUSSIAN_EXACT = range(6)
 
 
 class RandomizerView(NamedTuple):
     """What a kernel sees of a :class:`LocalRandomizer`: its mechanism (``kind``), the declared
     range, whether it clips, its one constant ``p`` (randomized response: p₀ = 1/(e^ε + 1);
-    Laplace: the scale b; Gaussian: σ) and the noise one release draws."""
+    Laplace: the scale b; Gaussian: σ), the noise one release draws, and the exact samplers'
+    grid ``g`` with their integers (Laplace: t = a/b grid units; Gaussian: σ² = a/b grid units²
+    and CKS20's t = c)."""
 
     kind: int
     lo: float
@@ -156,6 +174,11 @@ class RandomizerView(NamedTuple):
     p: float
     uniforms: int
     normals: int
+    words: int = 0
+    g: float = 1.0
+    a: int = 1
+    b: int = 1
+    c: int = 1
 
     @classmethod
     def none(cls) -> RandomizerView:
@@ -184,6 +207,11 @@ def release(rv: RandomizerView, noise: NoiseView, run: int, x: float) -> float:
         return x + laplace_noise(take_uniform(noise, run), rv.p)
     if rv.kind == GAUSSIAN:
         return x + gaussian_noise(take_normal(noise, run), rv.p)
+    if rv.kind == LAPLACE_EXACT:  # (k + Z)·g, k = x on the grid, Z ~ Lap_ℤ(a/b)
+        return float(grid_round(x, rv.g) + take_discrete_laplace(noise, run, rv.a, rv.b)) * rv.g
+    if rv.kind == GAUSSIAN_EXACT:  # (k + Z)·g, Z ~ N_ℤ(0, a/b)
+        return float(grid_round(x, rv.g)
+                     + take_discrete_gaussian(noise, run, rv.a, rv.b, rv.c)) * rv.g
     return x
 
 
@@ -221,12 +249,17 @@ class LocalRandomizer(ABC):
         reward_range: the declared range (lo, hi) of one user's value.
         clip: clip values into the range instead of raising ``ValueError``.
         unit: the protected unit recorded in the guarantee.
+        sampler: ``"float"`` (binary64 noise: DP in idealized arithmetic only) or ``"exact"``
+            (the value rounded to a grid plus discrete noise: the guarantee holds for the
+            doubles released; Laplace and Gaussian only, :mod:`privenv.privacy.exact`).
     """
 
     #: what the error messages call the mechanism
     description: str = "local randomizer"
     #: :attr:`RandomizerView.kind`
     kind: int = NO_RANDOMIZER
+    #: the samplers this mechanism offers
+    samplers: tuple[str, ...] = ("float",)
 
     def __init__(
         self,
@@ -235,6 +268,7 @@ class LocalRandomizer(ABC):
         reward_range: tuple[float, float],
         clip: bool,
         unit: str,
+        sampler: str = "float",
     ) -> None:
         self.epsilon = check_epsilon(epsilon)
         self.delta = delta
@@ -243,10 +277,17 @@ class LocalRandomizer(ABC):
             raise ValueError(f"clip must be a bool, got {clip!r}")
         self.clip = bool(clip)
         self.unit = unit
+        self.sampler = check_choice("sampler", sampler, self.samplers)
+        #: the exact sampler's mechanism (its grid, integers and guarantee), else ``None``
+        self.exact: LaplaceMechanism | GaussianMechanism | None = None
 
     @property
     def privacy(self) -> PrivacyGuarantee:
-        """The (ε, δ)-local-DP guarantee of one release, per ``unit``, replace-one."""
+        """The (ε, δ)-local-DP guarantee of one release, per ``unit``, replace-one; with the
+        exact sampler the exact (ε′, δ′) ≤ (ε, δ), grid and clamping included."""
+        if self.exact is not None:
+            g = self.exact.guarantee
+            return PrivacyGuarantee("local", g.epsilon, g.delta, self.unit, sampler="exact")
         return PrivacyGuarantee("local", self.epsilon, self.delta, self.unit)
 
     @property
@@ -262,6 +303,15 @@ class LocalRandomizer(ABC):
     def kernel_view(self) -> RandomizerView:
         """The compiled form's view of this randomizer."""
         lo, hi = self.reward_range
+        if isinstance(self.exact, LaplaceMechanism):
+            p = self.exact.params
+            return RandomizerView(LAPLACE_EXACT, lo, hi, self.clip, self.constant(), 0, 0,
+                                  RELEASE_WORDS, p.grid.granularity, p.scale_num, p.scale_den)
+        if isinstance(self.exact, GaussianMechanism):
+            q = self.exact.params
+            return RandomizerView(GAUSSIAN_EXACT, lo, hi, self.clip, self.constant(), 0, 0,
+                                  RELEASE_WORDS, self.exact.grid.granularity, q.var_num,
+                                  q.var_den, q.t)
         gaussian = self.kind == GAUSSIAN
         return RandomizerView(self.kind, lo, hi, self.clip, self.constant(),
                               0 if gaussian else 1, 1 if gaussian else 0)
@@ -298,7 +348,7 @@ class LocalRandomizer(ABC):
         """The release of validated values ``x``, with one noise draw of each run in ``runs``."""
         view = self.kernel_view()
         runs = np.arange(noise.n_runs) if runs is None else np.asarray(runs, dtype=np.int64)
-        noise.ensure(view.uniforms, view.normals, runs)
+        noise.ensure(view.uniforms, view.normals, runs, view.words)
         x = np.ascontiguousarray(x, dtype=float)
         out = np.empty(x.shape)
         _release_all(view, noise.view(), runs, x.reshape(-1), out.reshape(-1))
@@ -325,10 +375,14 @@ class RandomizedResponseRandomizer(LocalRandomizer):
 
 
 class LaplaceRandomizer(LocalRandomizer):
-    """r + Lap(b), b = (hi − lo)/ε: the Laplace mechanism on one value (ε-LDP, replace-one)."""
+    """r + Lap(b), b = (hi − lo)/ε: the Laplace mechanism on one value (ε-LDP, replace-one).
+
+    ``sampler="exact"``: r rounded to the grid g = 2^(⌊log₂ b⌋ − 10) plus the discrete Laplace
+    (:class:`privenv.privacy.exact.LaplaceMechanism`), exactly ε′-LDP with ε′ ≤ ε."""
 
     description = "the Laplace mechanism"
     kind = LAPLACE
+    samplers = ("float", "exact")
 
     def __init__(
         self,
@@ -336,9 +390,13 @@ class LaplaceRandomizer(LocalRandomizer):
         reward_range: tuple[float, float],
         clip: bool = False,
         unit: str = "reward",
+        sampler: str = "float",
     ) -> None:
-        super().__init__(epsilon, 0.0, reward_range, clip, unit)
+        super().__init__(epsilon, 0.0, reward_range, clip, unit, sampler)
         self.scale = laplace_scale(self.epsilon, self.sensitivity)
+        if self.sampler == "exact":
+            self.exact = LaplaceMechanism(epsilon=self.epsilon, bounds=self.reward_range,
+                                          sampler="exact")
 
     def constant(self) -> float:
         return self.scale
@@ -356,6 +414,7 @@ class GaussianRandomizer(LocalRandomizer):
 
     description = "the Gaussian mechanism"
     kind = GAUSSIAN
+    samplers = ("float", "exact")
 
     def __init__(
         self,
@@ -365,13 +424,19 @@ class GaussianRandomizer(LocalRandomizer):
         calibration: str = "analytic",
         clip: bool = False,
         unit: str = "reward",
+        sampler: str = "float",
     ) -> None:
-        super().__init__(epsilon, check_delta(delta), reward_range, clip, unit)
+        super().__init__(epsilon, check_delta(delta), reward_range, clip, unit, sampler)
         self.calibration = check_choice("calibration", calibration, CALIBRATIONS)
         if calibration == "analytic":
             self.sigma = gaussian_sigma_analytic(self.epsilon, self.delta, self.sensitivity)
         else:
             self.sigma = gaussian_sigma_classical(self.epsilon, self.delta, self.sensitivity)
+        if self.sampler == "exact":  # the discrete Gaussian with σ² ≥ this σ², exact δ ≤ δ
+            self.exact = GaussianMechanism(
+                epsilon=self.epsilon, delta=self.delta, bounds=self.reward_range,
+                sampler="exact", sigma=None if calibration == "analytic" else self.sigma)
+            self.sigma = self.exact.sigma
 
     def constant(self) -> float:
         return self.sigma
@@ -687,7 +752,10 @@ class LaplaceReward(LocalDPRewardWrapper):
     ``privacy``: ε-DP, local model, per reward.
 
     ## Arguments
-    ``env``, ``epsilon`` (ε > 0), ``reward_range`` = (lo, hi), lo < hi, ``clip`` (default False).
+    ``env``, ``epsilon`` (ε > 0), ``reward_range`` = (lo, hi), lo < hi, ``clip`` (default False),
+    ``sampler`` (``"float"``, default, or ``"exact"``: the reward rounded to a grid 1000 times
+    finer than the noise plus discrete Laplace noise, exactly ε′-DP with ε′ ≤ ε on the doubles
+    released; see docs/design/threat-model.md).
 
     ## Example
     >>> import gymnasium as gym, privenv
@@ -703,11 +771,12 @@ class LaplaceReward(LocalDPRewardWrapper):
         epsilon: float,
         reward_range: tuple[float, float],
         clip: bool = False,
+        sampler: str = "float",
     ) -> None:
         gym.utils.RecordConstructorArgs.__init__(
-            self, epsilon=epsilon, reward_range=reward_range, clip=clip
+            self, epsilon=epsilon, reward_range=reward_range, clip=clip, sampler=sampler
         )
-        super().__init__(env, LaplaceRandomizer(epsilon, reward_range, clip))
+        super().__init__(env, LaplaceRandomizer(epsilon, reward_range, clip, sampler=sampler))
 
 
 class VectorLaplaceReward(LocalDPVectorRewardWrapper):
@@ -719,8 +788,9 @@ class VectorLaplaceReward(LocalDPVectorRewardWrapper):
         epsilon: float,
         reward_range: tuple[float, float],
         clip: bool = False,
+        sampler: str = "float",
     ) -> None:
-        super().__init__(env, LaplaceRandomizer(epsilon, reward_range, clip))
+        super().__init__(env, LaplaceRandomizer(epsilon, reward_range, clip, sampler=sampler))
 
 
 class GaussianReward(LocalDPRewardWrapper):
@@ -741,7 +811,9 @@ class GaussianReward(LocalDPRewardWrapper):
 
     ## Arguments
     ``env``, ``epsilon`` (ε > 0), ``delta`` (δ ∈ (0, 1)), ``reward_range`` = (lo, hi),
-    ``calibration`` (``"analytic"`` or ``"classical"``), ``clip`` (default False).
+    ``calibration`` (``"analytic"`` or ``"classical"``), ``clip`` (default False), ``sampler``
+    (``"float"``, default, or ``"exact"``: the discrete Gaussian on a grid, with the smallest σ
+    at least the calibration's whose exact δ(ε) ≤ δ).
     """
 
     def __init__(
@@ -752,6 +824,7 @@ class GaussianReward(LocalDPRewardWrapper):
         reward_range: tuple[float, float],
         calibration: str = "analytic",
         clip: bool = False,
+        sampler: str = "float",
     ) -> None:
         gym.utils.RecordConstructorArgs.__init__(
             self,
@@ -760,8 +833,10 @@ class GaussianReward(LocalDPRewardWrapper):
             reward_range=reward_range,
             calibration=calibration,
             clip=clip,
+            sampler=sampler,
         )
-        super().__init__(env, GaussianRandomizer(epsilon, delta, reward_range, calibration, clip))
+        super().__init__(env, GaussianRandomizer(epsilon, delta, reward_range, calibration, clip,
+                                                 sampler=sampler))
 
 
 class VectorGaussianReward(LocalDPVectorRewardWrapper):
@@ -775,8 +850,10 @@ class VectorGaussianReward(LocalDPVectorRewardWrapper):
         reward_range: tuple[float, float],
         calibration: str = "analytic",
         clip: bool = False,
+        sampler: str = "float",
     ) -> None:
-        super().__init__(env, GaussianRandomizer(epsilon, delta, reward_range, calibration, clip))
+        super().__init__(env, GaussianRandomizer(epsilon, delta, reward_range, calibration, clip,
+                                                 sampler=sampler))
 
 
 def _check_label_bound(env: Any, clip: bool) -> None:
@@ -814,18 +891,24 @@ class LaplaceLabel(LocalDPRewardWrapper):
     ``privacy``: ε-DP, local model, per label.
 
     ## Arguments
-    ``env``, ``epsilon`` (ε > 0), ``clip`` (default False).
+    ``env``, ``epsilon`` (ε > 0), ``clip`` (default False), ``sampler`` (``"float"`` or
+    ``"exact"``, as :class:`LaplaceReward`).
     """
 
-    def __init__(self, env: gym.Env, epsilon: float, clip: bool = False) -> None:
-        gym.utils.RecordConstructorArgs.__init__(self, epsilon=epsilon, clip=clip)
+    def __init__(self, env: gym.Env, epsilon: float, clip: bool = False,
+                 sampler: str = "float") -> None:
+        gym.utils.RecordConstructorArgs.__init__(self, epsilon=epsilon, clip=clip,
+                                                 sampler=sampler)
         _check_label_bound(env, clip)
-        super().__init__(env, LaplaceRandomizer(epsilon, LABEL_RANGE, clip, unit="label"))
+        super().__init__(env, LaplaceRandomizer(epsilon, LABEL_RANGE, clip, unit="label",
+                                                sampler=sampler))
 
 
 class VectorLaplaceLabel(LocalDPVectorRewardWrapper):
     """:class:`LaplaceLabel` for a native privenv vector env (same randomizer, batched)."""
 
-    def __init__(self, env: VectorEnv, epsilon: float, clip: bool = False) -> None:
+    def __init__(self, env: VectorEnv, epsilon: float, clip: bool = False,
+                 sampler: str = "float") -> None:
         _check_label_bound(env, clip)
-        super().__init__(env, LaplaceRandomizer(epsilon, LABEL_RANGE, clip, unit="label"))
+        super().__init__(env, LaplaceRandomizer(epsilon, LABEL_RANGE, clip, unit="label",
+                                                sampler=sampler))

@@ -131,7 +131,11 @@ def _release_audit(make_agent: Callable[[int], Any], n: int, seed: int, rows: Ta
 _DPSE_EPS, _DPSE_BETA = 1.0, 0.9
 
 
-def _dp_se(mutation: str | None, n: int, seed: int) -> Measurement:
+def _dp_se(sampler: str) -> Sampler:
+    return functools.partial(_dp_se_sample, sampler)
+
+
+def _dp_se_sample(sampler: str, mutation: str | None, n: int, seed: int) -> Measurement:
     from privenv.agents.dp_se import DPSE
 
     class HalfNoise(DPSE):
@@ -151,15 +155,19 @@ def _dp_se(mutation: str | None, n: int, seed: int) -> Measurement:
     horizon = 2 * R  # epoch 1: arm 0 then arm 1, both released
     rows = _neighbour_table(n, horizon, 2, 0.5, 0, 1.0, 0.0)
     return _release_audit(
-        lambda m: cls(K=2, horizon=horizon, epsilon=_DPSE_EPS, beta=_DPSE_BETA, n_runs=m), n,
-        seed, rows, _DPSE_EPS)
+        lambda m: cls(K=2, horizon=horizon, epsilon=_DPSE_EPS, beta=_DPSE_BETA, sampler=sampler,
+                      n_runs=m), n, seed, rows, _DPSE_EPS)
 
 
 _register(AuditCase(
     "dp-se", "DP-SE (regret version), K = 2, ε = 1, β = 0.9 (R₁ = 369 pulls per arm, T = 2R₁): "
     "user 0's reward 1 vs 0 (Δ = 1/R₁, the sensitivity); output: both arms' released epoch "
     "means; mutants: Laplace scale halved, epoch sum not reset between arms (a reward reused)",
-    _dp_se, 20_000, ("noise x 0.5", "reward reused"), power_floor=0.5))
+    _dp_se("float"), 20_000, ("noise x 0.5", "reward reused"), power_floor=0.5))
+_register(AuditCase(
+    "dp-se-exact", "DP-SE as dp-se with the exact sampler (the discrete Laplace on a grid, "
+    "privenv.privacy.exact); same mutants", _dp_se("exact"), 20_000,
+    ("noise x 0.5", "reward reused"), power_floor=0.5))
 
 
 # -- PRAE-R, DPRSE, PRAE-C (paper 1) --------------------------------------------------------------
@@ -167,7 +175,7 @@ _register(AuditCase(
 _HUBER_EPS = 1.0
 
 
-def _prae_r_family(name: str) -> Sampler:
+def _prae_r_family(name: str, sampler: str = "float") -> Sampler:
     """PRAE-R (α = 0.25, δ = 0.5: first phase of 30 random pulls, then batch τ = 5 of 32 pulls
     per arm, T = 94, t₀ = 30) or DPRSE (no first phase, batch τ = 1 of 2 pulls per arm, T = 4,
     t₀ = 0). User t₀'s reward is ±0.999·M_τ (Algorithm 2's truncation): Δ ≈ 2M/B, the
@@ -193,8 +201,8 @@ def _prae_r_family(name: str) -> Sampler:
                                      probe.alpha, probe.moment_order)
         rows = _neighbour_table(n, horizon, 2, 0.0, t0, 0.999 * float(M), -0.999 * float(M))
         return _release_audit(
-            lambda m: cls(K=2, horizon=horizon, epsilon=_HUBER_EPS, n_runs=m, **kw), n, seed,
-            rows, _HUBER_EPS)
+            lambda m: cls(K=2, horizon=horizon, epsilon=_HUBER_EPS, sampler=sampler, n_runs=m,
+                          **kw), n, seed, rows, _HUBER_EPS)
 
     return sample
 
@@ -209,9 +217,17 @@ _register(AuditCase(
     "τ = 1 (2 pulls per arm, T = 4); user 0's reward ±0.999M; output: both released "
     "estimates; mutant: Laplace scale M/(Bε)", _prae_r_family("dprse"), 20_000,
     ("sensitivity halved",), power_floor=0.5))
+_register(AuditCase(
+    "dprse-exact", "DPRSE as dprse with the exact sampler (Algorithm 2's release through "
+    "privenv.privacy.exact.laplace_release); mutant: Laplace scale M/(Bε)",
+    _prae_r_family("dprse", "exact"), 20_000, ("sensitivity halved",), power_floor=0.5))
 
 
-def _prae_c(mutation: str | None, n: int, seed: int) -> Measurement:
+def _prae_c(sampler: str) -> Sampler:
+    return functools.partial(_prae_c_sample, sampler)
+
+
+def _prae_c_sample(sampler: str, mutation: str | None, n: int, seed: int) -> Measurement:
     from privenv.agents.huber import PRAEC, batch_delta, central_moment_parameters
 
     class HalfSensitivity(PRAEC):
@@ -224,7 +240,7 @@ def _prae_c(mutation: str | None, n: int, seed: int) -> Measurement:
     # random first phase uses no reward for ~10⁴ pulls). Batches: arm 0 (t = 0, 1), arm 1
     # (t = 2…5), then 8 pulls of the greedy arm (t = 6…13: fold 1 = 6…9, fold 2 = 10…13).
     horizon, t0, fold = 14, 10, 4
-    kw = {"alpha": 0.0, "mean_range": 1.0, "first_phase": "greedy"}
+    kw = {"alpha": 0.0, "mean_range": 1.0, "first_phase": "greedy", "sampler": sampler}
     probe = PRAEC(K=2, horizon=horizon, epsilon=_HUBER_EPS, **kw)
     _, M, _ = central_moment_parameters(fold, _HUBER_EPS, batch_delta(probe.delta, 3, 2), 0.0,
                                         probe.moment_order)
@@ -245,7 +261,11 @@ _register(AuditCase(
     "(every batch released), T = 14: all rewards at the centre of bin [0, r) except user 10 "
     "(fold 2 of batch 3) at ±0.999M; output: the release of batch 3's (public, noise-chosen) arm; "
     "mutant: both Laplace "
-    "scales halved", _prae_c, 20_000, ("sensitivity halved",), power_floor=0.3))
+    "scales halved", _prae_c("float"), 20_000, ("sensitivity halved",), power_floor=0.3))
+_register(AuditCase(
+    "prae-c-exact", "PRAE-C as prae-c with the exact sampler (the histogram's counts plus "
+    "Lap_ℤ, the mean through privenv.privacy.exact.laplace_release); mutant: both scales halved",
+    _prae_c("exact"), 20_000, ("sensitivity halved",), power_floor=0.3))
 
 
 # -- AdaP-TT, AdaP-TT* (paper 3) ------------------------------------------------------------------
@@ -253,7 +273,7 @@ _register(AuditCase(
 _ADAP_EPS, _ADAP_T, _ADAP_STEPS = 2.0, 8, (2, 3, 4)
 
 
-def _adap(star: bool) -> Sampler:
+def _adap(star: bool, sampler: str = "float") -> Sampler:
     """AdaP-TT (Algorithm 9) / AdaP-TT* (Algorithm 10), K = 2, T = 8: user 0's rewards 1 (D) vs
     0 (D′) enter only arm 0's first release μ̃₀ = x₀ + Lap(1/ε); arm 1's first reward (user 1)
     is 1, the others 0.5. The first adaptive pull goes to arm 0 iff μ̃₀ > μ̃₁. Pre-declared
@@ -271,7 +291,8 @@ def _adap(star: bool) -> Sampler:
 
         cls = HalfNoise if mutation == "noise x 0.5" else base
         rows = _neighbour_table(n, _ADAP_T, 2, 0.5, 0, 1.0, 0.0, fixed={(1, 1): 1.0})
-        events = _drive(lambda m: cls(K=2, epsilon=_ADAP_EPS, n_runs=m), rows, 2 * n, seed,
+        events = _drive(lambda m: cls(K=2, epsilon=_ADAP_EPS, sampler=sampler, n_runs=m), rows,
+                        2 * n, seed,
                         lambda agent, actions: np.stack([actions[:, t] == 0 for t in _ADAP_STEPS],
                                                         axis=1))
         res = audit.epsilon_lower_bound(events[:n].sum(axis=0), n, events[n:].sum(axis=0), n,
@@ -289,6 +310,10 @@ _register(AuditCase(
     "adap-tt-star", "AdaP-TT* (private transportation cost and threshold), the same instance "
     "and events as adap-tt; mutant: Laplace scale halved", _adap(True), 6_000,
     ("noise x 0.5",), power_floor=0.5))
+_register(AuditCase(
+    "adap-tt-exact", "AdaP-TT as adap-tt with the exact sampler (each phase mean through "
+    "privenv.privacy.exact.laplace_release); mutant: Laplace scale halved",
+    _adap(False, "exact"), 6_000, ("noise x 0.5",), power_floor=0.5))
 
 
 # -- CTB-TT (paper 3, Algorithm 7): randomized response wrapper + TTUCB, end to end -------------

@@ -205,3 +205,59 @@ _register(AuditCase(
     "(ε/3 = 1, δ = 0.01), φ_h = e₁ vs e₂; projection score; audited at δ = 0.05 of the "
     "μ-GDP profile (declared 0.572)", _lplr_gram, 200_000, ("noise x 0.5",),
     power_floor=0.572 - 0.2))
+
+
+def _reward_wrapper_preimage(kind: str) -> Sampler:
+    """The local-DP reward wrappers' own randomizer (:class:`~privenv.wrappers.ldp.
+    LaplaceRandomizer` at ε = 1, or :class:`~privenv.wrappers.ldp.GaussianRandomizer` at
+    (1, 10⁻²), range (0, 1), ``sampler="exact"``) on rewards 0 and 1/3, each run's noise from its
+    own word stream as in a wrapper: every release must be a point of the declared grid
+    (reachable from both inputs). Mutant: the wrapper ignores the sampler and draws float noise,
+    whose releases are then searched exactly (the Laplace transform's support, or for the
+    Gaussian's ziggurat normals the addition stage alone)."""
+
+    def sample(mutation: str | None, n: int, seed: int) -> Measurement:
+        from privenv.privacy import preimage
+        from privenv.privacy.harness import (
+            _float_laplace_noise,
+            _float_reachable,
+            _preimage_measurement,
+        )
+        from privenv.seeding import WRAPPER, noise_for
+        from privenv.wrappers.ldp import GaussianRandomizer, LaplaceRandomizer
+
+        def randomizer(sampler: str) -> Any:
+            if kind == "laplace":
+                return LaplaceRandomizer(1.0, (0.0, 1.0), sampler=sampler)
+            return GaussianRandomizer(1.0, 1e-2, (0.0, 1.0), sampler=sampler)
+
+        declared = randomizer("exact")
+        used = randomizer("float" if mutation == "sampler ignored" else "exact")
+        inputs = (0.0, 1.0 / 3.0)
+        ys = [used(np.full(n, x), noise_for(2 * int(seed) + k, n, WRAPPER))
+              for k, x in enumerate(inputs)]
+        if mutation is None:
+            step = declared.kernel_view().g
+            unreachable = (~preimage.on_grid(ys[0], step), ~preimage.on_grid(ys[1], step))
+            search = "support: the grid g·ℤ (exact)"
+        else:
+            support = _float_laplace_noise if kind == "laplace" else None  # b = 1
+            unreachable = (~_float_reachable(ys[0], inputs[1], support),
+                           ~_float_reachable(ys[1], inputs[0], support))
+            search = "the float sampler's support" if support else "addition only"
+        g = declared.privacy
+        return _preimage_measurement(unreachable, g.epsilon, g.delta, search)
+
+    return sample
+
+
+_register(AuditCase(
+    "preimage-laplace-reward-exact", "exact preimage search of LaplaceReward's randomizer with "
+    "sampler='exact' (ε = 1, range (0, 1)), rewards 0 vs 1/3, per-run word streams: every release "
+    "a grid point, reachable from both; mutant: the sampler ignored (float noise)",
+    _reward_wrapper_preimage("laplace"), 20_000, ("sampler ignored",)))
+_register(AuditCase(
+    "preimage-gaussian-reward-exact", "exact preimage search of GaussianReward's randomizer "
+    "with sampler='exact' ((1, 1e-2), range (0, 1)), rewards 0 vs 1/3; mutant: the sampler "
+    "ignored (float noise)", _reward_wrapper_preimage("gaussian"), 20_000,
+    ("sampler ignored",)))

@@ -100,15 +100,21 @@ from typing import Any
 
 import numpy as np
 
+from privenv import seeding
 from privenv._jit import jit
 from privenv._validation import check_choice, check_delta, check_epsilon, check_int, check_real
+from privenv.seeding import NoiseView
 
 from . import mechanisms as mech
+from .guarantee import PrivacyGuarantee
 
 __all__ = [
+    "EPSILON_BITS",
     "EXHAUSTED",
     "LIMIT",
     "OVERFLOW",
+    "RELEASE_WORDS",
+    "release_grid",
     "SAMPLERS",
     "DiscreteGaussianParameters",
     "DiscreteLaplaceParameters",
@@ -125,12 +131,20 @@ __all__ = [
     "discrete_gaussian_kernel",
     "discrete_laplace",
     "discrete_laplace_kernel",
+    "epsilon_denominator",
+    "epsilon_of_denominator",
+    "sampler_denominator",
+    "sampler_guarantee",
+    "grid_round",
+    "laplace_release",
     "random_words",
     "snap",
     "snap_from_log",
     "snap_uncertain",
     "snapping_kernel",
     "snapping_value",
+    "take_discrete_gaussian",
+    "take_discrete_laplace",
     "uniform_below_kernel",
     "uniform_doubles",
 ]
@@ -534,13 +548,129 @@ def _fill(words: np.ndarray, pos: int, i: int, kind: int, ints: np.ndarray, floa
 
 
 # =================================================================================================
+# Releases from a run's word stream (compiled agents and local randomizers)
+# =================================================================================================
+
+#: the words an exact release is given. A compiled agent or randomizer ensures this many words
+#: per release it may make in a step (``words_per_step``), so a release never waits in the middle
+#: of an algorithm's step. Measured over 2·10⁶ draws (tests/privacy/test_exact.py repeats it on
+#: fewer): a discrete Laplace draw takes 8 words on average and its count has an exponential tail
+#: of rate ≥ 0.2 per word beyond 20 words; a discrete Gaussian draw (σ = 1500 grid units) 12.4,
+#: rate ≥ 0.1 per word beyond 40. So more than 512 words has probability below 2⁻¹⁴⁰ and 2⁻⁷⁰.
+#: Should a release still run out, it raises ``RuntimeError``: it never returns a value drawn
+#: from anything but the run's own words.
+RELEASE_WORDS = 512
+#: the denominator 2²⁰ of the exact samplers' ε′ = 2²⁰/q (:func:`epsilon_denominator`)
+EPSILON_BITS = 20
+
+
+def epsilon_denominator(epsilon: float) -> int:
+    """q = ⌈2²⁰/ε⌉, exactly (rational arithmetic on the double ε): an exact release with this q
+    is ε′-DP for ε′ = 2²⁰/q ≤ ε (:func:`laplace_release`). ε must be at least 2⁻²⁰."""
+    epsilon = check_real("epsilon", epsilon, low=2.0**-EPSILON_BITS, high=math.inf,
+                         high_open=True)
+    return math.ceil(Fraction(2**EPSILON_BITS) / Fraction(epsilon))
+
+
+def sampler_denominator(sampler: str, epsilon: float, noise_multiplier: float = 1.0) -> int:
+    """A compiled agent's sampler constant: 0 for ``"float"``; for ``"exact"``,
+    q = :func:`epsilon_denominator` of ε/``noise_multiplier`` (the audits' hook: a multiplier
+    below 1 is a weaker release)."""
+    if sampler == "float":
+        return 0
+    return epsilon_denominator(epsilon if noise_multiplier == 1.0 else epsilon / noise_multiplier)
+
+
+def sampler_guarantee(sampler: str, model: str, epsilon: float, unit: str) -> PrivacyGuarantee:
+    """The pure-DP guarantee a private agent declares: ε with the float sampler; with the exact
+    one ε′ = 2²⁰/⌈2²⁰/ε⌉ ≤ ε (rounded up to a double), the ε of every exact release it makes."""
+    if sampler == "exact":
+        epsilon = _float_up(epsilon_of_denominator(epsilon_denominator(epsilon)))
+    return PrivacyGuarantee(model, epsilon, 0.0, unit, sampler=sampler)
+
+
+def epsilon_of_denominator(q: int) -> Fraction:
+    """ε′ = 2²⁰/q, exactly: the guarantee of an exact release made with :func:`laplace_release`
+    and ``q``."""
+    return Fraction(2**EPSILON_BITS, q)
+
+
+@jit(error_model="python")
+def grid_round(x: float, granularity: float) -> int:
+    r"""k = ⌊x/g + ½⌋ exactly, g a power of two (x/g is exact; so is x/g − ⌊x/g⌋). Raises
+    ``ValueError`` for NaN or \|x/g\| ≥ 2⁵² (the grid cannot hold x)."""
+    y = x / granularity
+    if not abs(y) < 2.0**52:
+        raise ValueError("an exact release's input is NaN or too large for its grid")
+    f = np.floor(y)
+    return np.int64(f) + (1 if y - f >= 0.5 else 0)
+
+
+@jit(error_model="python")
+def take_discrete_laplace(noise: NoiseView, run: int, scale_num: int, scale_den: int) -> int:
+    """The next Lap_ℤ(scale_num/scale_den) draw of ``run`` from its word stream
+    (:func:`discrete_laplace_kernel`); the caller has ensured :data:`RELEASE_WORDS` words."""
+    z, pos = discrete_laplace_kernel(noise.w[run, :noise.w_end[run]], noise.w_pos[run],
+                                     scale_num, scale_den)
+    if pos < 0:
+        raise RuntimeError("an exact Laplace release ran out of words or overflowed")
+    noise.w_pos[run] = pos
+    return z
+
+
+@jit(error_model="python")
+def take_discrete_gaussian(noise: NoiseView, run: int, var_num: int, var_den: int,
+                           t: int) -> int:
+    """The next N_ℤ(0, var_num/var_den) draw of ``run`` from its word stream
+    (:func:`discrete_gaussian_kernel` with CKS20's t)."""
+    z, pos = discrete_gaussian_kernel(noise.w[run, :noise.w_end[run]], noise.w_pos[run],
+                                      var_num, var_den, t)
+    if pos < 0:
+        raise RuntimeError("an exact Gaussian release ran out of words or overflowed")
+    noise.w_pos[run] = pos
+    return z
+
+
+@jit
+def release_grid(sensitivity: float, q: int) -> tuple[float, int]:
+    """(g, Δ_k) of :func:`laplace_release`: g = 2^(⌊log₂(Δ·q/2²⁰)⌋ − 10) and Δ_k = ⌈Δ/g⌉ + 1
+    (Δ/g is exact: g is a power of two)."""
+    s = sensitivity * q / 2.0**EPSILON_BITS  # ≈ Δ/ε′: sets the grid only
+    g = math.ldexp(1.0, math.frexp(s)[1] - 1 - 10)
+    return g, np.int64(math.ceil(sensitivity / g)) + 1
+
+
+@jit(error_model="python")
+def laplace_release(noise: NoiseView, run: int, x: float, sensitivity: float, q: int) -> float:
+    r"""x + Laplace(Δ/ε) with the exact sampler, for a statistic x of sensitivity Δ computed by a
+    compiled agent; ε′ = 2²⁰/q ≤ ε (q from :func:`epsilon_denominator`).
+
+    The grid is g = 2^(⌊log₂(Δ/ε′)⌋ − 10) (about a thousandth of the noise scale; any power of
+    two is valid, the choice only sets the resolution). x is rounded to k = ⌊x/g + ½⌋ and the
+    release is (k + Z)·g with Z ~ Lap_ℤ(t), t = Δ_k·q/2²⁰ grid units and Δ_k = ⌈Δ/g⌉ + 1. By the
+    rounding argument of the module docstring, inputs at distance at most Δ + g give
+    \|k − k′\| ≤ Δ_k, so the release is exactly (Δ_k/t = 2²⁰/q)-DP. The one grid unit of slack
+    covers the floating-point error of the agent's statistic and of Δ itself (a sum of n values
+    errs by about n·2⁻⁵³ of its magnitude, far below g ≈ Δ/(1000ε) for every algorithm here):
+    the guarantee assumes that error is below g, nothing else. Δ and x are doubles the agent
+    computes the same way in both drivers, so the release is the same step by step or fast.
+    """
+    g, dk = release_grid(sensitivity, q)
+    if dk > _MAX_SCALE // q:
+        raise ValueError("an exact release's scale is outside the sampler's range")
+    k = grid_round(x, g)
+    z = take_discrete_laplace(noise, run, dk * q, np.int64(2**EPSILON_BITS))
+    return float(k + z) * g
+
+
+# =================================================================================================
 # Streams of words, batch draws on a Generator
 # =================================================================================================
 
 
 def random_words(rng: np.random.Generator, n: int) -> np.ndarray:
     """``n`` uniform 64-bit words from ``rng`` (its bit generator's raw output, in order)."""
-    return rng.integers(0, 2**64, size=n, dtype=np.uint64)
+    return seeding.random_words(rng, n)
 
 
 def _run_fill(rng: np.random.Generator, n: int, words_per_draw: float, kind: int,
@@ -1073,17 +1203,24 @@ class GaussianMechanism:
             idealized arithmetic only); ``"exact"`` — the input rounded to the grid plus the
             discrete Gaussian, σ² the smallest calibrated value whose exact δ(ε) ≤ δ (CKS20).
         granularity: the exact sampler's grid g (a power of two); default 2^(⌊log₂σ⌋ − 10).
+        sigma: a fixed σ ≥ the analytic one (e.g. a paper's classical calibration); the exact
+            sampler's σ is then the smallest calibrated value ≥ it.
     """
 
     def __init__(self, *, epsilon: float, delta: float, sensitivity: float | None = None,
                  bounds: tuple[float, float] | None = None, sampler: str = "float",
-                 granularity: float | None = None) -> None:
+                 granularity: float | None = None, sigma: float | None = None) -> None:
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         self.bounds = _check_bounds(bounds)
         self.sensitivity = _sensitivity(sensitivity, self.bounds)
         self.sampler = check_choice("sampler", sampler, ("float", "exact"))
-        self.sigma = mech.gaussian_sigma_analytic(self.epsilon, self.delta, self.sensitivity)
+        analytic = mech.gaussian_sigma_analytic(self.epsilon, self.delta, self.sensitivity)
+        if sigma is not None:
+            sigma = check_real("sigma", sigma, low=analytic, high=math.inf, high_open=True)
+        #: a σ the caller fixed (e.g. a paper's classical calibration), at least the analytic one
+        self.sigma_floor = sigma
+        self.sigma = analytic if sigma is None else sigma
         self.grid: Grid | None = None
         self.params: DiscreteGaussianParameters | None = None
         if sampler == "exact":
@@ -1098,20 +1235,26 @@ class GaussianMechanism:
     def _calibrate(self, delta_k: int) -> DiscreteGaussianParameters:
         """σ² = m/4^s with s = max(0, 10 − ⌊log₂σ⌋) (so m ≥ 2²⁰: σ² to a relative 10⁻⁶): the
         smallest m, searched upwards from 0.98× the continuous analytic σ² (Balle & Wang 2018)
-        by factors 1.001, then down by halving steps, whose exact δ(ε) (× (1 + 10⁻⁹)) is ≤ δ."""
+        by factors 1.001, then down by halving steps, whose exact δ(ε) (× (1 + 10⁻⁹)) is ≤ δ;
+        with a fixed σ (``sigma``), no smaller than σ² in grid units."""
+        assert self.grid is not None
         sigma_c = mech.gaussian_sigma_analytic(self.epsilon, self.delta, float(delta_k))
         den = 4 ** max(0, 10 - (math.frexp(sigma_c)[1] - 1))
+        floor = 1
+        if self.sigma_floor is not None:
+            floor = math.ceil((Fraction(self.sigma_floor) / Fraction(self.grid.granularity)) ** 2
+                              * den)
 
         def ok(m: int) -> bool:
             return discrete_gaussian_delta(self.epsilon, m / den, delta_k) * (1 + 1e-9) \
                 <= self.delta
 
-        m = max(1, math.floor(0.98 * sigma_c * sigma_c * den))
+        m = max(floor, math.floor(0.98 * sigma_c * sigma_c * den))
         while not ok(m):
             m = max(m + 1, math.ceil(m * 1.001))
         step = max(1, m // 10**4)
         while step >= 1:
-            while m - step >= 1 and ok(m - step):
+            while m - step >= floor and ok(m - step):
                 m -= step
             step //= 2
         q = Fraction(m, den)

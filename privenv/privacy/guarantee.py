@@ -9,6 +9,10 @@ from dataclasses import dataclass
 from privenv._validation import check_choice, check_real
 
 MODELS = ("none", "central", "local", "shuffle", "silo-local")
+#: how the noise is drawn, ``"float"`` (binary64 transforms, DP in idealized arithmetic only)
+#: or ``"exact"`` (discrete samplers on a grid, :mod:`privenv.privacy.exact`, whose guarantee
+#: holds for the values the computer outputs)
+SAMPLERS = ("float", "exact")
 NEIGHBOURING = ("replace-one", "add-remove")
 
 
@@ -24,6 +28,8 @@ class PrivacyGuarantee:
         delta: δ (0 for pure DP).
         unit: what one user contributes, e.g. ``"reward"`` or ``"(context, reward)"``.
         neighbouring: ``"replace-one"`` (Definition 3.4 of paper 1) or ``"add-remove"``.
+        sampler: how the noise is drawn (:data:`SAMPLERS`); with ``"exact"`` the (ε, δ) are
+            those the exact samplers give, grid and clamping included.
     """
 
     model: str = "none"
@@ -31,10 +37,12 @@ class PrivacyGuarantee:
     delta: float = 0.0
     unit: str = "reward"
     neighbouring: str = "replace-one"
+    sampler: str = "float"
 
     def __post_init__(self) -> None:
         check_choice("model", self.model, MODELS)
         check_choice("neighbouring", self.neighbouring, NEIGHBOURING)
+        check_choice("sampler", self.sampler, SAMPLERS)
         if self.model == "none":
             if not (math.isinf(self.epsilon) and self.delta == 0.0):
                 raise ValueError("a guarantee with model='none' must have epsilon=inf and delta=0")
@@ -56,7 +64,8 @@ class PrivacyGuarantee:
             return "not private"
         eps = f"{self.epsilon:g}"
         head = f"{eps}-DP" if self.delta == 0 else f"({eps}, {self.delta:g})-DP"
-        return f"{head}, {self.model} model, per {self.unit}"
+        tail = ", exact sampler" if self.sampler == "exact" else ""
+        return f"{head}, {self.model} model, per {self.unit}{tail}"
 
     def as_dict(self) -> dict[str, object]:
         """Plain values for results tables (ε = inf for non-private)."""
@@ -66,6 +75,7 @@ class PrivacyGuarantee:
             "privacy_delta": self.delta,
             "privacy_unit": self.unit,
             "privacy_neighbouring": self.neighbouring,
+            "privacy_sampler": self.sampler,
             "privacy": str(self),
         }
 

@@ -17,11 +17,13 @@ import math
 import numpy as np
 import pytest
 
-from privenv import cli
+from privenv import audits, cli
 from privenv.privacy import exact, harness, preimage
 from privenv.privacy import mechanisms as mech
 
-PREIMAGE_CASES = [name for name in harness.CASES if name.startswith("preimage-")]
+#: every preimage case of ``privenv audit``: the mechanisms' (privenv.privacy.harness) and the
+#: reward wrappers' (privenv.audits.randomizers)
+PREIMAGE_CASES = [name for name in audits.CASES if name.startswith("preimage-")]
 
 
 def test_ordered_keys_round_trip_and_order() -> None:
@@ -115,13 +117,14 @@ def test_snapping_witnesses_for_every_release() -> None:
 def test_registry_has_the_preimage_cases() -> None:
     assert {"preimage-laplace-float", "preimage-gaussian-float",
             "preimage-gaussian-float-ziggurat", "preimage-laplace-exact",
-            "preimage-gaussian-exact", "preimage-snapping"} <= set(PREIMAGE_CASES)
+            "preimage-gaussian-exact", "preimage-snapping", "preimage-laplace-reward-exact",
+            "preimage-gaussian-reward-exact"} <= set(PREIMAGE_CASES)
 
 
 @pytest.mark.parametrize("target", PREIMAGE_CASES)
 def test_preimage_case(target: str) -> None:
-    case = harness.CASES[target]
-    records = harness.run_case(case, "quick")
+    case = audits.CASES[target]
+    records = audits.run_case(case, "quick")
     correct, mutants = records[0], records[1:]
     d = correct.details
     assert d is not None and {"unreachable_d", "unreachable_dprime", "fraction_d",
