@@ -553,12 +553,12 @@ def _fill(words: np.ndarray, pos: int, i: int, kind: int, ints: np.ndarray, floa
 
 #: the words an exact release is given. A compiled agent or randomizer ensures this many words
 #: per release it may make in a step (``words_per_step``), so a release never waits in the middle
-#: of an algorithm's step. Measured over 2·10⁶ draws (tests/privacy/test_exact.py repeats it on
-#: fewer): a discrete Laplace draw takes 8 words on average and its count has an exponential tail
-#: of rate ≥ 0.2 per word beyond 20 words; a discrete Gaussian draw (σ = 1500 grid units) 12.4,
-#: rate ≥ 0.1 per word beyond 40. So more than 512 words has probability below 2⁻¹⁴⁰ and 2⁻⁷⁰.
-#: Should a release still run out, it raises ``RuntimeError``: it never returns a value drawn
-#: from anything but the run's own words.
+#: of an algorithm's step. Measured over 2·10⁶ draws (tests/privacy/test_exact_release.py checks
+#: it on fewer): a discrete Laplace draw takes 8 words on average and its count has an
+#: exponential tail of rate ≥ 0.2 per word beyond 20 words; a discrete Gaussian draw (σ = 1500
+#: grid units) 12.4, rate ≥ 0.1 per word beyond 40. So more than 512 words has probability below
+#: 2⁻¹⁴⁰ and 2⁻⁷⁰. Should a release still run out, it raises ``RuntimeError``: it never returns a
+#: value drawn from anything but the run's own words.
 RELEASE_WORDS = 512
 #: the denominator 2²⁰ of the exact samplers' ε′ = 2²⁰/q (:func:`epsilon_denominator`)
 EPSILON_BITS = 20
