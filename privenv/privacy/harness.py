@@ -886,6 +886,8 @@ register(AuditCase(
 
 
 _SHUF_USERS, _SHUF_EPS0, _SHUF_DELTA = 50, 2.0, 0.05
+#: runs of the shuffler case held at once (full size: 10⁶ runs × 50 messages)
+_SHUF_CHUNK = 100_000
 
 
 def _shuffler(mutation: str | None, n: int, seed: int) -> Measurement:
@@ -901,13 +903,17 @@ def _shuffler(mutation: str | None, n: int, seed: int) -> Measurement:
     scores = []
     for k, bit in enumerate((1.0, 0.0)):
         rng = np.random.default_rng([seed, k])
-        x = np.zeros((n, _SHUF_USERS))
-        x[:, 0] = bit
-        msgs = mech.randomized_response(x, _SHUF_EPS0, rng)
         shuffler = IdentityShuffler() if mutation == "no shuffle" else UniformShuffler(
             np.random.default_rng([seed, k, 1]))
-        out = shuffler.shuffle(msgs, np.arange(n))
-        scores.append((out.sum(axis=1), out[:, 0]))
+        count, first = np.empty(n), np.empty(n)
+        for lo in range(0, n, _SHUF_CHUNK):  # both generators are read row after row: the
+            hi = min(lo + _SHUF_CHUNK, n)  # chunks draw the numbers one block of n would
+            x = np.zeros((hi - lo, _SHUF_USERS))
+            x[:, 0] = bit
+            msgs = mech.randomized_response(x, _SHUF_EPS0, rng)
+            out = shuffler.shuffle(msgs, np.arange(hi - lo))
+            count[lo:hi], first[lo:hi] = out.sum(axis=1), out[:, 0]
+        scores.append((count, first))
     res = best_bound(
         audit.threshold_epsilon_lower_bound(scores[0][0], scores[1][0],
                                             np.arange(_SHUF_USERS) + 0.5, delta=_SHUF_DELTA,
