@@ -60,9 +60,8 @@ from privenv.agents.top_two import (
 from privenv.parameters import EPSILON, SAMPLER, Options, Param
 from privenv.privacy.exact import (
     EPSILON_BITS,
-    RELEASE_WORDS,
     laplace_release,
-    sampler_denominator,
+    sampler_constants,
     sampler_guarantee,
 )
 from privenv.privacy.guarantee import PrivacyGuarantee
@@ -445,9 +444,8 @@ class DoublingTopTwo(TopTwo):
             self.K, self.delta, self.beta, self.sigma, self.glr_sigma, self.epsilon, self.private,
             self.forget, self.private_transport, bonus_kind, alpha, s, threshold_kind, small,
             large, float(self.noise_multiplier), 1 if self.private else 0, 0,
-            RELEASE_WORDS if self.private and self.sampler == "exact" else 0,
-            sampler_denominator(self.sampler, self.epsilon, float(self.noise_multiplier))
-            if self.private else 0)
+            *sampler_constants(self.sampler if self.private else "float", self.epsilon,
+                               float(self.noise_multiplier)))
 
     def charge_releases(self) -> None:
         charge_recorded(self, self.state.releases, ("DAF phase mean",))

@@ -58,9 +58,8 @@ from privenv.agents.mab import (
 from privenv.envs.bai import DEFAULT_HORIZON
 from privenv.parameters import EPSILON, SAMPLER, Integer, Options, Param, Real, RealRange
 from privenv.privacy.exact import (
-    RELEASE_WORDS,
     laplace_release,
-    sampler_denominator,
+    sampler_constants,
     sampler_guarantee,
 )
 from privenv.privacy.guarantee import PrivacyGuarantee
@@ -325,9 +324,8 @@ class DPSE(BatchedElimination):
         return DPSEParams(self.K, self.epsilon, self._lo, self._width, R, width,
                           self.TASK == "bai", self.arm_order == "random", self.forget,
                           float(self.noise_multiplier), self.cumulative_count, 2 + self.K, 0,
-                          RELEASE_WORDS if self.sampler == "exact" else 0,
-                          sampler_denominator(self.sampler, self.epsilon,
-                                              float(self.noise_multiplier)))
+                          *sampler_constants(self.sampler, self.epsilon,
+                                             float(self.noise_multiplier)))
 
 
 class DPSEBAI(DPSE):

@@ -81,9 +81,8 @@ from privenv.agents.mab import (
 from privenv.parameters import EPSILON, SAMPLER, Options, Param, Real
 from privenv.privacy.exact import (
     EPSILON_BITS,
-    RELEASE_WORDS,
     laplace_release,
-    sampler_denominator,
+    sampler_constants,
     sampler_guarantee,
     take_discrete_laplace,
 )
@@ -504,8 +503,8 @@ class PrivateRobustArmElimination(BatchedElimination):
             self.forget, float(self.noise_multiplier), np.ascontiguousarray(delta_tau),
             np.ascontiguousarray(M), np.ascontiguousarray(beta), getattr(self, "D", 0.0),
             getattr(self, "r", 1.0), bins, bins + 3 + self.K, 0,
-            (bins + 1) * RELEASE_WORDS if self.sampler == "exact" else 0,
-            sampler_denominator(self.sampler, self.epsilon, float(self.noise_multiplier)))
+            *sampler_constants(self.sampler, self.epsilon, float(self.noise_multiplier),
+                               releases=bins + 1))
 
     def buffer_size(self) -> int:
         return 2

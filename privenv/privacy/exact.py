@@ -133,7 +133,7 @@ __all__ = [
     "discrete_laplace_kernel",
     "epsilon_denominator",
     "epsilon_of_denominator",
-    "sampler_denominator",
+    "sampler_constants",
     "sampler_guarantee",
     "grid_round",
     "laplace_release",
@@ -572,13 +572,15 @@ def epsilon_denominator(epsilon: float) -> int:
     return math.ceil(Fraction(2**EPSILON_BITS) / Fraction(epsilon))
 
 
-def sampler_denominator(sampler: str, epsilon: float, noise_multiplier: float = 1.0) -> int:
-    """A compiled agent's sampler constant: 0 for ``"float"``; for ``"exact"``,
+def sampler_constants(sampler: str, epsilon: float, noise_multiplier: float = 1.0,
+                      releases: int = 1) -> tuple[int, int]:
+    """A compiled agent's sampler constants ``(words_per_step, exact_q)``: (0, 0) for
+    ``"float"``; for ``"exact"``, :data:`RELEASE_WORDS` per release a step may make and
     q = :func:`epsilon_denominator` of ε/``noise_multiplier`` (the audits' hook: a multiplier
     below 1 is a weaker release)."""
     if sampler == "float":
-        return 0
-    return epsilon_denominator(epsilon if noise_multiplier == 1.0 else epsilon / noise_multiplier)
+        return 0, 0
+    return releases * RELEASE_WORDS, epsilon_denominator(epsilon / noise_multiplier)
 
 
 def sampler_guarantee(sampler: str, model: str, epsilon: float, unit: str) -> PrivacyGuarantee:
