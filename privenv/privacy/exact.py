@@ -147,6 +147,13 @@ __all__ = [
     "take_discrete_laplace",
     "uniform_below_kernel",
     "uniform_doubles",
+    "VECTOR_GRID_BITS",
+    "VectorGaussian",
+    "VectorLaplace",
+    "l1_grid_sensitivity",
+    "l2_grid_sensitivity",
+    "run_discrete",
+    "vector_grid",
 ]
 
 #: the cursor returned by a kernel whose buffer ran out (nothing consumed; top up and redo)
@@ -1291,3 +1298,199 @@ class GaussianMechanism:
         k = self.grid.round(x)
         z = discrete_gaussian(self.params.variance, rng, x.shape)
         return (k + z).astype(float) * self.grid.granularity
+
+
+# =================================================================================================
+# Vector releases on per-run streams (the linear and federated mechanisms)
+# =================================================================================================
+
+#: a vector mechanism's grid is 2^(⌊log₂ s⌋ − 14) for its noise scale s (s/g ∈ [2¹⁴, 2¹⁵)): finer
+#: than a scalar release's, because rounding m coordinates costs up to one grid unit *each* in
+#: sensitivity (√m in L2, m in L1), and 2¹⁴ keeps that below 1 % for the messages here
+VECTOR_GRID_BITS = 14
+#: words a run is given per vector coordinate before a batch of draws (the mean is 8 for the
+#: discrete Laplace, 12.4 for the discrete Gaussian); a run that runs out is topped up and the
+#: interrupted draw redone from the same words, so this only sets how often that happens
+_WORDS_PER_DRAW = 16
+
+
+@jit
+def _draw_runs(words: np.ndarray, pos: np.ndarray, end: np.ndarray, runs: np.ndarray,
+               kind: int, ints: np.ndarray, out: np.ndarray, i: int, j: int
+               ) -> tuple[int, int, int]:
+    """Draws ``out[i, j]``, ``out[i, j + 1]``, … (row i from run ``runs[i]``'s words, in order) →
+    (i, j, status): where it stopped and 0, or the draw that found its run EXHAUSTED/OVERFLOW."""
+    n = out.shape[1]
+    while i < out.shape[0]:
+        r = runs[i]
+        while j < n:
+            if kind == _LAPLACE:
+                v, p = discrete_laplace_kernel(words[r, :end[r]], pos[r], ints[0], ints[1])
+            else:
+                v, p = discrete_gaussian_kernel(words[r, :end[r]], pos[r], ints[0], ints[1],
+                                                ints[2])
+            if p < 0:
+                return i, j, p
+            out[i, j] = v
+            pos[r] = p
+            j += 1
+        i += 1
+        j = 0
+    return i, j, 0
+
+
+def run_discrete(noise: seeding.RunNoise | np.random.Generator, runs: np.ndarray, n: int,
+                 params: DiscreteLaplaceParameters | DiscreteGaussianParameters) -> np.ndarray:
+    """``n`` discrete Laplace or Gaussian draws (grid units, int64) for each run in ``runs``:
+    shape ``(len(runs), n)``.
+
+    With a :class:`~privenv.seeding.RunNoise`, row i is the next ``n`` draws of run ``runs[i]``'s
+    own word stream, in order, so they do not depend on the batch or on how the words were
+    buffered; with a ``Generator`` (audits over many runs), one block of draws from it."""
+    runs = np.asarray(runs, dtype=np.int64)
+    if isinstance(params, DiscreteLaplaceParameters):
+        kind, ints = _LAPLACE, np.array([params.scale_num, params.scale_den, 0], np.int64)
+    else:
+        kind, ints = _GAUSSIAN, np.array([params.var_num, params.var_den, params.t], np.int64)
+    if isinstance(noise, np.random.Generator):
+        if kind == _LAPLACE:
+            return discrete_laplace(params.scale, noise, (runs.size, n))
+        return discrete_gaussian(params.variance, noise, (runs.size, n))
+    out = np.empty((runs.size, n), np.int64)
+    if out.size == 0:
+        return out
+    noise.ensure(0, 0, runs, words=_WORDS_PER_DRAW * n)
+    i = j = 0
+    while True:
+        v = noise.view()
+        i, j, status = _draw_runs(v.w, v.w_pos, v.w_end, runs, kind, ints, out, i, j)
+        if status == 0:
+            return out
+        if status != EXHAUSTED:
+            raise OverflowError("an exact sampler's intermediate integer exceeded 2**62 "
+                                "(an event of probability below e**-1000 for valid parameters)")
+        r = runs[i]  # top up the run that ran out and redo its draw from the same words
+        noise.ensure(0, 0, np.array([r]), words=int(v.w_end[r] - v.w_pos[r])
+                     + _WORDS_PER_DRAW * (n - j))
+
+
+def vector_grid(scale: float) -> Grid:
+    """A vector mechanism's grid for the noise scale s: g = 2^(⌊log₂ s⌋ − 14)."""
+    return Grid(math.frexp(scale)[1] - 1 - VECTOR_GRID_BITS)
+
+
+def l2_grid_sensitivity(grid: Grid, sensitivity: float, m: int) -> float:
+    r"""An upper bound, in grid units, on ‖k − k′‖₂ for m-vectors x, x′ with ‖x − x′‖₂ ≤ Δ
+    rounded by k = ⌊x/g + ½⌋: each coordinate's rounding moves k − k′ by less than 1 from
+    (x − x′)/g, so ‖k − k′‖₂ < Δ/g + √m (rounded up to a double). The √m also covers the
+    floating-point error of the inputs' own computation (far below a grid unit)."""
+    return _float_up(grid.units(sensitivity) + Fraction(_float_up(Fraction(math.sqrt(m)))
+                                                         * (1 + 2**-50)))
+
+
+def l1_grid_sensitivity(grid: Grid, sensitivity: float, m: int) -> int:
+    r"""The largest ‖k − k′‖₁ for m-vectors with ‖x − x′‖₁ ≤ Δ rounded to the grid:
+    Σ\|k_i − k′_i\| ≤ Σ⌈\|x_i − x′_i\|/g⌉ < Δ/g + m, so ⌈Δ/g⌉ + m (exact)."""
+    return math.ceil(grid.units(sensitivity)) + int(m)
+
+
+@dataclass(frozen=True)
+class VectorGaussian:
+    r"""A vector release (k + Z)·g, k = x rounded to the grid g·ℤ, Z with i.i.d. N_ℤ(0, σ_k²)
+    coordinates (CKS20): the exact sampler of a Gaussian mechanism over m-vectors.
+
+    For integer vectors at L2 distance ≤ B the release is exactly B²/(2σ_k²)-zCDP (CKS20,
+    Theorem 14, the multivariate discrete Gaussian); B = :func:`l2_grid_sensitivity` covers the
+    rounding. Unlike the continuous Gaussian it is not exactly μ-GDP, so its (ε, δ) comes from the
+    zCDP conversion (:func:`privenv.privacy.accounting.rho_to_epsilon_cks`).
+
+    Attributes:
+        grid: the output grid.
+        params: σ_k² in grid units² (an integer; σ_k ∈ [2¹⁴, 2¹⁵) by default).
+    """
+
+    grid: Grid
+    params: DiscreteGaussianParameters
+
+    @classmethod
+    def for_sigma(cls, sigma: float, granularity: float | None = None) -> VectorGaussian:
+        """The discrete Gaussian with σ_k ≥ σ/g, σ_k² the least integer ≥ (σ/g)², on the default
+        grid :func:`vector_grid` (σ) or on ``granularity``."""
+        sigma = check_real("sigma", sigma, low=0.0, low_open=True, high=math.inf,
+                           high_open=True)
+        grid = vector_grid(sigma) if granularity is None else Grid.from_granularity(granularity)
+        var = math.ceil(grid.units(sigma) ** 2)
+        if var > 2**30:
+            raise ValueError(f"sigma/granularity = {float(grid.units(sigma)):g} is above the "
+                             "vector sampler's range (2**15 grid units): use a coarser grid")
+        return cls(grid, DiscreteGaussianParameters(var, 1))
+
+    @property
+    def sigma(self) -> float:
+        """σ_k·g, the noise's standard deviation scale in the values' units."""
+        return math.sqrt(self.params.variance) * self.grid.granularity
+
+    def rho(self, sensitivity: float, m: int, compositions: int = 1) -> float:
+        """ρ (rounded up) of ``compositions`` releases of an m-vector of L2 sensitivity Δ
+        (in the values' units): compositions·B²/(2σ_k²), B = :func:`l2_grid_sensitivity`."""
+        b = Fraction(l2_grid_sensitivity(self.grid, sensitivity, m))
+        return _float_up(compositions * b * b / (2 * self.params.variance))
+
+    def round(self, values: np.ndarray) -> np.ndarray:
+        """x on the grid (int64 grid units)."""
+        return self.grid.round(values)
+
+    def noise(self, source: seeding.RunNoise | np.random.Generator, runs: np.ndarray,
+              n: int) -> np.ndarray:
+        """``n`` coordinates of noise for each run (grid units; :func:`run_discrete`)."""
+        return run_discrete(source, runs, n, self.params)
+
+
+@dataclass(frozen=True)
+class VectorLaplace:
+    r"""A vector release (k + Z)·g, Z with i.i.d. Lap_ℤ(t) coordinates (CKS20): the exact
+    sampler of the Laplace mechanism over m-vectors of L1 sensitivity Δ₁. For inputs at
+    ‖x − x′‖₁ ≤ Δ₁, ‖k − k′‖₁ ≤ Δ_k = :func:`l1_grid_sensitivity`, so the release is exactly
+    (Δ_k/t)-DP.
+
+    Attributes:
+        params: the grid, t and Δ_k (t ≥ Δ_k/ε: ε′ = Δ_k/t ≤ ε).
+        m: the number of coordinates.
+    """
+
+    params: DiscreteLaplaceParameters
+    m: int
+
+    @classmethod
+    def calibrate(cls, epsilon: float, sensitivity: float, m: int,
+                  granularity: float | None = None) -> VectorLaplace:
+        """ε′ ≤ ε for m coordinates of L1 sensitivity Δ₁, grid :func:`vector_grid` (Δ₁/ε)."""
+        epsilon = check_epsilon(epsilon)
+        sensitivity = check_real("sensitivity", sensitivity, low=0.0, low_open=True,
+                                 high=math.inf, high_open=True)
+        m = check_int("m", m, low=1)
+        grid = vector_grid(sensitivity / epsilon) if granularity is None else \
+            Grid.from_granularity(granularity)
+        return cls(DiscreteLaplaceParameters.calibrate(
+            epsilon, grid, l1_grid_sensitivity(grid, sensitivity, m)), m)
+
+    @property
+    def grid(self) -> Grid:
+        return self.params.grid
+
+    @property
+    def epsilon(self) -> float:
+        """ε′ = Δ_k/t, rounded up to a double."""
+        return _float_up(self.params.epsilon_exact)
+
+    @property
+    def scale(self) -> float:
+        """t·g, the noise scale in the values' units."""
+        return float(self.params.scale * Fraction(self.grid.granularity))
+
+    def round(self, values: np.ndarray) -> np.ndarray:
+        return self.grid.round(values)
+
+    def noise(self, source: seeding.RunNoise | np.random.Generator, runs: np.ndarray,
+              n: int) -> np.ndarray:
+        return run_discrete(source, runs, n, self.params)
