@@ -133,6 +133,7 @@ __all__ = [
     "discrete_laplace_kernel",
     "epsilon_denominator",
     "epsilon_of_denominator",
+    "float_up",
     "sampler_constants",
     "sampler_guarantee",
     "grid_round",
@@ -594,7 +595,7 @@ def sampler_guarantee(sampler: str, model: str, epsilon: float, unit: str) -> Pr
     """The pure-DP guarantee a private agent declares: ε with the float sampler; with the exact
     one ε′ = 2²⁰/⌈2²⁰/ε⌉ ≤ ε (rounded up to a double), the ε of every exact release it makes."""
     if sampler == "exact":
-        epsilon = _float_up(epsilon_of_denominator(epsilon_denominator(epsilon)))
+        epsilon = float_up(epsilon_of_denominator(epsilon_denominator(epsilon)))
     return PrivacyGuarantee(model, epsilon, 0.0, unit, sampler=sampler)
 
 
@@ -829,7 +830,7 @@ def snap(values: np.ndarray | float, params: SnappingParameters,
 # =================================================================================================
 
 
-def _float_up(q: Fraction) -> float:
+def float_up(q: Fraction) -> float:
     """The smallest double ≥ q."""
     f = float(q)
     return math.nextafter(f, math.inf) if Fraction(f) < q else f
@@ -1055,7 +1056,7 @@ class SnappingParameters:
         m, e = math.frexp(sens)
         pow2 = math.ldexp(1.0, e - 1 if m == 0.5 else e)
         need = (Fraction(pow2) + Fraction(bound) / 2**49) / Fraction(epsilon)
-        return cls(_float_up(need), bound, pow2)
+        return cls(float_up(need), bound, pow2)
 
     @property
     def lam_pow2(self) -> float:
@@ -1092,7 +1093,7 @@ def _sensitivity(sensitivity: Any, bounds: tuple[float, float] | None) -> float:
     if sensitivity is None:
         if bounds is None:
             raise ValueError("give sensitivity or bounds (then sensitivity = hi − lo)")
-        return _float_up(Fraction(bounds[1]) - Fraction(bounds[0]))
+        return float_up(Fraction(bounds[1]) - Fraction(bounds[0]))
     return check_real("sensitivity", sensitivity, low=0.0, low_open=True, high=math.inf,
                       high_open=True)
 
@@ -1174,15 +1175,15 @@ class LaplaceMechanism:
         if isinstance(p, DiscreteLaplaceParameters):
             g = p.grid.granularity
             return NoiseGuarantee(
-                "exact", _float_up(p.epsilon_exact), 0.0, None, True,
+                "exact", float_up(p.epsilon_exact), 0.0, None, True,
                 f"exactly ({p.epsilon_exact})-DP: inputs {_clamp_text(self.bounds)}, rounded to "
                 f"the grid {g:g}·ℤ (sensitivity {p.sensitivity_grid} grid units), discrete "
                 f"Laplace of scale {p.scale} grid units (CKS20); ε′ = Δ_k/t ≤ ε = "
                 f"{self.epsilon:g}", p.epsilon_exact)
         assert isinstance(p, SnappingParameters)
         return NoiseGuarantee(
-            "snapping", _float_up(p.epsilon_exact), 0.0, None, True,
-            f"{_float_up(p.epsilon_exact):.10g}-DP by Mironov 2012 §5.2 (λ = {p.lam:.17g}, "
+            "snapping", float_up(p.epsilon_exact), 0.0, None, True,
+            f"{float_up(p.epsilon_exact):.10g}-DP by Mironov 2012 §5.2 (λ = {p.lam:.17g}, "
             f"B = {p.bound:g}, Λ = {p.lam_pow2:g}, sensitivity ≤ {p.sensitivity:g}), LN correctly "
             "rounded by certification; assumes the platform log errs by < 1 ulp",
             p.epsilon_exact)
@@ -1282,8 +1283,8 @@ class GaussianMechanism:
         rho = Fraction(self.sensitivity_grid**2) / (2 * p.variance)
         delta = discrete_gaussian_delta(self.epsilon, float(p.variance), self.sensitivity_grid)
         return NoiseGuarantee(
-            "exact", self.epsilon, min(self.delta, _float_up(Fraction(delta * (1 + 1e-9)))),
-            _float_up(rho), True,
+            "exact", self.epsilon, min(self.delta, float_up(Fraction(delta * (1 + 1e-9)))),
+            float_up(rho), True,
             f"inputs {_clamp_text(self.bounds)}, rounded to the grid {self.grid.granularity:g}·ℤ "
             f"(sensitivity {self.sensitivity_grid} grid units), discrete Gaussian σ² = "
             f"{p.variance} grid units² (CKS20): exactly ρ = {rho}-zCDP and "
@@ -1384,7 +1385,7 @@ def l2_grid_sensitivity(grid: Grid, sensitivity: float, m: int) -> float:
     rounded by k = ⌊x/g + ½⌋: each coordinate's rounding moves k − k′ by less than 1 from
     (x − x′)/g, so ‖k − k′‖₂ < Δ/g + √m (rounded up to a double). The √m also covers the
     floating-point error of the inputs' own computation (far below a grid unit)."""
-    return _float_up(grid.units(sensitivity) + Fraction(_float_up(Fraction(math.sqrt(m)))
+    return float_up(grid.units(sensitivity) + Fraction(float_up(Fraction(math.sqrt(m)))
                                                          * (1 + 2**-50)))
 
 
@@ -1434,7 +1435,7 @@ class VectorGaussian:
         """ρ (rounded up) of ``compositions`` releases of an m-vector of L2 sensitivity Δ
         (in the values' units): compositions·B²/(2σ_k²), B = :func:`l2_grid_sensitivity`."""
         b = Fraction(l2_grid_sensitivity(self.grid, sensitivity, m))
-        return _float_up(compositions * b * b / (2 * self.params.variance))
+        return float_up(compositions * b * b / (2 * self.params.variance))
 
     def round(self, values: np.ndarray) -> np.ndarray:
         """x on the grid (int64 grid units)."""
@@ -1481,7 +1482,7 @@ class VectorLaplace:
     @property
     def epsilon(self) -> float:
         """ε′ = Δ_k/t, rounded up to a double."""
-        return _float_up(self.params.epsilon_exact)
+        return float_up(self.params.epsilon_exact)
 
     @property
     def scale(self) -> float:

@@ -30,6 +30,19 @@ shuffler permutes). The server sums the M messages into node j* and the prefix o
 of k: ``prefix().sum(axis=1)``, whose noise has variance M·popcount(k)·σ². Each user's data
 enters ≤ ``levels`` messages of its silo: the per-silo accounting is :meth:`TreeMechanism.rho`.
 
+Exact sampler (``sampler="exact"``). Each item is rounded to the grid g = 2^(⌊log₂σ⌋ − 14)
+before it enters the p-sums, and each node's noise is the discrete Gaussian N_ℤ(0, σ_k²),
+σ_k² = ⌈(σ/g)²⌉ grid units² (Canonne, Kamath & Steinke 2020, "CKS20"), drawn from the run's
+word stream (:func:`privenv.privacy.exact.run_discrete`). All sums are then multiples of g, held
+exactly in binary64. Replacing one item moves its rounded upper triangle (m coordinates) by at most
+B = Δ/g + √m in L2 (:func:`~privenv.privacy.exact.l2_grid_sensitivity`), so the stream is
+ρ = levels·B²/(2σ_k²)-zCDP, the composition of ``levels`` multivariate discrete Gaussians (CKS20,
+Theorem 14 — exact, not an approximation). The discrete Gaussian is not exactly μ-GDP, so
+:meth:`TreeMechanism.epsilon` converts ρ with CKS20's conversion
+(:func:`~privenv.privacy.accounting.rho_to_epsilon_cks`), a little looser than the float
+sampler's exact GDP conversion. Laplace nodes: Lap_ℤ(t), t ≥ b/g, and ε = levels·Δ_k/t with
+Δ_k = ⌈Δ₁/g⌉ + m.
+
 Randomness comes from the caller: a :class:`~privenv.seeding.RunNoise` (run *i*'s noise from
 run *i*'s stream, whatever the batch size) or a single ``numpy.random.Generator`` (fast for
 audits over 10⁶ runs; then the numbers depend on the batch).
@@ -38,6 +51,7 @@ audits over 10⁶ runs; then the numbers depend on the batch).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Literal
 
 import numpy as np
@@ -45,7 +59,8 @@ import numpy as np
 from privenv._validation import check_choice, check_int
 from privenv.seeding import RunNoise
 
-from .accounting import gaussian_epsilon, tree_levels, tree_rho
+from . import exact
+from .accounting import gaussian_epsilon, rho_to_epsilon_cks, tree_levels, tree_rho
 from .mechanisms import (
     check_positive,
     gaussian_from_standard,
@@ -133,6 +148,13 @@ class TreeMechanism:
             symmetric Gaussian (upper triangle i.i.d. N(0, σ²), mirrored:
             :func:`symmetric_gaussian_from_standard`).
         distribution: ``"gaussian"`` (default) or ``"laplace"`` (vectors only).
+        sampler: ``"float"`` (default; binary64 noise, DP in idealized arithmetic only) or
+            ``"exact"``: items rounded to the grid g = 2^(⌊log₂σ⌋ − 14) and node noise drawn
+            from the discrete Gaussian N_ℤ(0, σ_k²), σ_k² = ⌈(σ/g)²⌉ (or the discrete Laplace
+            Lap_ℤ(t), t ≥ b/g) on each run's word stream (:mod:`privenv.privacy.exact`,
+            "Vector releases"). Every p-sum, noise and prefix sum is then a multiple of g held
+            exactly in binary64 (while below 2⁵³·g), and :meth:`rho` / :meth:`epsilon` account
+            for the rounding (module docstring, "Exact sampler").
 
     Example:
         >>> from privenv.seeding import noise_for, AGENT
@@ -151,6 +173,7 @@ class TreeMechanism:
         *,
         symmetric: bool = False,
         distribution: str = "gaussian",
+        sampler: str = "float",
     ) -> None:
         self.n_runs = check_int("n_runs", n_runs, low=1)
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
@@ -187,6 +210,20 @@ class TreeMechanism:
             )
         self.noise = noise
         self.shape = shape
+        self.sampler = check_choice("sampler", sampler, ("float", "exact"))
+        #: coordinates one user's item occupies (one silo's, in the distributed form)
+        self.item_size = shape[-1] * (shape[-1] + 1) // 2 if self.symmetric else shape[-1]
+        self._gauss: exact.VectorGaussian | None = None
+        self._lap: exact.DiscreteLaplaceParameters | None = None
+        if self.sampler == "exact" and self.distribution == "gaussian":
+            self._gauss = exact.VectorGaussian.for_sigma(self.sigma)
+            self.grid: exact.Grid | None = self._gauss.grid
+        elif self.sampler == "exact":  # t ≥ b/g on the 2⁻²⁰ lattice; Δ_k is set by epsilon()
+            self.grid = exact.vector_grid(self.sigma)
+            t = Fraction(math.ceil(self.grid.units(self.sigma) * 2**20), 2**20)
+            self._lap = exact.DiscreteLaplaceParameters(self.grid, t.numerator, t.denominator, 1)
+        else:
+            self.grid = None
         self.levels = tree_levels(self.horizon)
         state = (self.n_runs, self.levels, *shape)
         self._psum = np.zeros(state)  # exact p-sums α_j of the open/complete nodes
@@ -204,8 +241,27 @@ class TreeMechanism:
         self._node_noise[sel] = 0.0
         self.t[sel] = 0
 
+    @property
+    def noise_sigma(self) -> float:
+        """The node noise's scale as drawn: σ (or b), or with the exact sampler σ_k·g ≥ σ
+        (t·g ≥ b)."""
+        if self._gauss is not None:
+            return self._gauss.sigma
+        if self._lap is not None:
+            return float(self._lap.scale * Fraction(self.grid.granularity))
+        return self.sigma
+
     def _draw_node_noise(self, runs: np.ndarray) -> np.ndarray:
         """Fresh noise of one node for each run in ``runs``: shape ``(len(runs), *shape)``."""
+        if self.grid is not None:  # the exact sampler: integers of the run's words, times g
+            z = exact.run_discrete(self.noise, runs, self._n_noise, self._gauss.params
+                                   if self._gauss is not None else self._lap)
+            g = self.grid.granularity
+            if self.symmetric:
+                d = self.shape[-1]
+                z = z.reshape(runs.size, *self.shape[:-2], d * (d + 1) // 2)
+                return symmetric_gaussian_from_standard(z, d, g)
+            return z.reshape(runs.size, *self.shape) * g
         if self.distribution == "laplace":
             u = run_uniforms(self.noise, runs, self._n_noise)
             return laplace_from_uniform(u, self.sigma).reshape(runs.size, *self.shape)
@@ -244,6 +300,8 @@ class TreeMechanism:
             raise ValueError("values must be finite")
         if self.symmetric and not np.allclose(x, np.swapaxes(x, -1, -2)):
             raise ValueError("values must be symmetric matrices when symmetric=True")
+        if self.grid is not None:  # on the grid: k·g, exact
+            x = self.grid.round(x) * self.grid.granularity
         t = self.t[sel] + 1
         if np.any(t > self.horizon):
             raise ValueError(
@@ -313,6 +371,8 @@ class TreeMechanism:
         """
         if self.distribution != "gaussian":
             raise ValueError("rho is defined for distribution='gaussian'; use epsilon()")
+        if self._gauss is not None:  # levels·B²/(2σ_k²), B = Δ/g + √m (CKS20 zCDP)
+            return self._gauss.rho(sensitivity, self.item_size, self.levels)
         return tree_rho(self.horizon, self.sigma, sensitivity)
 
     def epsilon(self, delta: float = 0.0, sensitivity: float = 1.0) -> float:
@@ -324,5 +384,10 @@ class TreeMechanism:
         """
         if self.distribution == "laplace":
             check_positive(sensitivity, "sensitivity")
+            if self._lap is not None:  # levels·Δ_k/t, Δ_k = ⌈Δ₁/g⌉ + m
+                dk = exact.l1_grid_sensitivity(self.grid, sensitivity, self.item_size)
+                return exact.float_up(self.levels * dk / self._lap.scale)
             return self.levels * sensitivity / self.sigma
+        if self._gauss is not None:  # zCDP only (not exactly μ-GDP): CKS20's conversion
+            return rho_to_epsilon_cks(self.rho(sensitivity), delta)
         return gaussian_epsilon(delta, math.sqrt(2.0 * self.rho(sensitivity)))

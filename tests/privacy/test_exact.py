@@ -303,7 +303,7 @@ def test_laplace_mechanism_guarantees() -> None:
     g = e.guarantee
     assert g.epsilon_exact <= Fraction(0.3) and g.epsilon <= 0.3
     assert float(g.epsilon_exact) > 0.3 * (1 - 1e-6)
-    assert g.epsilon == ex._float_up(g.epsilon_exact)
+    assert g.epsilon == ex.float_up(g.epsilon_exact)
     # a grid coarser than the sensitivity: Δ_k = ⌈Δ/g⌉
     e = ex.LaplaceMechanism(epsilon=1.0, sensitivity=1.5, sampler="exact", granularity=1.0)
     assert e.params.sensitivity_grid == 2 and e.guarantee.epsilon_exact <= 1
@@ -319,7 +319,7 @@ def test_gaussian_mechanism_guarantees() -> None:
     e = ex.GaussianMechanism(epsilon=1.0, delta=1e-6, bounds=(0.0, 1.0), sampler="exact")
     g = e.guarantee
     sigma2 = e.params.variance
-    assert g.rho == ex._float_up(Fraction(e.sensitivity_grid**2) / (2 * sigma2))
+    assert g.rho == ex.float_up(Fraction(e.sensitivity_grid**2) / (2 * sigma2))
     assert g.delta <= 1e-6 and g.epsilon == 1.0 and g.holds_in_floating_point
     # the exact discrete σ is within 0.01 % of the continuous analytic σ (CKS20: nearly the same)
     assert abs(e.sigma / mech.gaussian_sigma_analytic(1.0, 1e-6, 1.0) - 1) < 1e-4
