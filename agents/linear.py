@@ -43,13 +43,21 @@ from privenv.parameters import (
     EPSILON,
     NONNEGATIVE,
     POSITIVE,
+    SAMPLER,
     Flag,
     Integer,
     Options,
     Param,
     Real,
 )
-from privenv.privacy.accounting import compose_rho, tree_levels, tree_rho
+from privenv.privacy.accounting import (
+    compose_rho,
+    rho_for_epsilon,
+    rho_to_epsilon_cks,
+    tree_levels,
+    tree_rho,
+)
+from privenv.privacy.exact import VectorGaussian, gaussian_sigma_for_rho
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.mechanisms import gaussian_sigma_analytic
 from privenv.privacy.tree import TreeMechanism
@@ -515,6 +523,18 @@ class CentralDPLinUCB(Agent):
     *joint* DP: round t's own action uses φ(x_t, ·) and is not protected from user t. In checking
     mode every user is charged ρ once, when their data enter the trees.
 
+    **Exact sampler** (``sampler="exact"``): both trees round their items to the grid and draw
+    discrete Gaussian node noise from each run's words
+    (:class:`~privenv.privacy.tree.TreeMechanism`, "Exact sampler"). The multivariate discrete
+    Gaussian is ρ-zCDP but not exactly μ-GDP, so σ is calibrated through zCDP instead: the smallest
+    σ whose two trees, rounding included, are ρ-zCDP with ρ =
+    :func:`~privenv.privacy.accounting.rho_for_epsilon` (ε, δ) (CKS20's conversion), never below
+    the float σ; the declared ε′ ≤ ε is that conversion of the exact ρ. The conversion is looser
+    than the exact GDP one, so σ is 7.6 % larger than the float sampler's at ε = 1, δ = 10⁻⁶ (d =
+    5, T = 10⁴; tests/agents/test_central_linucb.py). The confidence width uses the drawn scale
+    σ_k·g; Υ and γ keep their Gaussian derivation (the discrete Gaussian N_ℤ(0, σ_k²) has variance
+    below σ_k² and is σ_k²-sub-Gaussian, CKS20; we did not re-derive Υ for it).
+
     Deviations: two trees (Σφφᵀ and Σφy) instead of one tree over the (d+1)×(d+1) matrix of
     (φ, y), with the accounting above; the extra ridge λ; Υ and γ from our derivation
     (:func:`tree_noise_bounds`); σ calibrated exactly rather than by their ln(4/δ)-style formula.
@@ -532,6 +552,8 @@ class CentralDPLinUCB(Agent):
             (needed for ``noise="gaussian"`` envs).
         reward_bound: the env's label bound (``public_info``); ``None`` (unbounded labels) is
             refused unless ``clip=True``.
+        sampler: ``"float"`` (default: binary64 Gaussian node noise, DP in idealized arithmetic
+            only) or ``"exact"`` (discrete Gaussian on a grid; see "Exact sampler").
         n_runs: number of runs.
     """
 
@@ -549,6 +571,7 @@ class CentralDPLinUCB(Agent):
         "alpha": ALPHA_PARAM,
         "clip": Param(Flag()),
         "reward_bound": REWARD_BOUND_PARAM,
+        "sampler": Param(SAMPLER),
     }
     #: audit hooks, kept by every real agent — the binary mechanism of both trees, and a factor on
     #: their node noise σ (the declared ρ and the confidence widths keep the calibrated σ). A
@@ -569,6 +592,7 @@ class CentralDPLinUCB(Agent):
         alpha: float = 0.01,
         clip: bool = False,
         reward_bound: float | None = 1.0,
+        sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
         super().__init__(n_runs)
@@ -579,16 +603,28 @@ class CentralDPLinUCB(Agent):
                 raise ValueError(f"reward must lie in [-1, 1] for {self.description}, but the "
                                  f"env declares reward_bound={reward_bound!r} (e.g. "
                                  "noise='gaussian'); pass clip=True to clip labels")
-        # privacy calibration (class docstring, "Privacy")
+        # privacy calibration (class docstring, "Privacy" and "Exact sampler")
         self.levels = tree_levels(self.horizon)
         self.gram_sensitivity = gram_sensitivity(self.d, 1.0)
         self.moment_sensitivity = 2.0
         total = math.sqrt(self.levels * (self.gram_sensitivity**2 + self.moment_sensitivity**2))
         self.noise_sigma = gaussian_sigma_analytic(self.epsilon, self.delta, total)
-        self.rho = compose_rho([tree_rho(self.horizon, self.noise_sigma, self.gram_sensitivity),
-                                tree_rho(self.horizon, self.noise_sigma, self.moment_sensitivity)])
+        drawn_sigma = self.noise_sigma
+        if self.sampler == "exact":
+            blocks = [(self.gram_sensitivity, self.d * (self.d + 1) // 2),
+                      (self.moment_sensitivity, self.d)]
+            self.noise_sigma = gaussian_sigma_for_rho(
+                rho_for_epsilon(self.epsilon, self.delta) * (1 - 1e-9), blocks, self.levels,
+                self.noise_sigma)
+            grid = VectorGaussian.for_sigma(self.noise_sigma)
+            self.rho = compose_rho([grid.rho(s, m, self.levels) for s, m in blocks])
+            drawn_sigma = grid.sigma
+        else:
+            self.rho = compose_rho([
+                tree_rho(self.horizon, self.noise_sigma, self.gram_sensitivity),
+                tree_rho(self.horizon, self.noise_sigma, self.moment_sensitivity)])
         # noise bounds and the regulariser's spectrum (step 1)
-        self.upsilon, self.h_max = tree_noise_bounds(self.noise_sigma, self.levels, self.d,
+        self.upsilon, self.h_max = tree_noise_bounds(drawn_sigma, self.levels, self.d,
                                                      self.horizon, self.alpha)
         self.shift = self.lambda_ + 2.0 * self.upsilon
         self.rho_min = self.lambda_ + self.upsilon
@@ -597,15 +633,20 @@ class CentralDPLinUCB(Agent):
 
     @property
     def privacy(self) -> PrivacyGuarantee:
-        """(ε, δ)-DP in the central model (joint DP), per user's (context, reward)."""
+        """(ε, δ)-DP in the central model (joint DP), per user's (context, reward); with the
+        exact sampler ε′ ≤ ε, CKS20's conversion of the exact ρ."""
+        if self.sampler == "exact":
+            return PrivacyGuarantee("central", rho_to_epsilon_cks(self.rho, self.delta),
+                                    self.delta, "(context, reward)", sampler="exact")
         return PrivacyGuarantee("central", self.epsilon, self.delta, "(context, reward)")
 
     def reset_state(self) -> None:
         n, d = self.n_runs, self.d
         sigma = self.noise_multiplier * self.noise_sigma
         self.gram_tree = self.tree_class(n, (d, d), sigma, self.horizon, self.noise,
-                                         symmetric=True)
-        self.moment_tree = self.tree_class(n, (d,), sigma, self.horizon, self.noise)
+                                         symmetric=True, sampler=self.sampler)
+        self.moment_tree = self.tree_class(n, (d,), sigma, self.horizon, self.noise,
+                                           sampler=self.sampler)
         self.G = np.zeros((n, d, d))  # G̃: private Σφφᵀ (the tree's latest prefix sum)
         self.u = np.zeros((n, d))  # ũ: private Σyφ
         self._phi: np.ndarray | None = None

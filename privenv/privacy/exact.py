@@ -93,7 +93,7 @@ from __future__ import annotations
 
 import decimal
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -134,6 +134,7 @@ __all__ = [
     "epsilon_denominator",
     "epsilon_of_denominator",
     "float_up",
+    "gaussian_sigma_for_rho",
     "sampler_constants",
     "sampler_guarantee",
     "grid_round",
@@ -1445,6 +1446,23 @@ class VectorGaussian:
               n: int) -> np.ndarray:
         """``n`` coordinates of noise for each run (grid units; :func:`run_discrete`)."""
         return run_discrete(source, runs, n, self.params)
+
+
+def gaussian_sigma_for_rho(rho: float, blocks: Sequence[tuple[float, int]],
+                           compositions: int = 1, floor: float = 0.0) -> float:
+    r"""The σ (at least ``floor``) whose :meth:`VectorGaussian.for_sigma` makes ``compositions``
+    releases of every block (Δ, m) — L2 sensitivity Δ over m coordinates, one noise for all —
+    ρ-zCDP in total, rounding included: Σ compositions·(Δ/g + √m)²/(2σ_k²) ≤ ρ. Starts from the
+    continuous σ = √(compositions·ΣΔ²/(2ρ)) and raises it by the ratio still missing (one or two
+    steps: the rounding adds about √m/(Δ/g) ≈ 2⁻¹⁴·√m·σ/Δ)."""
+    rho = check_real("rho", rho, low=0.0, low_open=True, high=math.inf, high_open=True)
+    sigma = max(floor, math.sqrt(compositions * sum(d * d for d, _ in blocks) / (2.0 * rho)))
+    while True:
+        vg = VectorGaussian.for_sigma(sigma)
+        total = sum(vg.rho(d, m, compositions) for d, m in blocks)
+        if total <= rho:
+            return sigma
+        sigma *= math.sqrt(total / rho) * (1.0 + 1e-12)
 
 
 @dataclass(frozen=True)
