@@ -578,8 +578,10 @@ _register(AuditCase(
 _CDPLIN_EPS, _CDPLIN_DELTA, _CDPLIN_T, _CDPLIN_AUDIT_DELTA = 2.0, 1e-2, 32, 0.05
 
 
-def _central_dp_linucb(mutation: str | None, n: int, seed: int) -> Measurement:
+def _central_dp_linucb(mutation: str | None, n: int, seed: int,
+                       sampler: str = "float") -> Measurement:
     from privenv.agents.linear import CentralDPLinUCB
+    from privenv.privacy.accounting import rho_to_epsilon_cks
 
     _, redraw, _ = tree_mutant_classes()
 
@@ -596,9 +598,12 @@ def _central_dp_linucb(mutation: str | None, n: int, seed: int) -> Measurement:
 
         noise_multiplier = 0.5
 
-    kw = {"d": _LIN_D, "horizon": _CDPLIN_T, "epsilon": _CDPLIN_EPS, "delta": _CDPLIN_DELTA}
+    kw = {"d": _LIN_D, "horizon": _CDPLIN_T, "epsilon": _CDPLIN_EPS, "delta": _CDPLIN_DELTA,
+          "sampler": sampler}
     probe = CentralDPLinUCB(**kw)
-    declared = gaussian_epsilon(_CDPLIN_AUDIT_DELTA, math.sqrt(2 * probe.rho))
+    # the float sampler is exactly μ-GDP; the exact one ρ-zCDP (CKS20's conversion at the audit δ)
+    declared = gaussian_epsilon(_CDPLIN_AUDIT_DELTA, math.sqrt(2 * probe.rho)) \
+        if sampler == "float" else rho_to_epsilon_cks(probe.rho, _CDPLIN_AUDIT_DELTA)
     cls = {"node noise redrawn": RedrawNoise, "noise x 0.5": HalfNoise}.get(mutation or "",
                                                                             CentralDPLinUCB)
     # prefix sums projected on the unit difference of the pair (both trees' node noise is
@@ -635,3 +640,12 @@ _register(AuditCase(
     "S₁, S₂ of the tree case; audited at δ = 0.05 of the μ-GDP profile (declared 1.32; true ε "
     "of the pair 1.05, of the redrawing mutant 2.24); mutants: node noise redrawn, σ × 0.5",
     _central_dp_linucb, 20_000, ("node noise redrawn", "noise x 0.5"), power_floor=0.6))
+
+_register(AuditCase(
+    "central-dp-linucb-exact", "central-DP LinUCB as central-dp-linucb with sampler='exact' (items "
+    "on the grid, discrete Gaussian node noise from each run's words, σ calibrated through zCDP); "
+    "declared: CKS20's conversion of the exact ρ at δ = 0.05 (1.43: looser than the float case's "
+    "exact GDP value, so the redrawing mutant's 1.34 stays below it at this size and is audited "
+    "in the float case, whose tree code it shares); mutant: σ × 0.5",
+    lambda mutation, n, seed: _central_dp_linucb(mutation, n, seed, "exact"), 20_000,
+    ("noise x 0.5",), power_floor=0.45))
