@@ -78,6 +78,35 @@ So the system is (ε, ``delta``)-LDP per (context, reward). The paper's scales (
 Lap(3√d/α), Lap(1/α)) are calibrated to sensitivity 1 and √d, the add/remove values; under its own
 replace-one Definition 1.1 they give 2α/3 per Laplace part — our valid mode doubles them.
 
+## Exact sampler (``sampler="exact"``)
+
+The float sampler's noise is binary64 arithmetic (DP in idealized arithmetic only: Mironov 2012;
+docs/guides/threat-model.md). With ``sampler="exact"`` (``wishart="gaussian"`` only) each user's
+message is what a real user would send: every part rounded to its own grid g·ℤ,
+g = 2^(⌊log₂ s⌋ − 14) for its noise scale s, plus the user's own discrete noise drawn from uniform
+64-bit words (:mod:`privenv.privacy.exact`; Canonne, Kamath & Steinke 2020, "CKS20"). The sum of n
+discrete Laplace (or Gaussian) variables is not a discrete Laplace (or Gaussian), so there is no
+one-draw shortcut: :class:`LPLRUsers` sums the users' rounded messages and draws the n users'
+noises, n·(open bins)·(coordinates per bin) discrete draws per run and phase (about 8 words
+each for the Laplace, 12 for the Gaussian) — O(n) per phase instead of the float path's O(1), i.e.
+one draw per open coordinate per round; it draws only on the bins the broadcast opens (the
+others release nothing). Each run's draws come from the word stream ``child(s, 2)`` of its
+``WRAPPER`` seed s, so run *i* is the same alone or in a batch, and the float path's generator
+(seeded by s itself) is untouched. The parts (:class:`LPLRExact`), replace-one, a user moving
+between at most two bins (⊥ is exactly 0 on every grid):
+
+* LPLR-Update at ε₃ = ε/3 (rounded down to a double): the count, Δ₁ = 2 over 2 coordinates, and
+  the label moment, Δ₁ = 2√d over 2d coordinates, each by the discrete Laplace of
+  :class:`~privenv.privacy.exact.VectorLaplace` (ε′ = Δ_k/t ≤ ε₃ exactly, Δ_k including one grid
+  unit of rounding per coordinate); the Gram's upper triangle, Δ₂ = √2 over d(d+1) coordinates,
+  by the multivariate discrete Gaussian, exactly ρ_k-zCDP with the rounding included (CKS20),
+  calibrated through zCDP (:func:`~privenv.wrappers.ldp_linear.exact_vector_gaussian`: ρ_k ≤
+  ρ(ε₃, δ), ε′_gram = CKS20's conversion of ρ_k at δ ≤ ε₃, σ never below the float σ);
+* LPLR-CI at ε: Δ₁ = 2 over 2 coordinates, discrete Laplace.
+
+The declared guarantee is (ε′, δ) with ε′ = max(ε′_count + ε′_lam + ε′_gram, ε′_CI) ≤ ε
+(the update sum computed exactly in rationals, then rounded up); the ledger is charged ε′.
+
 ``wishart="paper"`` reproduces Algorithm 3 line 5 and Algorithm 5 line 6 exactly (Lap(3/α),
 3√dγ^{−k}Lap(1/α), 3γ^{−2k}(W_d(d+1, 1.5α⁻¹I) − 1.5(d+1)α⁻¹I), s^{−1/2}γ^{−k}Lap(1/α)). The Wishart
 mechanism is **not DP** (:mod:`privenv.privacy.wishart`), so this mode warns at construction and
@@ -101,16 +130,20 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from privenv._validation import check_delta, check_epsilon, check_int, check_real
 from privenv.agents.base import Agent
-from privenv.parameters import DELTA, EPSILON, POSITIVE, Integer, Options, Param, Real
+from privenv.parameters import DELTA, EPSILON, POSITIVE, SAMPLER, Integer, Options, Param, Real
+from privenv.privacy.exact import VectorGaussian, VectorLaplace, run_discrete
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.wishart import gram_gaussian_sigma
-from privenv.seeding import WRAPPER, child, generators, run_seed_sequences
+from privenv.seeding import WRAPPER, RunNoise, child, generators, run_seed_sequences
+from privenv.wrappers.ldp_linear import exact_vector_gaussian
 
 __all__ = [
     "KAPPA_PAPER",
@@ -118,6 +151,7 @@ __all__ = [
     "LPLRRegCB",
     "LPLRServer",
     "LPLRUsers",
+    "LPLRExact",
     "epoch_lengths",
     "lplr_kappas",
     "lplr_n0",
@@ -227,6 +261,61 @@ def _descend(packs: list[np.ndarray], phi: np.ndarray, log_gamma: float, M: int,
 
 
 # ---------------------------------------------------------------------------------------------
+# the exact sampler's calibration (sampler="exact")
+# ---------------------------------------------------------------------------------------------
+
+
+def _float_down(q: Fraction) -> float:
+    """The largest double ≤ q."""
+    f = float(q)
+    return math.nextafter(f, -math.inf) if Fraction(f) > q else f
+
+
+def _float_up(q: Fraction) -> float:
+    """The smallest double ≥ q."""
+    f = float(q)
+    return math.nextafter(f, math.inf) if Fraction(f) < q else f
+
+
+@dataclass(frozen=True)
+class LPLRExact:
+    """The exact samplers of LPLR's four message parts and the guarantee they compose to
+    (module docstring, "Exact sampler").
+
+    Attributes:
+        count, lam, gram, ci: the parts' vector mechanisms (:mod:`privenv.privacy.exact`).
+        epsilon_update: ε′ of an LPLR-Update message, the exact sum of its three parts' ε′.
+        epsilon_gram: ε′ of the Gram part at ``delta`` (CKS20's conversion of its exact ρ).
+        epsilon: the declared ε′ = max(ε′ of an update message, ε′ of a CI message) ≤ ε.
+    """
+
+    count: VectorLaplace
+    lam: VectorLaplace
+    gram: VectorGaussian
+    ci: VectorLaplace
+    epsilon_gram: float
+    epsilon_update: float
+    epsilon: float
+
+    @classmethod
+    def calibrate(cls, epsilon: float, delta: float, d: int) -> LPLRExact:
+        """Each LPLR-Update part at ε/3 (rounded down to a double, so the three sum to ≤ ε
+        exactly), LPLR-CI at ε. A user's message differs from a neighbour's in at most two bins
+        (its own and the neighbour's: ⊥ elsewhere, exactly 0 on every grid), so the grid
+        sensitivities count the rounding of two bins' coordinates: m = 2 (count, CI), 2d (the
+        label moment), d(d+1) (the Gram's upper triangles)."""
+        third = _float_down(Fraction(epsilon) / 3)
+        count = VectorLaplace.calibrate(third, 2.0, 2)
+        lam = VectorLaplace.calibrate(third, 2.0 * math.sqrt(d), 2 * d)
+        floor = gram_gaussian_sigma(epsilon / 3.0, delta, d, 1.0, "replace-one")
+        gram, eps_gram = exact_vector_gaussian(third, delta, math.sqrt(2.0), d * (d + 1), floor)
+        ci = VectorLaplace.calibrate(epsilon, 2.0, 2)
+        update = _float_up(count.params.epsilon_exact + lam.params.epsilon_exact
+                           + Fraction(eps_gram))
+        return cls(count, lam, gram, ci, eps_gram, update, max(update, ci.epsilon))
+
+
+# ---------------------------------------------------------------------------------------------
 # the user side (local randomizer)
 # ---------------------------------------------------------------------------------------------
 
@@ -244,17 +333,27 @@ class LPLRUsers:
         epsilon: local ε (the paper's α).
         wishart: ``"gaussian"`` (valid) or ``"paper"`` (Algorithm 3 as written, not DP).
         delta: δ of the symmetric-Gaussian Gram release (``"gaussian"`` only).
+        exact: the exact samplers (:class:`LPLRExact`; ``"gaussian"`` only), or ``None`` for
+            the float sampler.
+        noise: with ``exact``, the runs' word streams (a :class:`~privenv.seeding.RunNoise`, or
+            one ``Generator`` for a single run in the audits).
     """
 
     #: audit hook — multiplies every noise scale of :meth:`release` (the Laplace scales, the Gram
     #: noise σ or the Wishart scale) and nothing else; 1 in every real run, a mutant subclass sets
-    #: 0.5 (``privenv audit --targets lplr-update-count``, …)
+    #: 0.5 (``privenv audit --targets lplr-update-count``, …). The exact sampler's mutants replace
+    #: :attr:`exact` instead.
     noise_multiplier: float = 1.0
 
     def __init__(self, d: int, A: int, gens: list[np.random.Generator], epsilon: float,
-                 wishart: str, delta: float) -> None:
+                 wishart: str, delta: float, exact: LPLRExact | None = None,
+                 noise: RunNoise | np.random.Generator | None = None) -> None:
         self.d, self.A, self.gens = d, A, gens
         self.epsilon, self.wishart = epsilon, wishart
+        if exact is not None and (wishart != "gaussian" or noise is None):
+            raise ValueError("the exact sampler needs wishart='gaussian' and a noise source")
+        self.exact, self.noise = exact, noise
+        self._iu = np.triu_indices(d)
         e = epsilon
         if wishart == "paper":  # Alg. 3 lines 3–5, Alg. 5 line 6
             self.b_count, self.b_lam, self.b_ci = 3.0 / e, 3.0 * math.sqrt(d) / e, 1.0 / e
@@ -270,7 +369,14 @@ class LPLRUsers:
         the public mask of the bins released in this phase."""
         R, A, d = len(self.gens), self.A, self.d
         self.kind, self.level, self.n, self.open = kind, level, n, open_bins
-        if kind == "update":
+        if self.exact is not None:  # the users' rounded messages, summed (grid units)
+            if kind == "update":
+                self.count = np.zeros((R, A, n_bins), np.int64)
+                self.lam = np.zeros((R, A, n_bins, d), np.int64)
+                self.gram = np.zeros((R, A, n_bins, len(self._iu[0])), np.int64)
+            else:
+                self.eps = np.zeros((R, A, n_bins), np.int64)
+        elif kind == "update":
             self.count = np.zeros((R, A, n_bins))
             self.lam = np.zeros((R, A, n_bins, d))
             self.gram = np.zeros((R, A, n_bins, d, d))
@@ -294,7 +400,9 @@ class LPLRUsers:
         inside = walk["alive"] & self.open[rows, a, idx]
         r, aa, b = rows[inside], a[inside], idx[inside]
         scale = g ** k[inside].astype(float)  # γ^{k_h}: ‖γ^{k}φ_h‖ ≤ 1
-        if self.kind == "update":
+        if self.exact is not None:
+            self._contribute_exact(walk, phi_h, y, scale, inside, r, aa, b, broadcast)
+        elif self.kind == "update":
             y_h = np.clip(y - walk["f"], -1.0, 1.0)[inside]  # deviation 1
             v = phi_h[inside] * scale[:, None]
             self.count[r, aa, b] += 1.0  # Alg. 3 line 3: 1{φ ≠ ⊥}
@@ -308,7 +416,80 @@ class LPLRUsers:
             e_norm = walk["eta"][inside] * np.abs(np.einsum("ij,ij->i", u, phi_h[inside]))
             self.eps[r, aa, b] += np.clip(e_norm * scale, 0.0, 1.0) * (s > 0)
 
+    def _contribute_exact(self, walk: dict[str, np.ndarray], phi_h: np.ndarray, y: np.ndarray,
+                          scale: np.ndarray, inside: np.ndarray, r: np.ndarray, aa: np.ndarray,
+                          b: np.ndarray, broadcast: dict[str, Any]) -> None:
+        """:meth:`contribute` with the exact sampler: each user's terms (the same as the float
+        path's) rounded to their part's grid before they are summed."""
+        ex = self.exact
+        assert ex is not None
+        if self.kind == "update":
+            y_h = np.clip(y - walk["f"], -1.0, 1.0)[inside]
+            v = phi_h[inside] * scale[:, None]
+            i, j = self._iu
+            self.count[r, aa, b] += ex.count.round(np.ones(len(r)))
+            self.lam[r, aa, b] += ex.lam.round(y_h[:, None] * v)
+            self.gram[r, aa, b] += ex.gram.round(v[:, i] * v[:, j])
+        else:
+            pcr = broadcast["pcr"]
+            u, s = pcr["u"][r, aa, b], pcr["s"][r, aa, b]
+            e_norm = walk["eta"][inside] * np.abs(np.einsum("ij,ij->i", u, phi_h[inside]))
+            self.eps[r, aa, b] += ex.ci.round(np.clip(e_norm * scale, 0.0, 1.0) * (s > 0))
+
     # -- the release at the end of the phase ----------------------------------------------------
+    #: most noise draws of one run held at once by the exact release (the n users are summed a
+    #: block of users at a time)
+    EXACT_BLOCK = 1 << 20
+
+    def _exact_noise_sum(self, mech: VectorLaplace | VectorGaussian, run: int, cells: int
+                         ) -> np.ndarray:
+        """Σ over the phase's n users of each user's own discrete noise on ``cells`` coordinates
+        (grid units): n·cells draws from ``run``'s word stream, users in order. The sum of n
+        discrete Laplace or Gaussian draws has no closed form of the same family, so every
+        user's noise is drawn (cost O(n) per coordinate, unlike the float path's one draw)."""
+        total = np.zeros(cells, np.int64)
+        if cells == 0:
+            return total
+        per = max(1, self.EXACT_BLOCK // cells)
+        rows = np.array([run])
+        for lo in range(0, self.n, per):
+            k = min(per, self.n - lo)
+            total += run_discrete(self.noise, rows, k * cells, mech.params).reshape(k, cells
+                                                                                    ).sum(axis=0)
+        return total
+
+    def _release_exact(self) -> dict[str, np.ndarray]:
+        """The phase's released sums with the exact sampler: on every open bin, (Σ of the users'
+        rounded messages + Σ of their discrete noises)·g, per part; zero elsewhere."""
+        ex = self.exact
+        assert ex is not None
+        o = self.open
+        R = o.shape[0]
+        if self.kind == "update":
+            parts = (("count", ex.count, 1), ("lam", ex.lam, self.d),
+                     ("gram", ex.gram, len(self._iu[0])))
+        else:
+            parts = (("eps", ex.ci, 1),)
+        out = {}
+        for name, mech, c in parts:
+            acc = getattr(self, name).reshape(R, o.shape[1], o.shape[2], c).copy()
+            for r in range(R):  # run by run, parts in order: each run's own words
+                cells = int(o[r].sum()) * c
+                acc[r][o[r]] += self._exact_noise_sum(mech, r, cells).reshape(-1, c)
+            v = np.where(o[..., None], acc, 0).astype(np.float64) * mech.grid.granularity
+            if name == "gram":
+                i, j = self._iu
+                gram = np.empty(o.shape + (self.d, self.d))
+                gram[..., i, j] = v
+                gram[..., j, i] = v  # the mirror: a copy, not a release
+                v = gram
+            elif name != "lam":  # count, eps: one number per bin
+                v = v[..., 0]
+            out[name] = v
+            delattr(self, name)
+        self.kind = None
+        return out
+
     def _laplace_sum(self, gen: np.random.Generator, b: float, shape: tuple[int, ...]
                      ) -> np.ndarray:
         """Sum of n i.i.d. Lap(b): b·(G − G′), G, G′ ~ Gamma(n, 1)."""
@@ -332,6 +513,8 @@ class LPLRUsers:
 
     def release(self) -> dict[str, np.ndarray]:
         """The phase's released sums (normalized scale), zero on the bins that are not open."""
+        if self.exact is not None:
+            return self._release_exact()
         R = len(self.gens)
         shape = self.open.shape[1:]
         f = self.noise_multiplier
@@ -533,6 +716,10 @@ class LPLRRegCB(Agent):
         delta: privacy δ of the Gaussian Gram release (default 10⁻⁶; ``"gaussian"`` only).
         kappa_scale: factor on the minimal κ's of Lemmas 4.3/4.4 (default 1 = the paper's).
         n0: first-epoch scale n₀ (default :func:`lplr_n0`; a multiple of 2d).
+        sampler: ``"float"`` (default: binary64 noise, the sums of n users' noise drawn in one
+            draw each) or ``"exact"`` (each user's message rounded to a grid with its own discrete
+            Laplace/Gaussian noise: exactly (ε′, δ)-LDP with ε′ ≤ ε on the doubles released;
+            ``wishart="gaussian"`` only; module docstring, "Exact sampler").
         n_runs: number of runs.
     """
 
@@ -549,6 +736,7 @@ class LPLRRegCB(Agent):
         "delta": Param(DELTA),
         "kappa_scale": Param(POSITIVE),
         "n0": Param(Integer(low=2, none=True)),
+        "sampler": Param(SAMPLER),
     }
     #: the user-side randomizer class (tests swap in recording/replaying versions)
     users_class: type[LPLRUsers] = LPLRUsers
@@ -565,10 +753,17 @@ class LPLRRegCB(Agent):
         delta: float = 1e-6,
         kappa_scale: float = 1.0,
         n0: int | None = None,
+        sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
         super().__init__(n_runs)
         self.set_params(locals())
+        if self.sampler == "exact" and self.wishart != "gaussian":
+            raise ValueError("sampler='exact' needs wishart='gaussian' (the paper's Wishart "
+                             "mechanism is not DP, with any sampler)")
+        #: the exact samplers and their composed guarantee (``sampler="exact"``), else None
+        self.exact = (LPLRExact.calibrate(self.epsilon, self.delta, self.d)
+                      if self.sampler == "exact" else None)
         if self.alpha is None:
             self.alpha = 1.0 / self.horizon**2
         if self.beta is None:
@@ -595,12 +790,18 @@ class LPLRRegCB(Agent):
             return PrivacyGuarantee("local", self.epsilon, 0.0,
                                     unit="(context, reward) [paper 4's claim only: its "
                                          "Wishart mechanism is not DP]")
+        if self.exact is not None:
+            return PrivacyGuarantee("local", self.exact.epsilon, self.delta,
+                                    unit="(context, reward)", sampler="exact")
         return PrivacyGuarantee("local", self.epsilon, self.delta, unit="(context, reward)")
 
     def reset(self, seed: Any = None, *, first_run: int = 0) -> None:
         super().reset(seed, first_run=first_run)
         roots = run_seed_sequences(seed, self.n_runs, first_run)
         self._user_gens = generators([child(s, WRAPPER) for s in roots])
+        # the exact sampler's words: child 2 of the same WRAPPER seeds (never the float stream)
+        self._user_noise = (RunNoise([child(s, WRAPPER) for s in roots])
+                            if self.exact is not None else None)
         self._start_epoch(1)
 
     def reset_state(self) -> None:
@@ -614,7 +815,7 @@ class LPLRRegCB(Agent):
         self.tau = tau
         n = 2**tau * self.n0 // (2 * self.d)  # n_τ = 2^τ n₀; Algorithm 2's n = n_τ/(2d)
         users = self.users_class(self.d, self.A, self._user_gens, self.epsilon, self.wishart,
-                                 self.delta)
+                                 self.delta, self.exact, self._user_noise)
         server = LPLRServer(self.n_runs, self.A, self.d, n, self.gamma, self.M, self.kappas)
         self.oracle = LPLR(users, server)
         self.phase_start = self.t
@@ -671,7 +872,7 @@ class LPLRRegCB(Agent):
         if self.oracle.feed(phi, rewards, actions):  # a phase ended: its users were released
             users = np.arange(self.phase_start, self.t)
             runs = np.repeat(np.arange(self.n_runs), users.size)
-            self.charge(runs, np.tile(users, self.n_runs), self.epsilon,
+            self.charge(runs, np.tile(users, self.n_runs), self.privacy.epsilon,
                         label=f"LPLR epoch {self.tau} phase {self.oracle.phase}")
             self.phase_start = self.t
             if self.oracle.done:

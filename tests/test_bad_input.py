@@ -147,6 +147,17 @@ BAD_INPUT: list[tuple[str, Callable[[], object], str]] = [
      lambda: gym.make("BestArmIdentification-RL-v0", reward_mode="cost"), "reward_mode"),
     ("RL vector id: negative seed",
      lambda: gym.make_vec("HuberBandit-RL-v0", num_envs=2).reset(seed=-1), "seed"),
+    # an unknown noise sampler (the error names sampler and the allowed values, never a value)
+    ("GaussianStatistics sampler='bogus'",
+     lambda: _linear_wrapper("GaussianStatistics", 1.0, 1e-6, sampler="bogus"), "sampler"),
+    ("LaplaceInput sampler='bogus'",
+     lambda: _linear_wrapper("LaplaceInput", 1.0, sampler="bogus"), "sampler"),
+    ("LPLR sampler='bogus'",
+     lambda: agents.make("lplr-regcb", "LinearContextualBandit-v0", 1, sampler="bogus"),
+     "sampler"),
+    ("LPLR exact sampler with the paper's Wishart",
+     lambda: agents.make("lplr-regcb", "LinearContextualBandit-v0", 1, sampler="exact",
+                         wishart="paper"), "sampler"),
     # a trained model that does not fit the env (any object with predict and SB3's spaces)
     ("SB3Agent: model for K = 3 on K = 5",
      lambda: simulate(_sb3_agent(3), "HuberBandit-v0", horizon=10), "K 3"),
@@ -155,6 +166,12 @@ BAD_INPUT: list[tuple[str, Callable[[], object], str]] = [
     ("SB3Agent: no statistics and no env",
      lambda: _sb3_agent(3, env=None).reset(seed=0), "statistics"),
 ]
+
+
+def _linear_wrapper(name: str, *args: object, **kwargs: object) -> object:
+    import privenv.wrappers as w
+
+    return getattr(w, name)(gym.make("LinearContextualBandit-v0", d=2, A=3), *args, **kwargs)
 
 
 def _sb3_agent(K: int, env: object = "trained") -> object:
@@ -432,7 +449,9 @@ def test_the_wrapper_table_covers_the_exported_wrappers():
             "LaplaceInputRandomizer"} <= names
     with_sampler = {c[0] for c in WRAPPER_CASES if c[3] == "sampler"}
     assert {"LaplaceReward", "VectorLaplaceReward", "GaussianReward", "VectorGaussianReward",
-            "LaplaceLabel", "VectorLaplaceLabel"} <= with_sampler
+            "LaplaceLabel", "VectorLaplaceLabel", "GaussianStatistics", "VectorGaussianStatistics",
+            "LaplaceInput", "VectorLaplaceInput", "GaussianStatisticsRandomizer",
+            "LaplaceInputRandomizer"} <= with_sampler
 
 
 # -- integers: exact, whatever their size, within int64 -----------------------------------------
