@@ -69,7 +69,9 @@ def test_registry_covers_the_issue() -> None:
                 "adap-tt", "adap-tt-star", "ctb-tt", "ldp-linucb-message", "ldp-linucb",
                 "central-dp-linucb", "fed-linucb-silo", "super-agent-central", "laplace-exact",
                 "gaussian-exact", "laplace-snapping", "lplr-update-count", "lplr-ci",
-                "lplr-update-label-moment", "lplr-update-gram", "input-perturbation-message"}
+                "lplr-update-label-moment", "lplr-update-gram", "input-perturbation-message",
+                "input-perturbation-exact", "gaussian-statistics-exact",
+                "lplr-update-count-exact"}
     assert required <= set(audits.CASES)
     for case in audits.CASES.values():
         # every audit has a mutant, or audits a documented flaw

@@ -11,6 +11,7 @@ the paper's own scale); the machinery and the score statistics are those of
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from privenv.privacy import mechanisms as mech
-from privenv.privacy.accounting import gaussian_epsilon
+from privenv.privacy.accounting import gaussian_epsilon, rho_to_epsilon_cks
 from privenv.privacy.harness import (
     GDP_AUDIT_DELTA,
     AuditCase,
@@ -100,6 +101,69 @@ _register(AuditCase(
     ("noise x 0.5", "L1 sensitivity without sqrt(d)"), power_floor=0.85))
 
 
+def _input_perturbation_exact(mutation: str | None, n: int, seed: int) -> Measurement:
+    from privenv.privacy.exact import DiscreteLaplaceParameters
+    from privenv.wrappers.ldp_linear import LaplaceInputRandomizer
+
+    eps = 1.0
+    rand = LaplaceInputRandomizer(eps, _LIN_D, sampler="exact")
+    declared, scale = rand.privacy.epsilon, rand.exact.scale
+    if mutation == "noise x 0.5":  # the discrete Laplace's t halved, nothing else
+        p = rand.exact.params
+        t = p.scale / 2
+        rand.exact = dataclasses.replace(rand.exact, params=DiscreteLaplaceParameters(
+            p.grid, t.numerator, t.denominator, p.sensitivity_grid))
+    phi = np.full(_LIN_D, 1 / math.sqrt(_LIN_D))
+    outs, means = [], []
+    for k, (p_, y) in enumerate(((phi, 1.0), (-phi, -1.0))):
+        phi_v, y_v = rand.validate(np.tile(p_, (n, 1)), np.full(n, y))
+        x = rand.message_vector(phi_v[:1], y_v[:1])
+        means.append(rand.exact.round(x)[0] * rand.exact.grid.granularity)  # the noise's centre
+        msg = rand(phi_v, y_v, np.random.default_rng([seed, k]))
+        outs.append(np.concatenate([msg["phi_tilde"], msg["y_tilde"]], axis=1))
+    return Measurement(laplace_llr_bound(*outs, *means, scale), declared, 0.0)
+
+
+_register(AuditCase(
+    "input-perturbation-exact", "input perturbation with sampler='exact' ((φ, y) on the grid "
+    "2^(⌊log₂ b⌋ − 14)ℤ plus discrete Laplace, declared ε′ ≤ ε = 1 with the rounding), d = 2, "
+    "the pair of 'input-perturbation-message'; score: the Laplace log-likelihood ratio around "
+    "the rounded messages; mutant: the discrete Laplace's scale halved",
+    _input_perturbation_exact, 200_000, ("noise x 0.5",), power_floor=0.85))
+
+
+def _gaussian_statistics_exact(mutation: str | None, n: int, seed: int) -> Measurement:
+    from privenv.privacy.exact import DiscreteGaussianParameters
+    from privenv.wrappers.ldp_linear import GaussianStatisticsRandomizer
+
+    rand = GaussianStatisticsRandomizer(4.0, 1e-5, _LIN_D, sampler="exact")
+    # the declared profile: CKS20's conversion of the exact ρ, at the audited δ
+    declared = rho_to_epsilon_cks(rand.exact.rho(rand.sensitivity, rand.m), GDP_AUDIT_DELTA)
+    sigma = rand.sigma
+    if mutation == "noise x 0.5":  # σ_k² / 4 (rounded up): the noise halved, nothing else
+        v = math.ceil(rand.exact.params.variance / 4)
+        rand.exact = dataclasses.replace(rand.exact, params=DiscreteGaussianParameters(v, 1))
+    c, s = math.cos(math.pi / 12), math.sin(math.pi / 12)
+    phis = (np.array([c, s]), np.array([-s, -c]))  # the worst pair of 'ldp-linucb-message'
+    iu = np.triu_indices(_LIN_D)
+    means, outs = [], []
+    for k, phi in enumerate(phis):
+        phi_v, y_v = rand.validate(np.tile(phi, (n, 1)), np.ones(n))
+        x = rand.message_vector(phi_v[:1], y_v[:1])
+        means.append(rand.exact.round(x)[0] * rand.exact.grid.granularity)
+        msg = rand(phi_v, y_v, np.random.default_rng([seed, k]))
+        outs.append(np.concatenate([msg["gram"][:, iu[0], iu[1]], msg["moment"]], axis=1))
+    return Measurement(gaussian_projection_bound(*outs, *means, sigma), declared, GDP_AUDIT_DELTA)
+
+
+_register(AuditCase(
+    "gaussian-statistics-exact", "LDP-LinUCB's user message with sampler='exact' "
+    "((triu φφᵀ, φy) on the grid plus the multivariate discrete Gaussian, zCDP-calibrated at "
+    "(ε, δ) = (4, 1e-5)), d = 2, the worst pair of 'ldp-linucb-message'; projection score; "
+    "audited at δ = 0.05 of the declared profile (CKS20's conversion of the exact ρ); mutant: "
+    "σ_k² / 4", _gaussian_statistics_exact, 200_000, ("noise x 0.5",), power_floor=0.45))
+
+
 _LPLR_EPS = 3.0  # ε/3 = 1 per LPLR-Update part
 
 
@@ -152,6 +216,40 @@ _register(AuditCase(
     "lplr-ci", "LPLR-CI's one-hot normalized ε_i ∈ [0, 1] (declared ε = 3), Δ₁ = 2; mutants: "
     "noise × 0.5, the paper's Lap(1/α)", _lplr_one_hot("eps"), 200_000,
     ("noise x 0.5", "paper's scale"), power_floor=3.0 - 0.35))
+
+
+def _lplr_count_exact(mutation: str | None, n: int, seed: int) -> Measurement:
+    """LPLR-Update's count with ``sampler="exact"``: one user of a phase, replicated over the
+    bins of one run (pairs of bins; the user's rounded one-hot in bin 2j or 2j + 1), with the
+    agent's own exact release; mutant: the count's discrete Laplace scale halved."""
+    from privenv.agents.lplr import LPLRExact, LPLRUsers
+    from privenv.privacy.exact import DiscreteLaplaceParameters
+
+    exact = LPLRExact.calibrate(_LPLR_EPS, 1e-5, _LIN_D)
+    declared, scale = exact.count.epsilon, exact.count.scale
+    used = exact
+    if mutation == "noise x 0.5":
+        p = exact.count.params
+        t = p.scale / 2
+        used = dataclasses.replace(exact, count=dataclasses.replace(
+            exact.count, params=DiscreteLaplaceParameters(p.grid, t.numerator, t.denominator,
+                                                          p.sensitivity_grid)))
+    outs = []
+    for k in (0, 1):
+        users = LPLRUsers(_LIN_D, 1, [np.random.default_rng(0)], _LPLR_EPS, "gaussian", 1e-5,
+                          used, np.random.default_rng([seed, k]))
+        users.start_phase("update", 1, 2 * n, 1, np.ones((1, 1, 2 * n), dtype=bool))
+        users.count[0, 0, k::2] = exact.count.round(np.ones(1))[0]
+        outs.append(users.release()["count"][0, 0].reshape(n, 2))
+    res = laplace_llr_bound(*outs, np.array([1.0, 0.0]), np.array([0.0, 1.0]), scale)
+    return Measurement(res, declared, 0.0)
+
+
+_register(AuditCase(
+    "lplr-update-count-exact", "LPLR-Update's one-hot count with sampler='exact' (declared "
+    "ε′ ≤ ε/3 = 1 at ε = 3, the rounding included): the user moves from bin b to bin b′, one "
+    "user's discrete Laplace per bin as the agent draws it; mutant: the discrete scale halved",
+    _lplr_count_exact, 200_000, ("noise x 0.5",), power_floor=1.0 - 0.35))
 
 
 def _lplr_label(mutation: str | None, n: int, seed: int) -> Measurement:
