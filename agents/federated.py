@@ -46,7 +46,7 @@ from privenv.agents.linear import (
     THETA_BOUND_PARAM,
     oful_radius,
 )
-from privenv.parameters import DELTA, EPSILON, POSITIVE, Integer, Options, Param, Real
+from privenv.parameters import DELTA, EPSILON, POSITIVE, SAMPLER, Integer, Options, Param, Real
 from privenv.privacy.federated import (
     CENTRAL,
     PROTOCOLS,
@@ -110,6 +110,7 @@ class _FederatedLinUCB(Agent):
         "theta_bound": THETA_BOUND_PARAM,
         "lambda_": Param(Real(0.0, low_open=True, none=True)),
         "beta": Param(Real(0.0, none=True)),
+        "sampler": Param(SAMPLER),
     }
 
     def __init__(
@@ -131,6 +132,7 @@ class _FederatedLinUCB(Agent):
         n_runs: int,
         batch: int | None = None,
         vector_sum_scale: float = VECTOR_SUM_S,
+        sampler: str = "float",
     ) -> None:
         super().__init__(n_runs)
         self.set_params({k: v for k, v in locals().items()  # (the schedule: the subclass's)
@@ -139,7 +141,8 @@ class _FederatedLinUCB(Agent):
         self.calibration: Calibration = calibrate(
             self.protocol_name, epsilon=self.epsilon, delta=self.delta, M=self.M, d=self.d,
             horizon=self.horizon, n_syncs=n_syncs, alpha=self.alpha,
-            reward_bound=self.reward_bound, batch=batch, vector_sum_scale=vector_sum_scale)
+            reward_bound=self.reward_bound, batch=batch, vector_sum_scale=vector_sum_scale,
+            sampler=self.sampler)
         if self.lambda_ is None:
             self.lambda_ = self.calibration.lambda_
 
@@ -378,6 +381,11 @@ class FedLinUCB(_FederatedLinUCB):
             default :data:`~privenv.privacy.vector_sum.VECTOR_SUM_S` = 1, fixed, not tuned).
             The calibration refuses an s too small for the declared (ε, δ) and says so: raise it
             then (more noise, never less privacy).
+        sampler: ``"float"`` (default) or ``"exact"``: with ``"ldp"`` (and the super agent's
+            ``"central"``) the trees' items on a grid and discrete Gaussian node noise from each
+            run's words, σ₀ calibrated through zCDP
+            (:mod:`privenv.privacy.federated`, "Exact sampler"); refused for the shuffle
+            protocols.
         n_runs: number of runs.
     """
 
@@ -405,6 +413,7 @@ class FedLinUCB(_FederatedLinUCB):
         lambda_: float | None = None,
         beta: float | None = None,
         vector_sum_scale: float = VECTOR_SUM_S,
+        sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
         self.set_params(locals())
@@ -412,7 +421,7 @@ class FedLinUCB(_FederatedLinUCB):
         check_int("batch", self.batch, low=1, high=horizon)  # a sync at least once
         super().__init__(M, K, d, horizon, protocol, epsilon, delta, alpha, reward_bound, sigma,
                          theta_bound, lambda_, beta, horizon // self.batch, n_runs, self.batch,
-                         self.vector_sum_scale)
+                         self.vector_sum_scale, self.sampler)
 
     @property
     def privacy(self) -> PrivacyGuarantee:
@@ -460,7 +469,8 @@ class SuperAgent(FedLinUCB):
         protocol: ``"central"`` (default) or ``"none"``.
         epsilon, delta: the central (ε, δ) per user (ignored for ``"none"``).
         batch: rounds between syncs (default 1: every round).
-        alpha, reward_bound, sigma, theta_bound, lambda_, beta, n_runs: as :class:`FedLinUCB`.
+        alpha, reward_bound, sigma, theta_bound, lambda_, beta, sampler, n_runs: as
+            :class:`FedLinUCB`.
     """
 
     name = "super-agent"
@@ -484,10 +494,11 @@ class SuperAgent(FedLinUCB):
         theta_bound: float = 1.0,
         lambda_: float | None = None,
         beta: float | None = None,
+        sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
         super().__init__(M, K, d, horizon, protocol, epsilon, delta, batch, alpha, reward_bound,
-                         sigma, theta_bound, lambda_, beta, n_runs=n_runs)
+                         sigma, theta_bound, lambda_, beta, sampler=sampler, n_runs=n_runs)
 
 
 class FedUCBAdaptive(_FederatedLinUCB):
@@ -518,8 +529,8 @@ class FedUCBAdaptive(_FederatedLinUCB):
 
     Args:
         M, K, d, horizon, protocol, epsilon, delta, alpha: as :class:`FedLinUCB`.
-        reward_bound, sigma, theta_bound, lambda_, beta, n_runs: as :class:`FedLinUCB` (which
-            also takes ``batch``).
+        reward_bound, sigma, theta_bound, lambda_, beta, sampler, n_runs: as :class:`FedLinUCB`
+            (which also takes ``batch``).
         D: the threshold (default T·log(MT)/(dM), the threshold of DisLinUCB, Wang, Hu, Chen &
             Wang 2020, Theorem 4, whose rule FedUCB's synchronous version uses; a
             reconstruction — Dubey & Pentland's own constant is not in our sources).
@@ -544,12 +555,13 @@ class FedUCBAdaptive(_FederatedLinUCB):
         theta_bound: float = 1.0,
         lambda_: float | None = None,
         beta: float | None = None,
+        sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
         self.set_params(locals())
         horizon = self.horizon
         super().__init__(M, K, d, horizon, protocol, epsilon, delta, alpha, reward_bound, sigma,
-                         theta_bound, lambda_, beta, horizon, n_runs)
+                         theta_bound, lambda_, beta, horizon, n_runs, sampler=self.sampler)
         if self.D is None:
             self.D = horizon * math.log(self.M * horizon) / (self.d * self.M)
 

@@ -25,12 +25,17 @@ from privenv.privacy.tree import TreeMechanism
 TESTED_ELSEWHERE = {"fed-linucb-silo": "tests/privacy/test_federated_protocol.py",
                     **{name: "tests/privacy/test_preimage.py" for name in audits.CASES
                        if name.startswith("preimage-")}}
-VARIANTS = [(name, m) for name, case in audits.CASES.items() if name not in TESTED_ELSEWHERE
-            for m in (None, *case.mutations)]
+#: an exact-sampler case shares its mechanism's code with its float case, whose mutants run by
+#: default; of its own mutants the first runs by default and the rest with ``-m slow``
+VARIANTS = [
+    pytest.param(name, m, id=f"{name}-{m or 'correct'}".replace(" ", "_"),
+                 marks=[pytest.mark.slow] if name.endswith("-exact") and m is not None
+                 and m != case.mutations[0] else [])
+    for name, case in audits.CASES.items() if name not in TESTED_ELSEWHERE
+    for m in (None, *case.mutations)]
 
 
-@pytest.mark.parametrize(("target", "mutation"), VARIANTS,
-                         ids=[f"{t}-{m or 'correct'}".replace(" ", "_") for t, m in VARIANTS])
+@pytest.mark.parametrize(("target", "mutation"), VARIANTS)
 def test_case(target: str, mutation: str | None) -> None:
     case = audits.CASES[target]
     [rec] = audits.run_case(case, "quick", mutations=[] if mutation is None else [mutation],
@@ -90,7 +95,8 @@ def test_one_registry_of_every_layer_in_report_order() -> None:
     assert names[i + 1: i + 1 + len(randomizers.CASES)] == list(randomizers.CASES)
     j = names.index("shuffler")
     assert names[j + 1: j + 1 + len(agents.CASES)] == list(agents.CASES)
-    assert names[-2:] == ["fed-linucb-silo", "super-agent-central"]
+    assert names[-4:] == ["fed-linucb-silo", "fed-linucb-silo-exact", "super-agent-central",
+                          "super-agent-central-exact"]
     # the end-to-end agent cases are the agents'; the privacy layer's are mechanisms only
     assert {"dp-se", "ctb-tt", "central-dp-linucb"} <= set(agents.CASES)
     assert not {"dp-se", "ldp-linucb-message", "lplr-ci"} & set(harness.CASES)

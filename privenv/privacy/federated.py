@@ -76,6 +76,18 @@ calibration), (ε₀, δ₀) = :func:`~privenv.privacy.vector_sum.node_budget` (
 communication is :func:`~privenv.privacy.vector_sum.messages_per_user` one-bit messages per user
 and node.
 
+Exact sampler (``sampler="exact"``, protocols ``"ldp"`` and ``"central"``). The trees round
+each item (a silo's batch sums, or the server's sum) to the grid and draw discrete Gaussian node
+noise from each run's words (:class:`~privenv.privacy.tree.TreeMechanism`, "Exact sampler").
+Replacing a user moves the rounded upper triangle and moment of its node by at most
+B_G = Δ_G/g + √(d(d+1)/2) and B_u = Δ_u/g + √d grid units (rounding included), so one node is
+ρ_node = (B_G² + B_u²)/(2σ_k²)-zCDP (Canonne, Kamath & Steinke 2020) and a user's κ nodes
+κ·ρ_node. The discrete Gaussian is not exactly μ-GDP, so σ₀ is the smallest value (at least the
+float σ₀) with κ·ρ_node ≤ ρ(ε, δ), the largest ρ whose CKS20 conversion is (ε, δ)-DP; the declared
+ε′ ≤ ε is that conversion of the exact κ·ρ_node. λ uses the drawn scale σ_k·g. The shuffle
+protocols keep the float sampler: the amplification bound is proved for continuous Gaussian
+messages, and P_Vec's messages are bits.
+
 λ follows the authors' experiment code: λ = √M without privacy, λ = √(Mκ)·σ₀·(√(κ + log(1/α))
 + √d) with noise (:func:`private_lambda`; for ``"central"`` with one noise source instead of M,
 λ = √κ·σ·(…)). For ``"sdp-vector-sum"`` σ₀ is the Gaussian-equivalent
@@ -93,7 +105,14 @@ import numpy as np
 
 from privenv._validation import check_choice, check_delta, check_epsilon, check_int, check_real
 
-from .accounting import gaussian_epsilon, gaussian_rho, tree_levels
+from .accounting import (
+    gaussian_epsilon,
+    gaussian_rho,
+    rho_for_epsilon,
+    rho_to_epsilon_cks,
+    tree_levels,
+)
+from .exact import VectorGaussian, gaussian_sigma_for_rho
 from .guarantee import PrivacyGuarantee
 from .mechanisms import check_positive, gaussian_sigma_analytic
 from .tree import NoiseSource, TreeMechanism, lowest_set_bit, run_uniforms
@@ -360,6 +379,8 @@ class Calibration:
             (:func:`vector_sum_levels`); empty otherwise.
         epsilon_node: ``"sdp-vector-sum"``: ε₀ of one node to each user in it (the ledger's
             charge; δ₀ is ``vector_sum[0].delta``); 0 otherwise.
+        sampler: ``"float"`` or ``"exact"`` (``"ldp"`` and ``"central"``: the trees' items on the
+            grid and discrete Gaussian node noise; module docstring, "Exact sampler").
 
     For ``"sdp-vector-sum"``, ``sigma0`` is the Gaussian-equivalent max_j std_j/√M (module
     docstring) and Δ_G, Δ_u are 0 (P_Vec's sensitivity is in :mod:`~privenv.privacy.vector_sum`).
@@ -377,6 +398,7 @@ class Calibration:
     point_bound: float = 0.0
     vector_sum: tuple[VectorSumParameters, ...] = ()
     epsilon_node: float = 0.0
+    sampler: str = "float"
 
     @property
     def private(self) -> bool:
@@ -401,6 +423,7 @@ def calibrate(
     reward_bound: float | None,
     batch: int | None = None,
     vector_sum_scale: float = VECTOR_SUM_S,
+    sampler: str = "float",
 ) -> Calibration:
     """σ₀, κ, λ and the guarantee of a protocol variant (see the module docstring).
 
@@ -417,8 +440,18 @@ def calibrate(
         batch: B, rounds per batch (fixed batches); required by ``"sdp-vector-sum"``, whose
             node sizes n_j = M·B·2^j must be known in advance.
         vector_sum_scale: s of P_Vec's b (``"sdp-vector-sum"`` only).
+        sampler: ``"float"`` (default) or ``"exact"`` (``"ldp"``, ``"central"`` and ``"none"``
+            only; module docstring, "Exact sampler").
     """
     check_choice("protocol", protocol, (*PROTOCOLS, CENTRAL))
+    sampler = check_choice("sampler", sampler, ("float", "exact"))
+    if sampler == "exact" and protocol.startswith("sdp"):
+        raise ValueError(
+            f"sampler='exact' is not available for protocol={protocol!r}: "
+            + ("the amplification bound is proved for continuous Gaussian messages"
+               if protocol == "sdp-amplification" else
+               "P_Vec's messages are bits, it adds no Laplace or Gaussian noise")
+            + "; use protocol='ldp' or 'central', or sampler='float'")
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     M = check_int("M", M, low=1)
@@ -440,13 +473,15 @@ def calibrate(
     gram_sens, moment_sens = replace_one_sensitivities(d, reward_bound)
     node = _node_sensitivity(gram_sens, moment_sens)
     sources = M  # independent noise sources in the server's sum (one per silo)
-    if protocol == "ldp":
+    if protocol in ("ldp", CENTRAL):
+        model = "silo-local" if protocol == "ldp" else "central"
         sigma0 = ldp_sigma0(epsilon, delta, kappa, gram_sens, moment_sens)
-        guarantee = PrivacyGuarantee("silo-local", epsilon, delta, UNIT, "replace-one")
-    elif protocol == CENTRAL:  # one stream of κ nodes, noised once at the trusted server
-        sigma0 = ldp_sigma0(epsilon, delta, kappa, gram_sens, moment_sens)
-        guarantee = PrivacyGuarantee("central", epsilon, delta, UNIT, "replace-one")
-        sources = 1
+        guarantee = PrivacyGuarantee(model, epsilon, delta, UNIT, "replace-one")
+        if protocol == CENTRAL:  # one stream of κ nodes, noised once at the trusted server
+            sources = 1
+        if sampler == "exact":
+            return _calibrate_exact(protocol, model, epsilon, delta, d, kappa, alpha, sources,
+                                    gram_sens, moment_sens, sigma0, reward_bound)
     else:  # sdp-amplification
         sigma0 = sdp_amplification_sigma0(epsilon, delta, kappa, M, horizon, node)
         check_sdp_amplification(epsilon, delta, sigma0, kappa, M, gram_sens, moment_sens)
@@ -462,6 +497,24 @@ def calibrate(
         gaussian_rho(sigma0, node),
         reward_bound,
     )
+
+
+def _calibrate_exact(protocol: str, model: str, epsilon: float, delta: float, d: int, kappa: int,
+                     alpha: float, sources: int, gram_sens: float, moment_sens: float,
+                     float_sigma0: float, reward_bound: float) -> Calibration:
+    """``"ldp"`` or ``"central"`` with the exact sampler: σ₀ through zCDP, rounding included
+    (module docstring, "Exact sampler")."""
+    blocks = [(gram_sens, d * (d + 1) // 2), (moment_sens, d)]
+    sigma0 = gaussian_sigma_for_rho(rho_for_epsilon(epsilon, delta) * (1 - 1e-9), blocks, kappa,
+                                    float_sigma0)
+    noise = VectorGaussian.for_sigma(sigma0)
+    rho_node = sum(noise.rho(s, m) for s, m in blocks)
+    guarantee = PrivacyGuarantee(model, rho_to_epsilon_cks(kappa * rho_node, delta), delta, UNIT,
+                                 "replace-one", sampler="exact")
+    return Calibration(protocol, sigma0, kappa, private_lambda(sources, kappa, noise.sigma, alpha,
+                                                               d),
+                       guarantee, gram_sens, moment_sens, rho_node, reward_bound,
+                       sampler="exact")
 
 
 def _calibrate_vector_sum(
@@ -534,9 +587,10 @@ class TreeRandomizer:
     """
 
     def __init__(self, n_runs: int, M: int, d: int, sigma0: float, n_syncs: int,
-                 noise: NoiseSource) -> None:
-        self.gram_tree = TreeMechanism(n_runs, (M, d, d), sigma0, n_syncs, noise, symmetric=True)
-        self.moment_tree = TreeMechanism(n_runs, (M, d), sigma0, n_syncs, noise)
+                 noise: NoiseSource, sampler: str = "float") -> None:
+        self.gram_tree = TreeMechanism(n_runs, (M, d, d), sigma0, n_syncs, noise, symmetric=True,
+                                       sampler=sampler)
+        self.moment_tree = TreeMechanism(n_runs, (M, d), sigma0, n_syncs, noise, sampler=sampler)
         self.levels = self.gram_tree.levels
 
     def collect(self, x: np.ndarray, y: np.ndarray, live: np.ndarray | None) -> None:
@@ -755,12 +809,13 @@ class CentralTreeAnalyzer:
         sigma: node noise σ.
         n_syncs: the largest number of syncs of a run (κ levels).
         noise: a :class:`~privenv.seeding.RunNoise` (the agent's) or a ``Generator``.
+        sampler: the tree's sampler (``"float"`` or ``"exact"``).
     """
 
     def __init__(self, n_runs: int, shape: tuple[int, ...], sigma: float, n_syncs: int,
-                 noise: NoiseSource) -> None:
+                 noise: NoiseSource, sampler: str = "float") -> None:
         self.tree = TreeMechanism(n_runs, shape, sigma, n_syncs, noise,
-                                  symmetric=len(shape) == 2)
+                                  symmetric=len(shape) == 2, sampler=sampler)
         self.levels = self.tree.levels
 
     def aggregate(self, messages: np.ndarray, runs: np.ndarray) -> np.ndarray:
@@ -879,13 +934,14 @@ def make_protocol(
         return FederatedProtocol(BatchSumRandomizer(), IdentityShuffler(),
                                  SumAnalyzer(n_runs, (d, d)), SumAnalyzer(n_runs, (d,)))
     if calibration.protocol == CENTRAL:
-        gram = CentralTreeAnalyzer(n_runs, (d, d), calibration.sigma0, n_syncs, noise)
+        gram = CentralTreeAnalyzer(n_runs, (d, d), calibration.sigma0, n_syncs, noise,
+                                   calibration.sampler)
         if gram.levels != calibration.kappa:
             raise ValueError(f"n_syncs={n_syncs} gives {gram.levels} tree levels, but the "
                              f"calibration used kappa={calibration.kappa}")
         return FederatedProtocol(BatchSumRandomizer(), IdentityShuffler(), gram,
                                  CentralTreeAnalyzer(n_runs, (d,), calibration.sigma0, n_syncs,
-                                                     noise))
+                                                     noise, calibration.sampler))
     if calibration.protocol == "sdp-vector-sum":
         levels = calibration.vector_sum
         if federated_kappa(n_syncs) != calibration.kappa:
@@ -897,7 +953,8 @@ def make_protocol(
             IdentityShuffler(),
             VectorSumAnalyzer(n_runs, calibration.point_bound, levels, d, symmetric=True),
             VectorSumAnalyzer(n_runs, calibration.point_bound, levels, d, symmetric=False))
-    randomizer = TreeRandomizer(n_runs, M, d, calibration.sigma0, n_syncs, noise)
+    randomizer = TreeRandomizer(n_runs, M, d, calibration.sigma0, n_syncs, noise,
+                                calibration.sampler)
     if randomizer.levels != calibration.kappa:  # one κ for the tree and its budget
         raise ValueError(f"n_syncs={n_syncs} gives {randomizer.levels} tree levels, but the "
                          f"calibration used kappa={calibration.kappa}")

@@ -964,7 +964,8 @@ def fed_redraw_randomizer_class() -> type:
     return RedrawRandomizer
 
 
-def _fed_linucb_silo(mutation: str | None, n: int, seed: int) -> Measurement:
+def _fed_linucb_silo(mutation: str | None, n: int, seed: int,
+                     sampler: str = "float") -> Measurement:
     """One silo (M = 1), d = 1, B = 1, 16 syncs (κ = 5 levels), reward bound b = 5, σ₀ from
     :func:`~privenv.privacy.federated.ldp_sigma0` at (ε, δ) = (4.6, 0.1). Neighbouring silo
     data: the user of round 1 is (φ = 1, y = b) in D and (φ = 1, y = −b) in D′, all other users
@@ -982,6 +983,8 @@ def _fed_linucb_silo(mutation: str | None, n: int, seed: int) -> Measurement:
     )
     from privenv.privacy.wishart import gram_sensitivity
 
+    if sampler == "exact":
+        return _fed_linucb_silo_exact(mutation, n, seed)
     kappa = federated_kappa(_FED_SYNCS)
     if mutation == "sensitivity add-remove":  # the halved (add/remove) values Δ_G, Δ_u = b
         sens = (gram_sensitivity(1, 1.0, "add-remove"), _FED_B)
@@ -991,11 +994,23 @@ def _fed_linucb_silo(mutation: str | None, n: int, seed: int) -> Measurement:
         kappa -= 1
     sigma0 = ldp_sigma0(_FED_EPS, _FED_DELTA, kappa, *sens)
     cls = fed_redraw_randomizer_class() if mutation == "node noise redrawn" else TreeRandomizer
+    # thresholds from the parameters only: sd units of the correct protocol, around the
+    # midpoint 0 of the two means
+    sigma_ok = ldp_sigma0(_FED_EPS, _FED_DELTA, federated_kappa(_FED_SYNCS),
+                          *replace_one_sensitivities(1, _FED_B))
+    return Measurement(_fed_silo_bound(cls, sigma0, sigma_ok, "float", n, seed), _FED_EPS,
+                       _FED_DELTA)
+
+
+def _fed_silo_bound(cls: type, sigma0: float, sigma_ok: float, sampler: str, n: int,
+                    seed: int) -> float:
+    """The silo audit's ε lower bound for the randomizer class ``cls`` at noise σ₀ (scores and
+    thresholds of :func:`_fed_linucb_silo`, σ_ok the correct protocol's noise scale)."""
     ks = np.arange(1, _FED_SYNCS + 1)
     pop = np.array([bin(k).count("1") for k in ks], dtype=float)
     scores = []
     for side, y in enumerate((_FED_B, -_FED_B)):
-        rand = cls(n, 1, 1, sigma0, _FED_SYNCS, np.random.default_rng([seed, side]))
+        rand = cls(n, 1, 1, sigma0, _FED_SYNCS, np.random.default_rng([seed, side]), sampler)
         runs = np.arange(n)
         zero_g, zero_m = np.zeros((n, 1, 1, 1)), np.zeros((n, 1, 1))
         msgs = np.empty((n, _FED_SYNCS))
@@ -1004,13 +1019,28 @@ def _fed_linucb_silo(mutation: str | None, n: int, seed: int) -> Measurement:
             _, m = rand.release(zero_g + first, zero_m + first * y, runs, None)
             msgs[:, k] = m[:, 0, 0]
         scores.append((msgs[:, _FED_NODES].sum(axis=1), (msgs / pop).sum(axis=1)))
-    # thresholds from the parameters only: sd units of the correct protocol, around the
-    # midpoint 0 of the two means
-    sigma_ok = ldp_sigma0(_FED_EPS, _FED_DELTA, federated_kappa(_FED_SYNCS),
-                          *replace_one_sensitivities(1, _FED_B))
     grid = np.linspace(-1.0, 4.0, 21)
     sds = (sigma_ok * math.sqrt(len(_FED_NODES)), sigma_ok * math.sqrt(np.sum(1 / pop**2)))
-    return Measurement(_tree_scores_bound(scores, grid, sds, _FED_DELTA), _FED_EPS, _FED_DELTA)
+    return _tree_scores_bound(scores, grid, sds, _FED_DELTA)
+
+
+def _fed_linucb_silo_exact(mutation: str | None, n: int, seed: int) -> Measurement:
+    """:func:`_fed_linucb_silo` with ``sampler="exact"``: σ₀ from
+    :func:`~privenv.privacy.federated.calibrate` (zCDP, rounding included), declared ε′ ≤ 4.6
+    its guarantee; mutants: node noise redrawn, a budget for one level instead of κ = 5 (the
+    zCDP calibration's slack hides the float case's "one tree level missing", a factor √(5/4)
+    in σ: at (4.6, 0.1) the correct protocol's bound is 3.2, that mutant's 3.9)."""
+    from privenv.privacy.federated import TreeRandomizer, calibrate
+
+    kw = dict(epsilon=_FED_EPS, delta=_FED_DELTA, M=1, d=1, horizon=_FED_SYNCS,
+              n_syncs=_FED_SYNCS, alpha=0.01, reward_bound=_FED_B, sampler="exact")
+    cal = calibrate("ldp", **kw)
+    sigma0 = cal.sigma0
+    if mutation == "budget for one level":  # σ₀ for κ = 1, the tree has κ = 5 levels
+        sigma0 = calibrate("ldp", **{**kw, "n_syncs": 1}).sigma0
+    cls = fed_redraw_randomizer_class() if mutation == "node noise redrawn" else TreeRandomizer
+    bound = _fed_silo_bound(cls, sigma0, cal.sigma0, "exact", n, seed)
+    return Measurement(bound, cal.guarantee.epsilon, _FED_DELTA)
 
 
 register(AuditCase(
@@ -1022,13 +1052,21 @@ register(AuditCase(
     ("node noise redrawn", "one tree level missing", "sensitivity add-remove"),
     power_floor=4.6 - 0.7))
 
+register(AuditCase(
+    "fed-linucb-silo-exact", "fed-linucb-silo with sampler='exact' (items on the grid, discrete "
+    "Gaussian node noise; σ₀ through zCDP, declared ε′ ≤ 4.6 by CKS20's conversion); mutants: "
+    "node noise not memoised, σ₀ budgeted for one level instead of κ = 5",
+    lambda mutation, n, seed: _fed_linucb_silo(mutation, n, seed, "exact"), 200_000,
+    ("budget for one level", "node noise redrawn"), power_floor=4.6 - 1.6))
+
 
 # -- the super single agent (paper 2), protocol "central": the server's released prefix sums ------
 
 _SUPER_M = 3  # silos; the central noise is added once to their sum
 
 
-def _super_agent_central(mutation: str | None, n: int, seed: int) -> Measurement:
+def _super_agent_central(mutation: str | None, n: int, seed: int,
+                         sampler: str = "float") -> Measurement:
     """``super-agent``'s protocol ``"central"`` (:func:`~privenv.privacy.federated.calibrate`,
     :func:`~privenv.privacy.federated.make_protocol`) with M = 3 silos, d = 1, B = 1, 16 syncs
     (κ = 5 levels), reward bound b = 5, at (ε, δ) = (4.6, 0.1). Neighbouring data: the user of
@@ -1043,11 +1081,13 @@ def _super_agent_central(mutation: str | None, n: int, seed: int) -> Measurement
 
     _, redraw, _ = tree_mutant_classes()
     kw = dict(epsilon=_FED_EPS, delta=_FED_DELTA, M=_SUPER_M, d=1, horizon=_FED_SYNCS,
-              n_syncs=_FED_SYNCS, alpha=0.01, reward_bound=_FED_B)
+              n_syncs=_FED_SYNCS, alpha=0.01, reward_bound=_FED_B, sampler=sampler)
     cal = calibrate("central", **kw)
     if mutation == "one tree level missing":  # the budget of κ − 1 levels, the tree has κ
         short = calibrate("central", **{**kw, "n_syncs": _FED_SYNCS // 2})
         cal = replace(cal, sigma0=short.sigma0)
+    elif mutation == "budget for one level":  # σ for κ = 1, the tree has κ = 5 levels
+        cal = replace(cal, sigma0=calibrate("central", **{**kw, "n_syncs": 1}).sigma0)
     elif mutation == "sigma / sqrt(M)":  # as if M silos' noise were summed at the server
         cal = replace(cal, sigma0=cal.sigma0 / math.sqrt(_SUPER_M))
     ks = np.arange(1, _FED_SYNCS + 1)
@@ -1058,7 +1098,7 @@ def _super_agent_central(mutation: str | None, n: int, seed: int) -> Measurement
         if mutation == "node noise redrawn":
             for analyzer, shape in ((proto.gram_analyzer, (1, 1)), (proto.moment_analyzer, (1,))):
                 analyzer.tree = redraw(n, shape, cal.sigma0, _FED_SYNCS, analyzer.tree.noise,
-                                       symmetric=len(shape) == 2)
+                                       symmetric=len(shape) == 2, sampler=sampler)
         gram, moment = np.zeros((n, _SUPER_M, 1, 1)), np.zeros((n, _SUPER_M, 1))
         prefixes = np.empty((n, _FED_SYNCS))
         for k in range(_FED_SYNCS):
@@ -1066,10 +1106,12 @@ def _super_agent_central(mutation: str | None, n: int, seed: int) -> Measurement
             _, u = proto.synchronize(gram, moment)
             prefixes[:, k] = u[:, 0]
         scores.append((prefixes[:, _FED_NODES].sum(axis=1), (prefixes / pop).sum(axis=1)))
-    sigma = calibrate("central", **kw).sigma0
+    correct = calibrate("central", **kw)
+    sigma = correct.sigma0
     grid = np.linspace(-1.0, 4.0, 21)
     sds = (sigma * math.sqrt(len(_FED_NODES)), tree_s2_sd(sigma, _FED_SYNCS))
-    return Measurement(_tree_scores_bound(scores, grid, sds, _FED_DELTA), _FED_EPS, _FED_DELTA)
+    return Measurement(_tree_scores_bound(scores, grid, sds, _FED_DELTA),
+                       correct.guarantee.epsilon, _FED_DELTA)
 
 
 register(AuditCase(
@@ -1079,3 +1121,11 @@ register(AuditCase(
     "(1, −b); scores S₁ (memoised LR), S₂ (redrawn LR); mutants: node noise redrawn, one tree "
     "level missing from the budget, σ divided by √M", _super_agent_central, 200_000,
     ("node noise redrawn", "one tree level missing", "sigma / sqrt(M)"), power_floor=4.6 - 0.7))
+
+register(AuditCase(
+    "super-agent-central-exact", "super-agent-central with sampler='exact' (the server's tree on "
+    "the grid with discrete Gaussian node noise; σ through zCDP, declared ε′ ≤ 4.6 by CKS20's "
+    "conversion); mutants: node noise redrawn, σ budgeted for one level instead of κ = 5 (the "
+    "zCDP calibration's slack hides a missing level: correct 3.3, that mutant 3.8), σ / √M",
+    lambda mutation, n, seed: _super_agent_central(mutation, n, seed, "exact"), 200_000,
+    ("budget for one level", "node noise redrawn", "sigma / sqrt(M)"), power_floor=4.6 - 1.6))

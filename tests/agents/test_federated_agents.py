@@ -130,7 +130,11 @@ def test_agent_asks_for_per_silo_rewards() -> None:
 
 @pytest.mark.parametrize(("name", "kw"), [("fed-linucb", LDP), ("fed-linucb", SDP),
                                           ("fed-linucb", VS), ("feducb-adaptive", LDP),
-                                          ("super-agent", CENTRAL)])
+                                          ("super-agent", CENTRAL),
+                                          ("fed-linucb", {**LDP, "sampler": "exact"}),
+                                          ("super-agent", {**CENTRAL, "sampler": "exact"})],
+                         ids=["fed-ldp", "fed-sdp", "fed-vs", "feducb", "super", "fed-ldp-exact",
+                              "super-exact"])
 def test_run_independent_of_batch(name, kw) -> None:
     """Run 2 of a batch of 3 equals run 2 simulated alone (regret curve and episode values)."""
     args = dict(horizon=40, seed=5, env_kwargs=SMALL, agent_kwargs=dict(kw))
@@ -527,3 +531,22 @@ def test_vector_sum_scale_is_the_users_lever_when_the_check_refuses_s() -> None:
     assert all(p.s == 8.0 for p in agent.calibration.vector_sum)
     with pytest.raises(ValueError, match="vector_sum_scale"):
         make("fed-linucb", env, 1, vector_sum_scale=0.0, **kw)
+
+
+@pytest.mark.parametrize(("name", "kw"), [("fed-linucb", LDP), ("super-agent", CENTRAL),
+                                          ("feducb-adaptive", LDP)])
+def test_the_exact_sampler_reaches_the_protocol_and_the_guarantee(name, kw) -> None:
+    """sampler='exact': the calibration and its trees use it, the declared guarantee says so
+    (ε′ ≤ ε), and the shuffle protocols refuse it with one line naming ``sampler``."""
+    env = _env(1, 20)
+    agent = make(name, env, 1, **kw, sampler="exact")
+    g = agent.calibration.guarantee
+    assert g.sampler == "exact" and g.epsilon <= kw["epsilon"]
+    if name != "feducb-adaptive":  # that one declares no privacy (its schedule leaks)
+        assert agent.privacy == g
+    agent.reset(seed=0)
+    trees = ([agent.protocol.randomizer.gram_tree] if kw["protocol"] == "ldp"
+             else [agent.protocol.gram_analyzer.tree])
+    assert all(t.sampler == "exact" for t in trees)
+    with pytest.raises(ValueError, match="sampler"):
+        make("fed-linucb", env, 1, **SDP, batch=5, sampler="exact")

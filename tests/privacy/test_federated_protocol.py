@@ -182,6 +182,9 @@ def test_sdp_amplification_formula_and_domain() -> None:
     (lambda: ldp_epsilon(-1.0, 1e-3, 2, 1.0, 1.0), ValueError, "sigma0"),
     (lambda: sdp_amplification_sigma0(0.1, 1e-3, 2, 0, 100), ValueError, "M"),
     (lambda: private_lambda(4, 2, 1.0, 1.5, 3), ValueError, "alpha"),
+    (lambda: _cal("ldp", sampler="snapping"), ValueError, "sampler"),
+    (lambda: _cal("sdp-amplification", sampler="exact"), ValueError, "sampler"),
+    (lambda: _cal("sdp-vector-sum", batch=5, sampler="exact"), ValueError, "sampler"),
 ])
 def test_bad_input(call, exc, name) -> None:
     with pytest.raises(exc, match=name):
@@ -520,3 +523,58 @@ def test_vector_sum_bad_input_names_the_parameter() -> None:
     cal = _cal("sdp-vector-sum", epsilon=0.2, delta=0.1, batch=5, n_syncs=16)
     with pytest.raises(ValueError, match="kappa"):
         make_protocol(cal, 1, 4, 3, 32, np.random.default_rng(0))
+
+
+# -- the exact sampler ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("protocol", ["ldp", "central"])
+@pytest.mark.parametrize(("epsilon", "delta", "d", "n_syncs"), [(1.0, 1e-4, 3, 40),
+                                                                 (4.6, 0.1, 1, 16)])
+def test_exact_calibration_meets_the_target_through_zcdp(protocol, epsilon, delta, d,
+                                                         n_syncs) -> None:
+    """σ₀ ≥ the float σ₀; κ·ρ_node (rounding included) converts (CKS20) to ε′ ≤ ε, within 10⁻⁶
+    of it; ρ_node is what the trees themselves account; λ uses the drawn scale."""
+    from privenv.privacy import exact
+    from privenv.privacy.accounting import rho_to_epsilon_cks
+
+    flt = _cal(protocol, epsilon=epsilon, delta=delta, d=d, n_syncs=n_syncs)
+    cal = _cal(protocol, epsilon=epsilon, delta=delta, d=d, n_syncs=n_syncs, sampler="exact")
+    assert cal.sampler == "exact" and cal.guarantee.sampler == "exact"
+    assert cal.sigma0 > flt.sigma0
+    g = cal.guarantee
+    assert epsilon * (1 - 1e-6) < g.epsilon <= epsilon and g.delta == delta
+    assert g.epsilon == rho_to_epsilon_cks(cal.kappa * cal.rho_node, delta)
+    shape = (1, d, d) if protocol == "ldp" else (d, d)
+    gram = TreeMechanism(1, shape, cal.sigma0, n_syncs, np.random.default_rng(0),
+                         symmetric=True, sampler="exact")
+    moment = TreeMechanism(1, shape[:-1], cal.sigma0, n_syncs, np.random.default_rng(0),
+                           sampler="exact")
+    assert gram.rho(cal.gram_sensitivity) + moment.rho(cal.moment_sensitivity) == \
+        pytest.approx(cal.kappa * cal.rho_node, rel=1e-12)
+    sources = 4 if protocol == "ldp" else 1  # _cal's M
+    drawn = exact.VectorGaussian.for_sigma(cal.sigma0).sigma
+    assert cal.lambda_ == private_lambda(sources, cal.kappa, drawn, 0.01, d)
+
+
+def test_exact_protocol_sums_the_rounded_items_and_is_batch_independent() -> None:
+    """With sampler='exact' the server's W̃ − W̃(0) is the exact sum of the silos' batch sums
+    rounded to the grid, every output is on the grid, and run i's outputs do not depend on the
+    batch."""
+    n, M, d, K = 3, 4, 2, 7
+    cal = _cal("ldp", epsilon=0.5, M=M, d=d, n_syncs=K, sampler="exact")
+    gram, mom = _data(np.random.default_rng(1), K, n, M, d)
+    p = make_protocol(cal, n, M, d, K, noise_for(5, n, AGENT))
+    q = make_protocol(cal, n, M, d, K, noise_for(5, n, AGENT))
+    alone = make_protocol(cal, 1, M, d, K, noise_for(5, 1, AGENT, first_run=1))
+    grid = p.randomizer.gram_tree.grid
+    g = grid.granularity
+    for k in range(K):
+        W, U = p.synchronize(gram[k], mom[k])
+        W0, U0 = q.synchronize(np.zeros_like(gram[k]), np.zeros_like(mom[k]))
+        np.testing.assert_array_equal(W - W0, (grid.round(gram[: k + 1]) * g).sum(axis=(0, 2)))
+        np.testing.assert_array_equal(U - U0, (grid.round(mom[: k + 1]) * g).sum(axis=(0, 2)))
+        assert np.all(W / g == np.round(W / g))
+        W1, U1 = alone.synchronize(gram[k][1:2], mom[k][1:2])
+        np.testing.assert_array_equal(W[1], W1[0])
+        np.testing.assert_array_equal(U[1], U1[0])
