@@ -539,7 +539,8 @@ def test_the_exact_sampler_reaches_the_protocol_and_the_guarantee(name, kw) -> N
     """sampler='exact': the calibration and its trees use it, the declared guarantee says so
     (ε′ ≤ ε), and the shuffle protocols refuse it with one line naming ``sampler``."""
     env = _env(1, 20)
-    agent = make(name, env, 1, **kw, sampler="exact")
+    batch = {"batch": 5} if name == "fed-linucb" else {}
+    agent = make(name, env, 1, **kw, sampler="exact", **batch)
     g = agent.calibration.guarantee
     assert g.sampler == "exact" and g.epsilon <= kw["epsilon"]
     if name != "feducb-adaptive":  # that one declares no privacy (its schedule leaks)
