@@ -324,6 +324,9 @@ class LDPLinUCB(_MessageLearner):
         alpha: failure probability α ∈ (0, 1) in Υ_t (default 0.01).
         calibration: ``"analytic"`` (default) or ``"classical"`` (ε < 1; Zheng et al.'s code).
         clip: clip labels into [−1, 1] (e.g. Gaussian reward noise) instead of raising.
+        sampler: the users' sampler, ``"float"`` (default) or ``"exact"`` (the statistics on a
+            grid plus discrete Gaussian noise, σ calibrated through zCDP;
+            :class:`~privenv.wrappers.GaussianStatistics`); σ in steps 2 and 4 is the drawn σ.
         n_runs: number of runs.
     """
 
@@ -338,6 +341,7 @@ class LDPLinUCB(_MessageLearner):
         "alpha": ALPHA_PARAM,
         "calibration": Param(Options(CALIBRATIONS)),
         "clip": Param(Flag()),
+        "sampler": Param(SAMPLER),
     }
 
     def __init__(
@@ -349,19 +353,20 @@ class LDPLinUCB(_MessageLearner):
         alpha: float = 0.01,
         calibration: str = "analytic",
         clip: bool = False,
+        sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
         super().__init__(n_runs)
         self.set_params(locals())
         randomizer = GaussianStatisticsRandomizer(self.epsilon, self.delta, self.d,
-                                                  self.calibration, self.clip)
+                                                  self.calibration, self.clip, self.sampler)
         self.sigma = randomizer.sigma  # the users' noise σ, public
 
     def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
         from privenv.wrappers import GaussianStatistics, VectorGaussianStatistics
 
         cls = VectorGaussianStatistics if vector else GaussianStatistics
-        return cls(env, self.epsilon, self.delta, self.calibration, self.clip)
+        return cls(env, self.epsilon, self.delta, self.calibration, self.clip, self.sampler)
 
     def reset_state(self) -> None:
         self.V = np.zeros((self.n_runs, self.d, self.d))
@@ -416,12 +421,15 @@ class InputPerturbationOLS(_MessageLearner, _RidgeAgent):
         epsilon: ε > 0.
         lambda_: ridge parameter λ > 0 (default 1).
         clip: clip labels into [−1, 1] (e.g. Gaussian reward noise) instead of raising.
+        sampler: the users' sampler, ``"float"`` (default) or ``"exact"`` (the pair on a grid
+            plus discrete Laplace noise; :class:`~privenv.wrappers.LaplaceInput`).
         n_runs: number of runs.
     """
 
     name = "input-perturbation-ols"
     message_keys = ("phi_tilde", "y_tilde")
-    parameters = {**_RidgeAgent.parameters, "epsilon": Param(EPSILON), "clip": Param(Flag())}
+    parameters = {**_RidgeAgent.parameters, "epsilon": Param(EPSILON), "clip": Param(Flag()),
+                  "sampler": Param(SAMPLER)}
 
     def __init__(
         self,
@@ -429,16 +437,19 @@ class InputPerturbationOLS(_MessageLearner, _RidgeAgent):
         epsilon: float = 1.0,
         lambda_: float = 1.0,
         clip: bool = False,
+        sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
         _RidgeAgent.__init__(self, d, lambda_, n_runs)
         self.set_params(locals())
-        self.scale = LaplaceInputRandomizer(self.epsilon, self.d, self.clip).scale  # b, public
+        self.scale = LaplaceInputRandomizer(self.epsilon, self.d, self.clip,
+                                            self.sampler).scale  # b, public
 
     def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
         from privenv.wrappers import LaplaceInput, VectorLaplaceInput
 
-        return (VectorLaplaceInput if vector else LaplaceInput)(env, self.epsilon, self.clip)
+        return (VectorLaplaceInput if vector else LaplaceInput)(env, self.epsilon, self.clip,
+                                                                self.sampler)
 
     def act_batch(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
         phi = _features(observations["features"], self.d, self.n_runs)

@@ -280,3 +280,22 @@ def test_lplr_exact_bad_input():
         LPLRRegCB(d=2, A=3, horizon=100, sampler="bogus")
     with pytest.raises(ValueError, match="wishart='gaussian'"):
         LPLRRegCB(d=2, A=3, horizon=100, sampler="exact", wishart="paper")
+
+
+@pytest.mark.parametrize("name", ["ldp-linucb", "input-perturbation-ols"])
+def test_the_message_learners_pass_their_sampler_to_their_users(name):
+    """``sampler="exact"`` on the learner reaches the wrapper it applies (its declared guarantee
+    and its messages on the grid), and run i alone equals run i in a batch."""
+    from privenv.agents import make
+
+    kw = {"sampler": "exact"}
+    batch = simulate(name, "LinearContextualBandit-v0", n_runs=3, horizon=30, seed=4,
+                     agent_kwargs=kw)
+    alone = simulate(name, "LinearContextualBandit-v0", n_runs=1, first_run=1, horizon=30,
+                     seed=4, agent_kwargs=kw)
+    np.testing.assert_array_equal(batch.regret_curve[1], alone.regret_curve[0])
+    assert batch.privacy.sampler == "exact"
+    env = gym.make("LinearContextualBandit-v0")
+    agent = make(name, env, 1, **kw)
+    wrapped = agent.wrap_env(env)
+    assert wrapped.privacy.sampler == "exact" and wrapped.randomizer.sampler == "exact"
