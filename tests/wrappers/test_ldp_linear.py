@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from fractions import Fraction
 
 import gymnasium as gym
 import numpy as np
@@ -20,6 +21,8 @@ from gymnasium.vector import AutoresetMode
 from scipy import stats
 
 import privenv  # noqa: F401
+from privenv.privacy import exact as ex
+from privenv.privacy.accounting import rho_for_epsilon, rho_to_epsilon_cks
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.mechanisms import (
     gaussian_sigma_analytic,
@@ -27,6 +30,7 @@ from privenv.privacy.mechanisms import (
     symmetric_gaussian_from_standard,
 )
 from privenv.problems import linear as linear_problem
+from privenv.seeding import RunNoise, child
 from privenv.wrappers import (
     GaussianStatistics,
     GaussianStatisticsRandomizer,
@@ -52,6 +56,21 @@ IDS = [w[0] for w in WRAPPERS]
 def vec(n: int, mode: AutoresetMode = AutoresetMode.DISABLED, **kw) -> gym.vector.VectorEnv:
     return gym.make_vec(ENV, num_envs=n, vectorization_mode="vector_entry_point",
                         autoreset_mode=mode, **{**SMALL, **kw})
+
+
+#: (name, single wrapper, vector wrapper, message keys), both with the exact sampler
+EXACT_WRAPPERS = [
+    ("gaussian", lambda e, s="exact": GaussianStatistics(e, 1.0, 1e-6, sampler=s),
+     lambda e, s="exact": VectorGaussianStatistics(e, 1.0, 1e-6, sampler=s), ("gram", "moment")),
+    ("laplace", lambda e, s="exact": LaplaceInput(e, 1.0, sampler=s),
+     lambda e, s="exact": VectorLaplaceInput(e, 1.0, sampler=s), ("phi_tilde", "y_tilde")),
+]
+
+
+def _run(venv, T: int, seed: int = 9) -> list[dict[str, np.ndarray]]:
+    venv.reset(seed=seed)
+    actions = np.random.default_rng(2).integers(0, 4, (T, venv.num_envs))
+    return [venv.step(actions[t])[0] for t in range(T)]
 
 
 # -- hand-computed releases and calibration -----------------------------------------------------
@@ -249,16 +268,12 @@ def test_wrapper_keeps_no_raw_label(name, single, vector, keys, monkeypatch):
 # -- per-run noise, autoreset, checkers --------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, single, vector, keys", WRAPPERS, ids=IDS)
+@pytest.mark.parametrize("name, single, vector, keys",
+                         WRAPPERS + EXACT_WRAPPERS, ids=IDS + [f"{i}-exact" for i in IDS])
 def test_run_i_alone_equals_run_i_in_a_batch(name, single, vector, keys):
     n, T = 4, 12
-    venv = vector(vec(n, horizon=T))
-    obs, _ = venv.reset(seed=9)
+    batch = _run(vector(vec(n, horizon=T)), T)
     actions = np.random.default_rng(2).integers(0, 4, (T, n))
-    batch = []
-    for t in range(T):
-        obs, *_ = venv.step(actions[t])
-        batch.append(obs)
     for i in (0, 3):
         env = single(gym.make(ENV, horizon=T, **SMALL))
         env.reset(seed=9, options={"first_run": i})
@@ -266,6 +281,7 @@ def test_run_i_alone_equals_run_i_in_a_batch(name, single, vector, keys):
             o, *_ = env.step(int(actions[t, i]))
             for k in ("features", *keys):
                 np.testing.assert_array_equal(o[k], batch[t][k][i])
+    assert not np.array_equal(batch[0][keys[0]][0], batch[0][keys[0]][1])
 
 
 def test_next_step_autoreset_gives_empty_messages_and_fresh_noise():
@@ -336,3 +352,121 @@ def test_symmetric_noise_helper_is_what_the_randomizer_uses():
     msg = r(np.zeros((2, 3)), np.zeros(2), z)
     np.testing.assert_array_equal(msg["gram"], symmetric_gaussian_from_standard(z[:, :6], 3,
                                                                                 r.sigma))
+
+
+# -- the exact sampler: calibration and the declared guarantee ----------------------------------
+
+
+@pytest.mark.parametrize(("eps", "delta", "d", "calibration"),
+                         [(1.0, 1e-6, 3, "analytic"), (0.5, 1e-5, 2, "analytic"),
+                          (4.0, 1e-5, 2, "analytic"), (0.5, 1e-5, 2, "classical")])
+def test_gaussian_statistics_exact_calibration(eps, delta, d, calibration):
+    flt = GaussianStatisticsRandomizer(eps, delta, d, calibration)
+    r = GaussianStatisticsRandomizer(eps, delta, d, calibration, sampler="exact")
+    m = d * (d + 1) // 2 + d
+    assert r.m == m and r.exact.grid.granularity == ex.vector_grid(r.sigma).granularity
+    rho_k = r.exact.rho(2 * math.sqrt(2), m)
+    assert rho_k <= rho_for_epsilon(eps, delta)  # zCDP-calibrated, the rounding included
+    g = r.privacy
+    assert (g.sampler, g.delta, g.model) == ("exact", delta, "local")
+    assert g.epsilon == rho_to_epsilon_cks(rho_k, delta) <= eps
+    assert r.sigma >= flt.sigma  # never below the float calibration
+    if calibration == "analytic":  # a few per cent above: the zCDP conversion is looser
+        assert 1.0 < r.sigma / flt.sigma < 1.1
+    assert flt.privacy.sampler == "float" and flt.privacy.epsilon == eps
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 10])
+def test_laplace_input_exact_calibration(d):
+    r = LaplaceInputRandomizer(0.7, d, sampler="exact")
+    p = r.exact.params
+    assert p.sensitivity_grid == math.ceil(r.exact.grid.units(2 * math.sqrt(d) + 2)) + d + 1
+    assert p.epsilon_exact <= Fraction(0.7) and r.privacy.epsilon <= 0.7
+    assert r.privacy.epsilon > 0.7 * (1 - 1e-3)  # d + 1 grid units of slack out of ≈ 2¹⁴
+    assert r.privacy.sampler == "exact" and r.privacy.delta == 0.0
+    assert r.scale >= (2 * math.sqrt(d) + 2) / 0.7
+
+
+@pytest.mark.parametrize("name, single, vector, keys", EXACT_WRAPPERS, ids=IDS)
+def test_wrappers_declare_the_exact_guarantee(name, single, vector, keys):
+    env = single(gym.make(ENV, **SMALL))
+    assert env.privacy.sampler == "exact" and env.privacy.epsilon <= 1.0
+    assert env.spec.additional_wrappers[-1].kwargs["sampler"] == "exact"
+    assert single(gym.make(ENV, **SMALL), "float").privacy.sampler == "float"
+    assert vector(vec(2)).privacy == env.privacy
+
+
+# -- the releases -------------------------------------------------------------------------------
+
+
+def test_exact_messages_are_grid_points_around_the_rounded_message():
+    phi, y = np.array([[0.6, 0.0, 0.8]]), np.array([-0.5])
+    for r in (GaussianStatisticsRandomizer(1.0, 1e-6, 3, sampler="exact"),
+              LaplaceInputRandomizer(1.0, 3, sampler="exact")):
+        g = r.exact.grid.granularity
+        n = 20_000
+        msg = r(np.repeat(phi, n, 0), np.repeat(y, n), np.random.default_rng(3))
+        for v in msg.values():
+            assert np.all(v / g == np.round(v / g))  # on the grid
+        if "gram" in msg:
+            np.testing.assert_array_equal(msg["gram"], np.swapaxes(msg["gram"], 1, 2))
+            x = np.concatenate([np.outer(phi[0], phi[0])[np.triu_indices(3)], phi[0] * y[0]])
+            iu = np.triu_indices(3)
+            got = np.concatenate([msg["gram"][:, iu[0], iu[1]], msg["moment"]], axis=1)
+            sd = r.sigma
+        else:
+            x = np.append(phi[0], y[0])
+            got = np.concatenate([msg["phi_tilde"], msg["y_tilde"]], axis=1)
+            sd = math.sqrt(2) * r.scale
+        k = r.exact.round(x[None])[0] * g  # the rounded message: the noise is centred there
+        assert np.all(np.abs(k - x) <= g / 2)
+        assert np.all(np.abs(got.mean(axis=0) - k) < 6 * sd / math.sqrt(n))
+
+
+def test_exact_randomizer_refuses_an_array_of_draws():
+    r = LaplaceInputRandomizer(1.0, 2, sampler="exact")
+    with pytest.raises(TypeError, match="RunNoise"):
+        r(np.zeros((1, 2)), np.zeros(1), np.zeros((1, 3)))
+
+
+@pytest.mark.parametrize("name, single, vector, keys", EXACT_WRAPPERS, ids=IDS)
+def test_the_float_numbers_do_not_change(name, single, vector, keys):
+    """The default is the float sampler, and its numbers are those of the float randomizer fed
+    the ``child(s, 0)`` draws of the wrapper seeds, whatever sampler other wrappers use."""
+    T = 5
+    default = _run(_default(name)(vec(3, horizon=T)), T)
+    flt = _run(vector(vec(3, horizon=T), "float"), T)
+    exact = _run(vector(vec(3, horizon=T)), T)
+    for a, b, c in zip(default, flt, exact, strict=True):
+        for k in keys:
+            np.testing.assert_array_equal(a[k], b[k])
+            assert not np.array_equal(a[k], c[k])
+
+
+def _default(name: str):
+    if name == "gaussian":
+        return lambda e: VectorGaussianStatistics(e, 1.0, 1e-6)
+    return lambda e: VectorLaplaceInput(e, 1.0)
+
+
+def test_exact_words_are_not_the_float_stream():
+    """The exact path reads child(s, 2) of the wrapper seeds, the float path child(s, 0)."""
+    seeds = [np.random.SeedSequence(1, spawn_key=(i,)) for i in range(2)]
+    noise = RunNoise(seeds)
+    noise.ensure(0, 0, np.arange(2), words=4)
+    words = noise.view().w[:, :4]
+    for i, s in enumerate(seeds):
+        child0 = np.random.Generator(np.random.PCG64(child(s, 0)))
+        assert not np.array_equal(child0.integers(0, 2**64, 4, dtype=np.uint64), words[i])
+
+
+def test_next_step_autoreset_restarts_the_exact_words():
+    venv = VectorLaplaceInput(vec(3, AutoresetMode.NEXT_STEP, horizon=2), 1.0, sampler="exact")
+    venv.reset(seed=0)
+    a = np.zeros(3, dtype=np.int64)
+    first = venv.step(a)[0]
+    venv.step(a)  # truncated
+    obs, *_ = venv.step(a)  # the reset step: nothing released
+    assert not obs["phi_tilde"].any() and not obs["y_tilde"].any()
+    again = venv.step(a)[0]
+    assert not np.array_equal(again["phi_tilde"], first["phi_tilde"])
