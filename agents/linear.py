@@ -50,14 +50,8 @@ from privenv.parameters import (
     Param,
     Real,
 )
-from privenv.privacy.accounting import (
-    compose_rho,
-    rho_for_epsilon,
-    rho_to_epsilon_cks,
-    tree_levels,
-    tree_rho,
-)
-from privenv.privacy.exact import VectorGaussian, gaussian_sigma_for_rho
+from privenv.privacy.accounting import compose_rho, rho_to_epsilon_cks, tree_levels, tree_rho
+from privenv.privacy.exact import calibrate_gaussian
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.mechanisms import gaussian_sigma_analytic
 from privenv.privacy.tree import TreeMechanism
@@ -622,14 +616,11 @@ class CentralDPLinUCB(Agent):
         self.noise_sigma = gaussian_sigma_analytic(self.epsilon, self.delta, total)
         drawn_sigma = self.noise_sigma
         if self.sampler == "exact":
-            blocks = [(self.gram_sensitivity, self.d * (self.d + 1) // 2),
-                      (self.moment_sensitivity, self.d)]
-            self.noise_sigma = gaussian_sigma_for_rho(
-                rho_for_epsilon(self.epsilon, self.delta) * (1 - 1e-9), blocks, self.levels,
-                self.noise_sigma)
-            grid = VectorGaussian.for_sigma(self.noise_sigma)
-            self.rho = compose_rho([grid.rho(s, m, self.levels) for s, m in blocks])
-            drawn_sigma = grid.sigma
+            cal = calibrate_gaussian(self.epsilon, self.delta,
+                                     [(self.gram_sensitivity, self.d * (self.d + 1) // 2),
+                                      (self.moment_sensitivity, self.d)],
+                                     self.levels, self.noise_sigma)
+            self.noise_sigma, self.rho, drawn_sigma = cal.sigma, cal.rho, cal.noise.sigma
         else:
             self.rho = compose_rho([
                 tree_rho(self.horizon, self.noise_sigma, self.gram_sensitivity),

@@ -100,7 +100,7 @@ between at most two bins (⊥ is exactly 0 on every grid):
   :class:`~privenv.privacy.exact.VectorLaplace` (ε′ = Δ_k/t ≤ ε₃ exactly, Δ_k including one grid
   unit of rounding per coordinate); the Gram's upper triangle, Δ₂ = √2 over d(d+1) coordinates,
   by the multivariate discrete Gaussian, exactly ρ_k-zCDP with the rounding included (CKS20),
-  calibrated through zCDP (:func:`~privenv.wrappers.ldp_linear.exact_vector_gaussian`: ρ_k ≤
+  calibrated through zCDP (:func:`~privenv.privacy.exact.calibrate_gaussian`: ρ_k ≤
   ρ(ε₃, δ), ε′_gram = CKS20's conversion of ρ_k at δ ≤ ε₃, σ never below the float σ);
 * LPLR-CI at ε: Δ₁ = 2 over 2 coordinates, discrete Laplace.
 
@@ -139,11 +139,16 @@ import numpy as np
 from privenv._validation import check_delta, check_epsilon, check_int, check_real
 from privenv.agents.base import Agent
 from privenv.parameters import DELTA, EPSILON, POSITIVE, SAMPLER, Integer, Options, Param, Real
-from privenv.privacy.exact import VectorGaussian, VectorLaplace, run_discrete
+from privenv.privacy.exact import (
+    VectorGaussian,
+    VectorLaplace,
+    calibrate_gaussian,
+    float_up,
+    run_discrete,
+)
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.wishart import gram_gaussian_sigma
 from privenv.seeding import WRAPPER, RunNoise, child, generators, run_seed_sequences
-from privenv.wrappers.ldp_linear import exact_vector_gaussian
 
 __all__ = [
     "KAPPA_PAPER",
@@ -271,12 +276,6 @@ def _float_down(q: Fraction) -> float:
     return math.nextafter(f, -math.inf) if Fraction(f) > q else f
 
 
-def _float_up(q: Fraction) -> float:
-    """The smallest double ≥ q."""
-    f = float(q)
-    return math.nextafter(f, math.inf) if Fraction(f) < q else f
-
-
 @dataclass(frozen=True)
 class LPLRExact:
     """The exact samplers of LPLR's four message parts and the guarantee they compose to
@@ -308,9 +307,10 @@ class LPLRExact:
         count = VectorLaplace.calibrate(third, 2.0, 2)
         lam = VectorLaplace.calibrate(third, 2.0 * math.sqrt(d), 2 * d)
         floor = gram_gaussian_sigma(epsilon / 3.0, delta, d, 1.0, "replace-one")
-        gram, eps_gram = exact_vector_gaussian(third, delta, math.sqrt(2.0), d * (d + 1), floor)
+        cal = calibrate_gaussian(third, delta, [(math.sqrt(2.0), d * (d + 1))], floor=floor)
+        gram, eps_gram = cal.noise, cal.epsilon
         ci = VectorLaplace.calibrate(epsilon, 2.0, 2)
-        update = _float_up(count.params.epsilon_exact + lam.params.epsilon_exact
+        update = float_up(count.params.epsilon_exact + lam.params.epsilon_exact
                            + Fraction(eps_gram))
         return cls(count, lam, gram, ci, eps_gram, update, max(update, ci.epsilon))
 

@@ -89,9 +89,9 @@ exactly and holds for the doubles released:
 * *Gaussian statistics*: m = d(d+1)/2 + d coordinates of L2 sensitivity 2√2, so
   ‖k − k′‖₂ ≤ B = 2√2/g + √m; the multivariate discrete Gaussian N_ℤ(0, σ_k²)^m is exactly
   ρ_k-zCDP with ρ_k = B²/(2σ_k²) (CKS20) — but not exactly μ-GDP, so it is calibrated through
-  zCDP (:func:`exact_vector_gaussian`): the least σ (on a relative 2⁻¹² ladder from
-  2√2/√(2ρ), never below the float calibration's σ) with ρ_k ≤ ρ = ρ(ε, δ) and CKS20's conversion
-  ε′ = ε(ρ_k, δ) ≤ ε. The declared guarantee is (ε′, δ). σ_exact is a few per cent above the
+  zCDP (:func:`~privenv.privacy.exact.calibrate_gaussian`): the least σ, never below the float
+  calibration's σ, with ρ_k ≤ ρ(ε, δ), the largest ρ whose CKS20 conversion is (ε, δ)-DP; ε′ is
+  that conversion of ρ_k. The declared guarantee is (ε′, δ). σ_exact is a few per cent above the
   analytic σ because the zCDP conversion is looser than the analytic Gaussian's exact one
   (measured σ_exact/σ_analytic: 1.073 at (ε, δ, d) = (1, 10⁻⁶, 3), 1.091 at (0.5, 10⁻⁵, 2), 1.071
   at (4, 10⁻⁵, 2), 1.092 at (0.1, 10⁻⁶, 3), 1.056 at (8, 10⁻⁶, 3)).
@@ -135,8 +135,7 @@ from gymnasium.vector import VectorEnv, VectorWrapper
 from gymnasium.vector.utils import batch_space
 
 from privenv._validation import check_choice, check_delta, check_epsilon
-from privenv.privacy.accounting import rho_for_epsilon, rho_to_epsilon_cks
-from privenv.privacy.exact import VectorGaussian, VectorLaplace
+from privenv.privacy.exact import VectorGaussian, VectorLaplace, calibrate_gaussian
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.mechanisms import (
     gaussian_sigma_analytic,
@@ -166,14 +165,11 @@ __all__ = [
     "LinearMessageWrapper",
     "VectorGaussianStatistics",
     "VectorLaplaceInput",
-    "exact_vector_gaussian",
 ]
 
 CALIBRATIONS = ("analytic", "classical")
 #: the noise samplers of every message randomizer (module docstring, "Numerics")
 SAMPLERS = ("float", "exact")
-#: relative step by which :func:`exact_vector_gaussian` raises σ until its exact guarantee holds
-_SIGMA_STEP = 2.0**-12
 #: ‖φ‖₂ up to 1 + this is float32 rounding of a normalized vector (rescaled to 1, not refused)
 NORM_TOLERANCE = 1e-5
 #: the protected unit of every message randomizer (see the module docstring)
@@ -223,31 +219,6 @@ def validate_linear_input(
     if over.any():  # rounding (or clip=True): project onto the unit ball
         phi = phi / np.where(over, norm, 1.0)[:, None]
     return phi, np.clip(y, -1.0, 1.0)
-
-
-def exact_vector_gaussian(epsilon: float, delta: float, sensitivity: float, m: int,
-                          floor_sigma: float) -> tuple[VectorGaussian, float]:
-    r"""The exact sampler of a Gaussian mechanism over m-vectors of L2 sensitivity Δ, calibrated
-    to (ε, δ) through zCDP, and its exact ε′ ≤ ε.
-
-    The multivariate discrete Gaussian on the grid is exactly ρ_k-zCDP, ρ_k = B²/(2σ_k²) with
-    B = :func:`~privenv.privacy.exact.l2_grid_sensitivity` (the rounding included; CKS20), but not
-    exactly μ-GDP, so its (ε, δ) is CKS20's conversion of ρ_k
-    (:func:`~privenv.privacy.accounting.rho_to_epsilon_cks`). σ starts at
-    max(Δ/√(2ρ), ``floor_sigma``), ρ = :func:`~privenv.privacy.accounting.rho_for_epsilon` (ε, δ),
-    and rises by a relative 2⁻¹² until ρ_k ≤ ρ and ε′ = rho_to_epsilon_cks(ρ_k, δ) ≤ ε. The floor
-    (the float sampler's σ) keeps the exact noise at least the float noise. Returns (the sampler,
-    ε′)."""
-    rho = rho_for_epsilon(epsilon, delta)
-    sigma = max(sensitivity / math.sqrt(2.0 * rho), floor_sigma)
-    while True:
-        gauss = VectorGaussian.for_sigma(sigma)
-        rho_k = gauss.rho(sensitivity, m)
-        if rho_k <= rho:
-            eps = rho_to_epsilon_cks(rho_k, delta)
-            if eps <= epsilon:
-                return gauss, eps
-        sigma *= 1.0 + _SIGMA_STEP
 
 
 class LinearMessageRandomizer(ABC):
@@ -365,7 +336,8 @@ class GaussianStatisticsRandomizer(LinearMessageRandomizer):
 
     ``sampler="exact"``: the m = d(d+1)/2 + d coordinates (triu(φφᵀ), φy) rounded to the grid
     g = 2^(⌊log₂ σ⌋ − 14) plus i.i.d. discrete Gaussian noise, the lower triangle mirrored;
-    σ from :func:`exact_vector_gaussian` (zCDP-calibrated, never below the float σ), declared
+    σ from :func:`~privenv.privacy.exact.calibrate_gaussian` (zCDP-calibrated, never below the
+    float σ), declared
     (ε′, δ) with ε′ ≤ ε (module docstring, "Numerics").
 
     Args:
@@ -393,8 +365,9 @@ class GaussianStatisticsRandomizer(LinearMessageRandomizer):
         self._n_upper = self.d * (self.d + 1) // 2
         self._iu = np.triu_indices(self.d)
         if self.sampler == "exact":
-            self.exact, self.exact_epsilon = exact_vector_gaussian(
-                self.epsilon, self.delta, self.sensitivity, self.m, self.sigma)
+            cal = calibrate_gaussian(self.epsilon, self.delta, [(self.sensitivity, self.m)],
+                                     floor=self.sigma)
+            self.exact, self.exact_epsilon = cal.noise, cal.epsilon
             self.sigma = self.exact.sigma
 
     def n_draws(self) -> int:

@@ -96,7 +96,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -134,7 +134,8 @@ __all__ = [
     "epsilon_denominator",
     "epsilon_of_denominator",
     "float_up",
-    "gaussian_sigma_for_rho",
+    "GaussianCalibration",
+    "calibrate_gaussian",
     "sampler_constants",
     "sampler_guarantee",
     "grid_round",
@@ -1448,21 +1449,48 @@ class VectorGaussian:
         return run_discrete(source, runs, n, self.params)
 
 
-def gaussian_sigma_for_rho(rho: float, blocks: Sequence[tuple[float, int]],
-                           compositions: int = 1, floor: float = 0.0) -> float:
-    r"""The σ (at least ``floor``) whose :meth:`VectorGaussian.for_sigma` makes ``compositions``
-    releases of every block (Δ, m) — L2 sensitivity Δ over m coordinates, one noise for all —
-    ρ-zCDP in total, rounding included: Σ compositions·(Δ/g + √m)²/(2σ_k²) ≤ ρ. Starts from the
-    continuous σ = √(compositions·ΣΔ²/(2ρ)) and raises it by the ratio still missing (one or two
-    steps: the rounding adds about √m/(Δ/g) ≈ 2⁻¹⁴·√m·σ/Δ)."""
-    rho = check_real("rho", rho, low=0.0, low_open=True, high=math.inf, high_open=True)
-    sigma = max(floor, math.sqrt(compositions * sum(d * d for d, _ in blocks) / (2.0 * rho)))
+class GaussianCalibration(NamedTuple):
+    """A vector Gaussian mechanism calibrated with the exact sampler (:func:`calibrate_gaussian`).
+
+    Attributes:
+        sigma: the σ to build the sampler from (``VectorGaussian.for_sigma(sigma)``, as
+            :class:`~privenv.privacy.tree.TreeMechanism` does).
+        noise: that sampler.
+        rho: the exact ρ of all the releases, rounding included (rounded up).
+        epsilon: ε′ ≤ ε at δ, CKS20's conversion of ``rho``.
+    """
+
+    sigma: float
+    noise: VectorGaussian
+    rho: float
+    epsilon: float
+
+
+def calibrate_gaussian(epsilon: float, delta: float, blocks: Sequence[tuple[float, int]],
+                       compositions: int = 1, floor: float = 0.0) -> GaussianCalibration:
+    r"""The exact sampler of a Gaussian mechanism over vectors, calibrated to (ε, δ) through zCDP.
+
+    ``compositions`` releases of every block (Δ, m) — L2 sensitivity Δ over m coordinates, one
+    noise scale for all — are together ρ_k = Σ compositions·(Δ/g + √m)²/(2σ_k²)-zCDP
+    (:meth:`VectorGaussian.rho`, the rounding included; CKS20). The multivariate discrete Gaussian
+    is not exactly μ-GDP, so its (ε, δ) is CKS20's conversion of ρ_k
+    (:func:`~privenv.privacy.accounting.rho_to_epsilon_cks`), looser than the continuous
+    Gaussian's exact GDP conversion. σ is the least value at least ``floor`` (the float sampler's
+    σ, so that the exact noise is never below it) with ρ_k ≤ ρ(ε, δ)·(1 − 10⁻⁹)
+    (:func:`~privenv.privacy.accounting.rho_for_epsilon`; the factor covers that numerical
+    inversion): it starts from the continuous σ = √(compositions·ΣΔ²/(2ρ)) and rises by the ratio
+    still missing (one or two steps: the rounding adds about √m/(Δ/g) ≈ 2⁻¹⁴·√m·σ/Δ)."""
+    from .accounting import rho_for_epsilon, rho_to_epsilon_cks
+
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    target = rho_for_epsilon(epsilon, delta) * (1 - 1e-9)
+    sigma = max(floor, math.sqrt(compositions * sum(d * d for d, _ in blocks) / (2.0 * target)))
     while True:
-        vg = VectorGaussian.for_sigma(sigma)
-        total = sum(vg.rho(d, m, compositions) for d, m in blocks)
-        if total <= rho:
-            return sigma
-        sigma *= math.sqrt(total / rho) * (1.0 + 1e-12)
+        noise = VectorGaussian.for_sigma(sigma)
+        rho = sum(noise.rho(d, m, compositions) for d, m in blocks)
+        if rho <= target:
+            return GaussianCalibration(sigma, noise, rho, rho_to_epsilon_cks(rho, delta))
+        sigma *= math.sqrt(rho / target) * (1.0 + 1e-12)
 
 
 @dataclass(frozen=True)

@@ -105,14 +105,8 @@ import numpy as np
 
 from privenv._validation import check_choice, check_delta, check_epsilon, check_int, check_real
 
-from .accounting import (
-    gaussian_epsilon,
-    gaussian_rho,
-    rho_for_epsilon,
-    rho_to_epsilon_cks,
-    tree_levels,
-)
-from .exact import VectorGaussian, gaussian_sigma_for_rho
+from .accounting import gaussian_epsilon, gaussian_rho, tree_levels
+from .exact import calibrate_gaussian
 from .guarantee import PrivacyGuarantee
 from .mechanisms import check_positive, gaussian_sigma_analytic
 from .tree import NoiseSource, TreeMechanism, lowest_set_bit, run_uniforms
@@ -504,17 +498,12 @@ def _calibrate_exact(protocol: str, model: str, epsilon: float, delta: float, d:
                      float_sigma0: float, reward_bound: float) -> Calibration:
     """``"ldp"`` or ``"central"`` with the exact sampler: σ₀ through zCDP, rounding included
     (module docstring, "Exact sampler")."""
-    blocks = [(gram_sens, d * (d + 1) // 2), (moment_sens, d)]
-    sigma0 = gaussian_sigma_for_rho(rho_for_epsilon(epsilon, delta) * (1 - 1e-9), blocks, kappa,
-                                    float_sigma0)
-    noise = VectorGaussian.for_sigma(sigma0)
-    rho_node = sum(noise.rho(s, m) for s, m in blocks)
-    guarantee = PrivacyGuarantee(model, rho_to_epsilon_cks(kappa * rho_node, delta), delta, UNIT,
-                                 "replace-one", sampler="exact")
-    return Calibration(protocol, sigma0, kappa, private_lambda(sources, kappa, noise.sigma, alpha,
-                                                               d),
-                       guarantee, gram_sens, moment_sens, rho_node, reward_bound,
-                       sampler="exact")
+    cal = calibrate_gaussian(epsilon, delta, [(gram_sens, d * (d + 1) // 2), (moment_sens, d)],
+                             kappa, float_sigma0)
+    guarantee = PrivacyGuarantee(model, cal.epsilon, delta, UNIT, "replace-one", sampler="exact")
+    return Calibration(protocol, cal.sigma, kappa,
+                       private_lambda(sources, kappa, cal.noise.sigma, alpha, d), guarantee,
+                       gram_sens, moment_sens, cal.rho / kappa, reward_bound, sampler="exact")
 
 
 def _calibrate_vector_sum(
