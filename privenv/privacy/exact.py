@@ -96,7 +96,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -1307,9 +1307,10 @@ class GaussianMechanism:
 # Vector releases on per-run streams (the linear and federated mechanisms)
 # =================================================================================================
 
-#: a vector mechanism's grid is 2^(⌊log₂ s⌋ − 14) for its noise scale s (s/g ∈ [2¹⁴, 2¹⁵)): finer
-#: than a scalar release's, because rounding m coordinates costs up to one grid unit *each* in
-#: sensitivity (√m in L2, m in L1), and 2¹⁴ keeps that below 1 % for the messages here
+#: the bits a vector mechanism's grid lies below its noise scale s, g = 2^(⌊log₂ s⌋ − 14), so that
+#: s/g ∈ [2¹⁴, 2¹⁵). Finer than a scalar release's, because rounding m coordinates costs up to
+#: one grid unit *each* in sensitivity (√m in L2, m in L1), and 2¹⁴ keeps that below 1 % for the
+#: messages here
 VECTOR_GRID_BITS = 14
 #: words a run is given per vector coordinate before a batch of draws (the mean is 8 for the
 #: discrete Laplace, 12.4 for the discrete Gaussian); a run that runs out is topped up and the
@@ -1449,7 +1450,8 @@ class VectorGaussian:
         return run_discrete(source, runs, n, self.params)
 
 
-class GaussianCalibration(NamedTuple):
+@dataclass(frozen=True)
+class GaussianCalibration:
     """A vector Gaussian mechanism calibrated with the exact sampler (:func:`calibrate_gaussian`).
 
     Attributes:

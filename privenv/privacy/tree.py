@@ -243,8 +243,8 @@ class TreeMechanism:
 
     @property
     def noise_sigma(self) -> float:
-        """The node noise's scale as drawn: σ (or b), or with the exact sampler σ_k·g ≥ σ
-        (t·g ≥ b)."""
+        """The node noise's scale as drawn (σ or b; with the exact sampler σ_k·g ≥ σ, or
+        t·g ≥ b)."""
         if self._gauss is not None:
             return self._gauss.sigma
         if self._lap is not None:
