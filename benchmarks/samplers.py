@@ -1,4 +1,4 @@
-"""Cost per draw of the exact samplers against the float ones (issue 17). Run:
+"""Cost per draw of the exact samplers against the float ones. Run:
 ``python benchmarks/samplers.py`` (``--draws N``, default 10⁶).
 
 Prints, measured in one run (median of 3 repetitions each, after a warm-up that compiles):
@@ -18,6 +18,10 @@ Prints, measured in one run (median of 3 repetitions each, after a warm-up that 
    Laplace release per phase), DP-SE (BAI) on μ4 at ε = 1 (one per epoch), and the Gaussian-LDP
    TTUCB on μ4 at ε = 5 (a randomizer release per pull: the worst case); the time per run-step
    (median of 3, alternating the two samplers) and the ratio;
+4. the same for the batched numpy agents whose exact releases are vector draws
+   (``exact.run_discrete``), at a fixed horizon: central-DP LinUCB (both trees), LDP-LinUCB and
+   input-perturbation OLS (their users' messages), and FedLinUCB with silo-level LDP (the silos'
+   trees); ``--skip-bai`` runs this part alone;
 
 and the ratio exact/float of each pair. The machine is shared and noisy: compare the ratios.
 """
@@ -117,7 +121,9 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=10**6, help="draws per measurement")
     parser.add_argument("--runs", type=int, default=100, help="runs per end-to-end measurement")
     parser.add_argument("--skip-draws", action="store_true",
-                        help="only the end-to-end measurement")
+                        help="only the end-to-end measurements")
+    parser.add_argument("--skip-bai", action="store_true",
+                        help="with --skip-draws: only the linear and federated agents")
     args = parser.parse_args()
     n = args.draws
     print(machine_line(), f"numba {numba.__version__}")
@@ -168,7 +174,9 @@ def main() -> None:
             print(f"  {name:<10} {base:<44} {1e9 * f / n:8.1f} {1e9 * e / n:8.1f} "
                   f"{e / f:10.1f}×")
         print()
-    end_to_end(args.runs)
+    if not args.skip_bai:
+        end_to_end(args.runs)
+    fixed_horizon(args.runs)
 
 
 #: (agent, env kwargs, agent kwargs) of the end-to-end rows
@@ -200,6 +208,37 @@ def end_to_end(n_runs: int) -> None:
         f, e = (sorted(times[k])[REPEATS // 2] for k in ("float", "exact"))
         print(f"  {name:<20} {env_kwargs['instance']:<8} {1e9 * f:8.1f} {1e9 * e:8.1f} "
               f"{e / f:10.2f}× {steps['float']:>11.0f} / {steps['exact']:<11.0f}")
+
+
+
+#: (agent, env, horizon, env kwargs, agent kwargs) of the linear and federated rows: batched numpy
+#: agents whose exact releases are vector draws (privenv.privacy.exact.run_discrete)
+FIXED_CASES = [
+    ("central-dp-linucb", "LinearContextualBandit-v0", 2000, {}, {"epsilon": 1.0}),
+    ("ldp-linucb", "LinearContextualBandit-v0", 2000, {}, {"epsilon": 1.0}),
+    ("input-perturbation-ols", "LinearContextualBandit-v0", 2000, {}, {"epsilon": 1.0}),
+    ("fed-linucb", "FederatedLinearBandit-v0", 500, {},
+     {"protocol": "ldp", "epsilon": 1.0, "delta": 1e-4, "reward_bound": 1.0, "batch": 5}),
+]
+
+
+def fixed_horizon(n_runs: int) -> None:
+    from privenv.simulation import simulate
+
+    print(f"\nlinear and federated agents: {n_runs} runs each, fixed horizon, ns per run-step, "
+          f"median of {REPEATS}")
+    print(f"  {'agent':<24} {'T':>6} {'float':>9} {'exact':>9} {'exact/float':>11}")
+    for name, env, horizon, env_kwargs, kw in FIXED_CASES:
+        times: dict[str, list[float]] = {"float": [], "exact": []}
+        for rep in range(REPEATS + 1):  # the first pass compiles and is not timed
+            for sampler in ("float", "exact"):
+                start = time.perf_counter()
+                simulate(name, env, n_runs=n_runs, seed=1, horizon=horizon,
+                         env_kwargs=env_kwargs, agent_kwargs={**kw, "sampler": sampler})
+                if rep:
+                    times[sampler].append((time.perf_counter() - start) / (n_runs * horizon))
+        f, e = (sorted(times[k])[REPEATS // 2] for k in ("float", "exact"))
+        print(f"  {name:<24} {horizon:>6} {1e9 * f:9.0f} {1e9 * e:9.0f} {e / f:10.2f}×")
 
 
 if __name__ == "__main__":

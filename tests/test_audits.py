@@ -26,11 +26,10 @@ TESTED_ELSEWHERE = {"fed-linucb-silo": "tests/privacy/test_federated_protocol.py
                     **{name: "tests/privacy/test_preimage.py" for name in audits.CASES
                        if name.startswith("preimage-")}}
 #: an exact-sampler case shares its mechanism's code with its float case, whose mutants run by
-#: default; of its own mutants the first runs by default and the rest with ``-m slow``
+#: default: the exact case's own mutants run with ``-m slow`` (``make test-slow``)
 VARIANTS = [
     pytest.param(name, m, id=f"{name}-{m or 'correct'}".replace(" ", "_"),
-                 marks=[pytest.mark.slow] if name.endswith("-exact") and m is not None
-                 and m != case.mutations[0] else [])
+                 marks=[pytest.mark.slow] if name.endswith("-exact") and m is not None else [])
     for name, case in audits.CASES.items() if name not in TESTED_ELSEWHERE
     for m in (None, *case.mutations)]
 
