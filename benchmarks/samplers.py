@@ -217,7 +217,7 @@ FIXED_CASES = [
     ("central-dp-linucb", "LinearContextualBandit-v0", 2000, {}, {"epsilon": 1.0}),
     ("ldp-linucb", "LinearContextualBandit-v0", 2000, {}, {"epsilon": 1.0}),
     ("input-perturbation-ols", "LinearContextualBandit-v0", 2000, {}, {"epsilon": 1.0}),
-    ("fed-linucb", "FederatedLinearBandit-v0", 500, {},
+    ("fed-linucb", "FederatedLinearBandit-v0", 500, {"M": 10, "K": 20, "d": 5},
      {"protocol": "ldp", "epsilon": 1.0, "delta": 1e-4, "reward_bound": 1.0, "batch": 5}),
 ]
 
