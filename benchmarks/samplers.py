@@ -127,7 +127,8 @@ def main() -> None:
     args = parser.parse_args()
     n = args.draws
     print(machine_line(), f"numba {numba.__version__}")
-    print(f"{n} draws per measurement, median of {REPEATS}; ns per draw\n")
+    if not args.skip_draws:
+        print(f"{n} draws per measurement, median of {REPEATS}; ns per draw\n")
 
     sigma = math.sqrt(SIGMA2) * 2.0**-9
     snap = ex.SnappingParameters.calibrate(1.0, 1.0, 17.0)

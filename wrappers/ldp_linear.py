@@ -491,7 +491,8 @@ class _UserSide:
 
     def reset(self, run_seeds: Sequence[np.random.SeedSequence], features: np.ndarray) -> None:
         if self.randomizer.exact is not None:
-            self._streams = RunNoise(_noise_seeds(run_seeds, self.stack_index))
+            # words only: block=0 leaves its uniform and normal streams undrawn
+            self._streams = RunNoise(_noise_seeds(run_seeds, self.stack_index), block=0)
         else:
             self._streams = RunStreams(self._seeds(run_seeds), self._fill, self.block)
         self.features = np.asarray(features)
