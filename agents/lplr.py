@@ -147,6 +147,7 @@ from privenv.privacy.exact import (
     run_discrete,
 )
 from privenv.privacy.guarantee import PrivacyGuarantee
+from privenv.privacy.mechanisms import symmetric_from_upper
 from privenv.privacy.wishart import gram_gaussian_sigma
 from privenv.seeding import WRAPPER, RunNoise, child, generators, run_seed_sequences
 
@@ -477,12 +478,8 @@ class LPLRUsers:
                 cells = int(o[r].sum()) * c
                 acc[r][o[r]] += self._exact_noise_sum(mech, r, cells).reshape(-1, c)
             v = np.where(o[..., None], acc, 0).astype(np.float64) * mech.grid.granularity
-            if name == "gram":
-                i, j = self._iu
-                gram = np.empty(o.shape + (self.d, self.d))
-                gram[..., i, j] = v
-                gram[..., j, i] = v  # the mirror: a copy, not a release
-                v = gram
+            if name == "gram":  # the lower triangle mirrored: a copy, not a release
+                v = symmetric_from_upper(v, self.d)
             elif name != "lam":  # count, eps: one number per bin
                 v = v[..., 0]
             out[name] = v
@@ -800,7 +797,7 @@ class LPLRRegCB(Agent):
         roots = run_seed_sequences(seed, self.n_runs, first_run)
         self._user_gens = generators([child(s, WRAPPER) for s in roots])
         # the exact sampler's words: child 2 of the same WRAPPER seeds (never the float stream)
-        self._user_noise = (RunNoise([child(s, WRAPPER) for s in roots])
+        self._user_noise = (RunNoise([child(s, WRAPPER) for s in roots], block=0)
                             if self.exact is not None else None)
         self._start_epoch(1)
 

@@ -141,6 +141,7 @@ from privenv.privacy.mechanisms import (
     gaussian_sigma_analytic,
     gaussian_sigma_classical,
     laplace_from_uniform,
+    symmetric_from_upper,
     symmetric_gaussian_from_standard,
 )
 from privenv.seeding import RunNoise, RunStreams, child
@@ -316,9 +317,7 @@ class LinearMessageRandomizer(ABC):
                 raise TypeError("the exact sampler draws its own noise: pass a RunNoise or a "
                                 "numpy Generator, not an array of draws")
             rows = np.arange(len(y)) if runs is None else np.asarray(runs, dtype=np.int64)
-            x = self.message_vector(phi, y)
-            k = self.exact.round(x) + self.exact.noise(draws, rows, self.m)
-            return self.split(k.astype(np.float64) * self.exact.grid.granularity)
+            return self.split(self.exact.release(self.message_vector(phi, y), draws, rows))
         draws = np.asarray(draws, dtype=np.float64)
         if draws.shape != (len(y), self.n_draws()):
             raise ValueError(f"draws must have shape ({len(y)}, {self.n_draws()}), got "
@@ -388,11 +387,8 @@ class GaussianStatisticsRandomizer(LinearMessageRandomizer):
         return np.concatenate([phi[:, i] * phi[:, j], phi * y[:, None]], axis=1)
 
     def split(self, v: np.ndarray) -> dict[str, np.ndarray]:
-        i, j = self._iu
-        gram = np.empty((v.shape[0], self.d, self.d))
-        gram[:, i, j] = v[:, : self._n_upper]
-        gram[:, j, i] = v[:, : self._n_upper]  # the mirror: a copy, not a release
-        return {"gram": gram, "moment": v[:, self._n_upper :].copy()}
+        return {"gram": symmetric_from_upper(v[:, : self._n_upper], self.d),
+                "moment": v[:, self._n_upper :].copy()}
 
 
 class LaplaceInputRandomizer(LinearMessageRandomizer):

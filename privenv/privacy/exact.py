@@ -1398,8 +1398,31 @@ def l1_grid_sensitivity(grid: Grid, sensitivity: float, m: int) -> int:
     return math.ceil(grid.units(sensitivity)) + int(m)
 
 
+class _GridRelease:
+    """What the vector releases share: x on the grid g·ℤ, per-run noise in grid units from
+    :func:`run_discrete`, and the release (k + Z)·g."""
+
+    grid: Grid
+    params: DiscreteLaplaceParameters | DiscreteGaussianParameters
+
+    def round(self, values: np.ndarray) -> np.ndarray:
+        """x on the grid (int64 grid units)."""
+        return self.grid.round(values)
+
+    def noise(self, source: seeding.RunNoise | np.random.Generator, runs: np.ndarray,
+              n: int) -> np.ndarray:
+        """``n`` coordinates of noise for each run (grid units; :func:`run_discrete`)."""
+        return run_discrete(source, runs, n, self.params)
+
+    def release(self, values: np.ndarray, source: seeding.RunNoise | np.random.Generator,
+                runs: np.ndarray) -> np.ndarray:
+        """(k + Z)·g for the vectors ``values`` (one row per run of ``runs``), as doubles."""
+        k = self.round(values) + self.noise(source, runs, values.shape[-1])
+        return k.astype(np.float64) * self.grid.granularity
+
+
 @dataclass(frozen=True)
-class VectorGaussian:
+class VectorGaussian(_GridRelease):
     r"""A vector release (k + Z)·g, k = x rounded to the grid g·ℤ, Z with i.i.d. N_ℤ(0, σ_k²)
     coordinates (CKS20): the exact sampler of a Gaussian mechanism over m-vectors.
 
@@ -1439,15 +1462,6 @@ class VectorGaussian:
         (in the values' units): compositions·B²/(2σ_k²), B = :func:`l2_grid_sensitivity`."""
         b = Fraction(l2_grid_sensitivity(self.grid, sensitivity, m))
         return float_up(compositions * b * b / (2 * self.params.variance))
-
-    def round(self, values: np.ndarray) -> np.ndarray:
-        """x on the grid (int64 grid units)."""
-        return self.grid.round(values)
-
-    def noise(self, source: seeding.RunNoise | np.random.Generator, runs: np.ndarray,
-              n: int) -> np.ndarray:
-        """``n`` coordinates of noise for each run (grid units; :func:`run_discrete`)."""
-        return run_discrete(source, runs, n, self.params)
 
 
 @dataclass(frozen=True)
@@ -1496,7 +1510,7 @@ def calibrate_gaussian(epsilon: float, delta: float, blocks: Sequence[tuple[floa
 
 
 @dataclass(frozen=True)
-class VectorLaplace:
+class VectorLaplace(_GridRelease):
     r"""A vector release (k + Z)·g, Z with i.i.d. Lap_ℤ(t) coordinates (CKS20): the exact
     sampler of the Laplace mechanism over m-vectors of L1 sensitivity Δ₁. For inputs at
     ‖x − x′‖₁ ≤ Δ₁, ‖k − k′‖₁ ≤ Δ_k = :func:`l1_grid_sensitivity`, so the release is exactly
@@ -1536,10 +1550,3 @@ class VectorLaplace:
     def scale(self) -> float:
         """t·g, the noise scale in the values' units."""
         return float(self.params.scale * Fraction(self.grid.granularity))
-
-    def round(self, values: np.ndarray) -> np.ndarray:
-        return self.grid.round(values)
-
-    def noise(self, source: seeding.RunNoise | np.random.Generator, runs: np.ndarray,
-              n: int) -> np.ndarray:
-        return run_discrete(source, runs, n, self.params)

@@ -60,6 +60,7 @@ __all__ = [
     "rr_probability_of_one",
     "rr_release",
     "rr_zero_probability",
+    "symmetric_from_upper",
     "symmetric_gaussian_from_standard",
     "symmetric_gaussian_matrix",
 ]
@@ -290,6 +291,25 @@ def gaussian(
 # ---------------------------------------------------------------------------------------------
 
 
+def symmetric_from_upper(upper: np.ndarray, dim: int) -> np.ndarray:
+    """The symmetric d×d matrices whose upper triangles (diagonal included) are ``upper``, of
+    shape ``(..., d(d+1)/2)`` in ``numpy.triu_indices(d)`` order: the lower triangle is a mirror
+    (a copy, not a release). Returns shape ``(..., d, d)``."""
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool) or dim < 1:
+        raise ValueError(f"dim must be an integer >= 1, got {dim!r}")
+    upper = np.asarray(upper, dtype=float)
+    n_upper = dim * (dim + 1) // 2
+    if upper.ndim == 0 or upper.shape[-1] != n_upper:
+        raise ValueError(
+            f"z must have last axis d(d+1)/2 = {n_upper} for dim={dim}, got shape {upper.shape}"
+        )
+    rows, cols = np.triu_indices(dim)
+    out = np.empty((*upper.shape[:-1], dim, dim))
+    out[..., rows, cols] = upper
+    out[..., cols, rows] = upper
+    return out if out.ndim else out[()]
+
+
 def symmetric_gaussian_from_standard(z: np.ndarray, dim: int, sigma: float) -> np.ndarray:
     """Symmetric d×d noise: the upper triangle (diagonal included) i.i.d. N(0, σ²), mirrored.
 
@@ -302,19 +322,7 @@ def symmetric_gaussian_from_standard(z: np.ndarray, dim: int, sigma: float) -> n
         array of shape ``(..., d, d)``.
     """
     sigma = check_positive(sigma, "sigma")
-    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool) or dim < 1:
-        raise ValueError(f"dim must be an integer >= 1, got {dim!r}")
-    z = np.asarray(z, dtype=float)
-    n_upper = dim * (dim + 1) // 2
-    if z.ndim == 0 or z.shape[-1] != n_upper:
-        raise ValueError(
-            f"z must have last axis d(d+1)/2 = {n_upper} for dim={dim}, got shape {z.shape}"
-        )
-    rows, cols = np.triu_indices(dim)
-    out = np.empty((*z.shape[:-1], dim, dim))
-    out[..., rows, cols] = sigma * z
-    out[..., cols, rows] = sigma * z
-    return out if out.ndim else out[()]
+    return symmetric_from_upper(sigma * np.asarray(z, dtype=float), dim)
 
 
 def symmetric_gaussian_matrix(

@@ -65,7 +65,7 @@ from .mechanisms import (
     check_positive,
     gaussian_from_standard,
     laplace_from_uniform,
-    symmetric_gaussian_from_standard,
+    symmetric_from_upper,
 )
 
 __all__ = ["NoiseSource", "TreeMechanism", "lowest_set_bit", "run_normals", "run_uniforms"]
@@ -256,21 +256,18 @@ class TreeMechanism:
         if self.grid is not None:  # the exact sampler: integers of the run's words, times g
             z = exact.run_discrete(self.noise, runs, self._n_noise, self._gauss.params
                                    if self._gauss is not None else self._lap)
-            g = self.grid.granularity
-            if self.symmetric:
-                d = self.shape[-1]
-                z = z.reshape(runs.size, *self.shape[:-2], d * (d + 1) // 2)
-                return symmetric_gaussian_from_standard(z, d, g)
-            return z.reshape(runs.size, *self.shape) * g
-        if self.distribution == "laplace":
+            noise = z * self.grid.granularity
+        elif self.distribution == "laplace":
             u = run_uniforms(self.noise, runs, self._n_noise)
             return laplace_from_uniform(u, self.sigma).reshape(runs.size, *self.shape)
-        z = run_normals(self.noise, runs, self._n_noise)
-        if self.symmetric:
+        else:
+            noise = gaussian_from_standard(run_normals(self.noise, runs, self._n_noise),
+                                           self.sigma)
+        if self.symmetric:  # upper triangles, one per leading index (e.g. per silo), mirrored
             d = self.shape[-1]
-            z = z.reshape(runs.size, *self.shape[:-2], d * (d + 1) // 2)
-            return symmetric_gaussian_from_standard(z, self.shape[-1], self.sigma)
-        return gaussian_from_standard(z, self.sigma).reshape(runs.size, *self.shape)
+            noise = noise.reshape(runs.size, *self.shape[:-2], d * (d + 1) // 2)
+            return symmetric_from_upper(noise, d)
+        return noise.reshape(runs.size, *self.shape)
 
     # -- the mechanism ----------------------------------------------------------------------------
 
