@@ -36,6 +36,11 @@ they are explicit, and 1 where they are not:
 * Where a proof merges terms assuming ε ≤ 1 (Theorem 6.1's last step, Corollaries 6.6/6.8), the
   accuracy parameters use ε̄ = min(ε, 1) so that the radius stays valid for ε > 1; the Laplace
   noise always uses ε itself. Nothing changes for ε ≤ 1.
+* ``constant_scale`` (default 1, the constants above) multiplies the two constants that decide
+  the schedule, the elimination radius β_τ and the first-phase threshold 𝒯, so that a reader can
+  see at which constants the paper's figure appears (``privenv reproduce huber-constants``). It is
+  one scale for every unspecified constant, not a tuning knob per term, and it changes no noise:
+  privacy is the same at every scale.
 
 What to expect at T = 10⁵ on the paper's instance (measured: docs/results/huber-fig1.md): the
 regret of PRAE is dominated by two structural terms — the first elimination batch (each active arm
@@ -78,7 +83,7 @@ from privenv.agents.mab import (
     end_segment,
     plan_epoch,
 )
-from privenv.parameters import EPSILON, SAMPLER, Options, Param, Real
+from privenv.parameters import EPSILON, POSITIVE, SAMPLER, Options, Param, Real
 from privenv.privacy.exact import (
     EPSILON_BITS,
     laplace_release,
@@ -427,6 +432,12 @@ class PrivateRobustArmElimination(BatchedElimination):
         arm_order: order of the active arms within a batch (lines 9–13 do not fix one):
             ``"index"`` (default) or ``"random"`` (see :class:`~privenv.agents.mab.
             BatchedElimination`).
+        constant_scale: one factor c > 0 on the constants the paper leaves open (module
+            docstring, "Constants"): the elimination radius is c·β_τ and the first phase lasts
+            while B_τ < c·𝒯. Default 1: the proofs' constants, under which the radius holds with
+            probability ≥ 1 − δ_τ. A smaller c eliminates sooner and may eliminate the best arm;
+            the privacy guarantee is the same at every c (β and 𝒯 only decide which arms are
+            pulled; the truncation M and the Laplace scale 2M/(Bε) do not change).
         sampler: ``"float"`` (default: binary64 Laplace noise, ε-DP in idealized arithmetic) or
             ``"exact"`` (the discrete Laplace on a grid, :mod:`privenv.privacy.exact`: every
             release exactly ε′-DP, ε′ = 2²⁰/⌈2²⁰/ε⌉ ≤ ε, on the doubles the computer releases).
@@ -441,12 +452,13 @@ class PrivateRobustArmElimination(BatchedElimination):
         "epsilon": Param(EPSILON),
         "delta": Param(Real(0.0, 1.0, low_open=True, high_open=True, none=True)),
         "first_phase": Param(Options(FIRST_PHASES)),
+        "constant_scale": Param(POSITIVE),
         "sampler": Param(SAMPLER),
     }
 
     def __init__(self, K: int, horizon: int, epsilon: float = 1.0, delta: float | None = None,
                  first_phase: str = "batch-random", arm_order: str = "index",
-                 sampler: str = "float", n_runs: int = 1) -> None:
+                 constant_scale: float = 1.0, sampler: str = "float", n_runs: int = 1) -> None:
         super().__init__(n_runs)
         self.set_params(locals())
         if self.delta is None:
@@ -458,7 +470,8 @@ class PrivateRobustArmElimination(BatchedElimination):
         Sets ``first_elimination_batch`` and ``first_phase_rounds`` (at construction and reset).
         """
         tau = 1
-        while 2**tau < self.samples_needed(batch_delta(self.delta, tau, self.K)):
+        while 2**tau < self.constant_scale * self.samples_needed(
+                batch_delta(self.delta, tau, self.K)):
             tau += 1
             if 2 ** (tau - 1) > self.horizon:
                 break
@@ -482,8 +495,9 @@ class PrivateRobustArmElimination(BatchedElimination):
         raise NotImplementedError
 
     def radius(self, B: np.ndarray, delta: np.ndarray) -> np.ndarray:
-        """Confidence radius β_τ of an estimate from a batch of B pulls at confidence δ."""
-        return self.prm_parameters(np.asarray(B), np.asarray(delta))[1]
+        """Confidence radius β_τ of an estimate from a batch of B pulls at confidence δ, times
+        ``constant_scale`` (the radius line 19 eliminates with)."""
+        return self.constant_scale * self.prm_parameters(np.asarray(B), np.asarray(delta))[1]
 
     # -- Algorithm 1 on the shared schedule -----------------------------------------------------
     def kernel_params(self) -> PRAEParams:
@@ -495,6 +509,7 @@ class PrivateRobustArmElimination(BatchedElimination):
         with np.errstate(divide="ignore", invalid="ignore"):  # τ = 0, |S| = 0: never used
             delta_tau = batch_delta(self.delta, tau, size)  # δ_τ = δ/(2|S|τ²)
             M, beta = self.prm_parameters(2.0**tau, delta_tau)
+            beta = self.constant_scale * beta  # the elimination radius (line 19)
         central = isinstance(self, PRAEC)
         bins = self.n_bins if central else 0
         return PRAEParams(
@@ -667,7 +682,7 @@ class PRAER(PrivateRobustArmElimination):
     bound E|X|^k ≤ u, M and β are scaled by u^{1/k}. Constants: see the module docstring.
 
     Args:
-        K, horizon, epsilon, delta, first_phase, arm_order, sampler, n_runs: see
+        K, horizon, epsilon, delta, first_phase, arm_order, constant_scale, sampler, n_runs: see
             :class:`PrivateRobustArmElimination`.
         alpha: contamination level α ∈ [0, 0.5] (the proof of Theorem 6.1 covers α ≤ 1/2).
         raw_moment_bound: u with E|X|^k ≤ u for every inlier law (the env's public value;
@@ -686,9 +701,10 @@ class PRAER(PrivateRobustArmElimination):
     def __init__(self, K: int, horizon: int, epsilon: float = 1.0, alpha: float = 0.0,
                  raw_moment_bound: float = 1.0, moment_order: float = 2.0,
                  delta: float | None = None, first_phase: str = "batch-random",
-                 arm_order: str = "index", sampler: str = "float", n_runs: int = 1) -> None:
-        super().__init__(K, horizon, epsilon, delta, first_phase, arm_order, sampler=sampler,
-                         n_runs=n_runs)
+                 arm_order: str = "index", constant_scale: float = 1.0, sampler: str = "float",
+                 n_runs: int = 1) -> None:
+        super().__init__(K, horizon, epsilon, delta, first_phase, arm_order, constant_scale,
+                         sampler=sampler, n_runs=n_runs)
         self.set_params(locals())
         self.scale = self.raw_moment_bound ** (1.0 / self.moment_order)  # u^{1/k}
         self._init_schedule()
@@ -714,8 +730,8 @@ class DPRSE(PRAER):
     random first phase. That is exactly :class:`PRAER` with α = 0.
 
     Args:
-        K, horizon, epsilon, delta, raw_moment_bound, moment_order, arm_order, sampler, n_runs: as
-            :class:`PRAER`.
+        K, horizon, epsilon, delta, raw_moment_bound, moment_order, arm_order, constant_scale,
+            sampler, n_runs: as :class:`PRAER`.
     """
 
     name = "dprse"
@@ -723,9 +739,10 @@ class DPRSE(PRAER):
 
     def __init__(self, K: int, horizon: int, epsilon: float = 1.0, raw_moment_bound: float = 1.0,
                  moment_order: float = 2.0, delta: float | None = None, arm_order: str = "index",
-                 sampler: str = "float", n_runs: int = 1) -> None:
+                 constant_scale: float = 1.0, sampler: str = "float", n_runs: int = 1) -> None:
         super().__init__(K, horizon, epsilon, 0.0, raw_moment_bound, moment_order, delta,
-                         "batch-random", arm_order, sampler=sampler, n_runs=n_runs)
+                         "batch-random", arm_order, constant_scale, sampler=sampler,
+                         n_runs=n_runs)
 
 
 class PRAEC(PrivateRobustArmElimination):
@@ -740,7 +757,7 @@ class PRAEC(PrivateRobustArmElimination):
     v^{1/k}.
 
     Args:
-        K, horizon, epsilon, delta, first_phase, arm_order, sampler, n_runs: see
+        K, horizon, epsilon, delta, first_phase, arm_order, constant_scale, sampler, n_runs: see
             :class:`PrivateRobustArmElimination`.
         alpha: contamination level α ∈ [0, 0.133) (the breakdown point of Corollary 6.8).
         central_moment_bound: v with E|X − μ|^k ≤ v (the env's public value: Var = 5).
@@ -761,9 +778,9 @@ class PRAEC(PrivateRobustArmElimination):
                  central_moment_bound: float = 1.0, mean_range: float | None = None,
                  moment_order: float = 2.0, delta: float | None = None,
                  first_phase: str = "batch-random", arm_order: str = "index",
-                 sampler: str = "float", n_runs: int = 1) -> None:
-        super().__init__(K, horizon, epsilon, delta, first_phase, arm_order, sampler=sampler,
-                         n_runs=n_runs)
+                 constant_scale: float = 1.0, sampler: str = "float", n_runs: int = 1) -> None:
+        super().__init__(K, horizon, epsilon, delta, first_phase, arm_order, constant_scale,
+                         sampler=sampler, n_runs=n_runs)
         self.set_params(locals())
         if self.mean_range is None:
             raise ValueError("mean_range (a bound D on |μ_a|) must be given for PRAE-C")

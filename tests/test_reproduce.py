@@ -91,8 +91,27 @@ def test_a_cell_equals_its_privenv_run_command(tmp_path, capsys):
     assert s["env_kwargs"] == {"inlier": "pareto", "alpha": 0.1}
 
 
+def test_random_arm_order_reaches_every_agent_and_its_command(tmp_path, capsys):
+    """``--arm-order random`` sets every agent's ``arm_order``; a cell still equals its command,
+    and the runs differ from the index order's (the unfinished batches visit other arms)."""
+    kw = dict(runs=2, horizon=3000, agents=AGENTS, workers=1, progress=False, figure=False)
+    rand = fig1.reproduce(tmp_path / "r", arm_order="random", **kw)
+    index = fig1.reproduce(tmp_path / "i", **kw)
+    assert all(r.cell.agent_kwargs["arm_order"] == "random" for r in rand.results)
+    assert all("arm_order" not in r.cell.agent_kwargs for r in index.results)
+    assert any(not np.array_equal(a.result.regret, b.result.regret)
+               for a, b in zip(rand.results, index.results, strict=True))
+    result = rand.results[1]
+    assert main([*shlex.split(result.cell.command())[1:], "--format", "json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["regret_mean"] == pytest.approx(float(np.mean(result.result.regret)), rel=1e-12)
+
+
 def test_bad_options_are_clear_errors(tmp_path, capsys):
     out = str(tmp_path)
+    assert main(["reproduce", "huber-fig1", "--arm-order", "rand", "--output", out]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "arm_order must be one of ['index', 'random']" in err[0]
     assert main(["reproduce", "huber-fig1", "--agents", "nope", "--output", out]) == 2
     assert "unknown agent 'nope'" in capsys.readouterr().err
     assert main(["reproduce", "huber-fig1", "--runs", "0", "--output", out]) == 2

@@ -26,6 +26,7 @@ from privenv.reproduce import (
     fed,
     fed_communication,
     fed_leak,
+    huber_axes,
     huber_fig1,
     ldp_estimation,
     ldp_linear,
@@ -37,6 +38,7 @@ from privenv.reproduce.cells import SpecFigure
 #: module that implements several)
 FIGURES: dict[str, Any] = {
     huber_fig1.ID: huber_fig1,
+    **{spec.id: SpecFigure(huber_axes, spec) for spec in huber_axes.FIGURES.values()},
     bai_local.ID: bai_local,
     bai_global.ID: bai_global,
     ldp_linear.ID: ldp_linear,

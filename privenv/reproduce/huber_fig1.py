@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from privenv._stats import sample_sd
-from privenv._validation import check_int
+from privenv._validation import check_choice, check_int
 from privenv.reproduce.cells import (
     FigureResult,
     add_common_arguments,
@@ -127,7 +127,8 @@ PANELS: tuple[Panel, ...] = (
 
 @dataclass(frozen=True)
 class Cell:
-    """One (panel, agent) configuration; everything its result depends on."""
+    """One (panel, agent) configuration; everything its result depends on. ``params`` are further
+    agent parameters as (name, value) pairs (e.g. ``arm_order`` or ``constant_scale``)."""
 
     panel: Panel
     agent: str
@@ -135,14 +136,17 @@ class Cell:
     horizon: int
     seed: int
     n_checkpoints: int = N_CHECKPOINTS
+    params: tuple[tuple[str, Any], ...] = ()
 
     @property
     def agent_kwargs(self) -> dict[str, Any]:
-        """The panel's ε, for agents that take one (non-private baselines do not)."""
+        """The panel's ε and ``params``, each for the agents that take it (non-private baselines
+        take no ε)."""
         from privenv.agents import agent_class
 
-        params = agent_class(self.agent).parameters
-        return {"epsilon": self.panel.epsilon} if "epsilon" in params else {}
+        known = agent_class(self.agent).parameters
+        kwargs = {"epsilon": self.panel.epsilon, **dict(self.params)}
+        return {k: v for k, v in kwargs.items() if k in known}
 
     @property
     def configuration(self) -> Configuration:
@@ -160,8 +164,9 @@ class Cell:
 
 def make_cells(agents: Sequence[str] = AGENTS, runs: int = FULL.runs,
                horizon: int = FULL.horizon, seed: int = 0,
-               panels: Sequence[Panel] = PANELS) -> list[Cell]:
-    """Every (panel, agent) cell, panel-major; every cell uses the same ``seed``."""
+               panels: Sequence[Panel] = PANELS,
+               params: tuple[tuple[str, Any], ...] = ()) -> list[Cell]:
+    """Every (panel, agent) cell, panel-major; every cell uses the same ``seed`` and ``params``."""
     from privenv.agents import agent_class
 
     runs = check_int("runs", runs, low=1)
@@ -172,7 +177,7 @@ def make_cells(agents: Sequence[str] = AGENTS, runs: int = FULL.runs,
             agent_class(a)
         except (ImportError, AttributeError) as e:
             raise ValueError(f"agent {a!r} is registered but cannot be imported: {e}") from e
-    return [Cell(p, a, runs, horizon, seed) for p in panels for a in agents]
+    return [Cell(p, a, runs, horizon, seed, params=params) for p in panels for a in agents]
 
 
 def sweep_config(cells: Sequence[Cell]) -> SweepConfig:
@@ -326,6 +331,7 @@ def reproduce(
     backend: str = "local",
     address: str | None = None,
     resume: bool = False,
+    arm_order: str = "index",
 ) -> Reproduction:
     """Run the reproduction and write its files; returns the results.
 
@@ -343,6 +349,8 @@ def reproduce(
         backend, address: where the cells run (:func:`privenv.backends.get_backend`).
         resume: keep the cells already in the output's results store (same scale and seed) and
             run only the others; by default the store is started afresh.
+        arm_order: the order in which a batch visits its active arms, for every agent
+            (``"index"``, the default, or ``"random"``; Algorithm 1 does not fix one).
 
     Raises:
         RuntimeError: if a cell failed (its error is in the store; ``resume`` retries it).
@@ -352,7 +360,11 @@ def reproduce(
     horizon = scale.horizon if horizon is None else horizon
     if backend == "local":
         workers = default_workers() if workers is None else check_int("workers", workers, low=1)
-    cells = make_cells(agents, runs, horizon, seed)
+    from privenv.agents.mab import BatchedElimination
+
+    arm_order = check_choice("arm_order", arm_order, BatchedElimination.ARM_ORDERS)
+    params = (("arm_order", arm_order),) if arm_order != "index" else ()
+    cells = make_cells(agents, runs, horizon, seed, params=params)
     config = sweep_config(cells).validate()
     out = Path(output if output is not None else DEFAULT_OUTPUT + ("-quick" if quick else ""))
     start = time.perf_counter()
@@ -425,6 +437,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"horizon T (default {FULL.horizon}; {QUICK.horizon} with --quick)")
     parser.add_argument("--agents", default=",".join(AGENTS),
                         help=f"comma-separated agent names (default: {','.join(AGENTS)})")
+    parser.add_argument("--arm-order", default="index", metavar="ORDER",
+                        help="order in which a batch visits its active arms: index (default, the "
+                             "pseudocode's loop) or random (regret independent of the labels)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -435,7 +450,8 @@ def main(args: argparse.Namespace) -> int:
     try:
         rep = reproduce(args.output, quick=args.quick, runs=args.runs, horizon=args.horizon,
                         workers=args.workers, seed=args.seed, agents=agents,
-                        backend=args.backend, address=args.address, resume=args.resume)
+                        backend=args.backend, address=args.address, resume=args.resume,
+                        arm_order=args.arm_order)
     except RuntimeError as e:  # failed cells: stored with their errors, retried by --resume
         print(f"privenv reproduce {ID}: {e}", file=sys.stderr)
         return 1

@@ -101,6 +101,32 @@ def test_first_phase_length_follows_the_threshold():
     assert d.first_phase_rounds == 0
 
 
+@pytest.mark.parametrize("name", AGENTS)
+def test_constant_scale_moves_the_schedule_and_no_noise(name):
+    """``constant_scale`` c multiplies the elimination radius and the first-phase threshold and
+    nothing else: the guarantee, the truncation M (hence every Laplace scale 2M/(Bε)) and the
+    noise multiplier are the same at every c."""
+    base = make(name, "HuberBandit-v0", 2, epsilon=0.5)
+    p1 = base.kernel_params()
+    for c in (0.3, 0.01):
+        agent = make(name, "HuberBandit-v0", 2, epsilon=0.5, constant_scale=c)
+        p = agent.kernel_params()
+        assert str(agent.privacy) == str(base.privacy)
+        assert (p.noise_multiplier, p.epsilon) == (p1.noise_multiplier, p1.epsilon)
+        np.testing.assert_array_equal(p.M_table, p1.M_table)
+        ok = np.isfinite(p1.beta_table)
+        np.testing.assert_allclose(p.beta_table[ok], c * p1.beta_table[ok], rtol=1e-15)
+        B, d = np.array([64.0]), np.array([1e-6])
+        assert agent.radius(B, d)[0] == pytest.approx(c * base.radius(B, d)[0], rel=1e-15)
+        if name != "dprse":  # DPRSE has no first phase (𝒯 = 0)
+            need = c * agent.samples_needed(batch_delta(agent.delta, agent.first_elimination_batch,
+                                                        5))
+            assert 2**agent.first_elimination_batch >= need
+            assert agent.first_elimination_batch < base.first_elimination_batch
+        else:
+            assert agent.first_phase_rounds == base.first_phase_rounds == 0
+
+
 class Recorder:
     """Wraps an agent and keeps the actions it takes (one run)."""
 
@@ -300,6 +326,9 @@ BAD = [
     (DPRSE, {"epsilon": 0.0}, "epsilon"),
     (DPRSE, {"delta": -0.5}, "delta"),
     (DPRSE, {"K": 0}, "K"),
+    (PRAER, {"constant_scale": 0.0}, "constant_scale"),
+    (PRAEC, {"constant_scale": -1.0}, "constant_scale"),
+    (DPRSE, {"constant_scale": float("inf")}, "constant_scale"),
 ]
 
 
@@ -340,6 +369,10 @@ LEDGER_CASES = [
     ("prae-r", CONFIGS["prae-r"][0], {"epsilon": 2.0}),
     ("prae-c", CONFIGS["prae-c"][0], {"epsilon": 1.0, "delta": 0.5}),
     ("dprse", CONFIGS["dprse"][0], {"epsilon": 1.0, "arm_order": "random"}),
+    # constant_scale shortens the first phase and shrinks the radius: still one release each
+    ("prae-r", {}, {"epsilon": 0.5, "constant_scale": 0.01}),
+    ("prae-c", {"alpha": 0.1}, {"epsilon": 0.5, "constant_scale": 0.01}),
+    ("dprse", {}, {"epsilon": 0.5, "constant_scale": 0.01}),
 ]
 
 
