@@ -38,6 +38,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "adap-tt-star": ("privenv.agents.adap_tt", "AdaPTTStar"),
     "ttucb-dpa": ("privenv.agents.adap_tt", "TTUCBDPA"),
     "adap-tt-nonprivate": ("privenv.agents.adap_tt", "NonPrivateAdaPTT"),
+    "daf-wrapper": ("privenv.agents.adap_tt", "DAFWrapper"),
     # linear contextual bandits: baselines of paper 4 (agents/linear.py)
     "linucb": ("privenv.agents.linear", "LinUCB"),
     "ldp-linucb": ("privenv.agents.linear", "LDPLinUCB"),

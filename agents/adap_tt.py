@@ -54,6 +54,7 @@ from privenv.agents.top_two import (
     glr_excess,
     glr_threshold,
     prepare_stop,
+    sampling_rule,
     transport,
     update_estimator,
 )
@@ -259,6 +260,7 @@ class DoublingParams(NamedTuple):
     normals_per_step: int = 0
     words_per_step: int = 0
     exact_q: int = 0  # 0: the float sampler; else the exact sampler's q (ε′ = 2²⁰/q)
+    sampling: int = 0  # index in SAMPLING_RULES: the Top Two rule, or the wrapper's others
 
 
 @jit
@@ -375,6 +377,53 @@ def _refresh_glr(p: DoublingParams, s: TopTwoState, run: int, a_hat: int, total:
 def _doubling_excess(p: DoublingParams, s: TopTwoState, run: int, a_hat: int, b: int,
                      total: int) -> float:
     return s.glr_stat[run, b] - s.glr_thr[run, b]
+
+
+# -- the generic wrapper (NeurIPS 2023 version, Appendix D.1): other sampling rules -------------
+#: the sampling rules of :class:`DAFWrapper` (indices: :attr:`DoublingParams.sampling`)
+SAMPLING_RULES = ("top-two", "uniform", "lucb")
+TOP_TWO, UNIFORM, LUCB = range(3)
+
+
+@jit
+def uniform_arm(p: DoublingParams, s: TopTwoState, run: int) -> int:
+    """Uniform sampling (round robin): the arm with the fewest pulls N_{n,a}, the smallest index
+    among ties. It reads no mean: the baseline sampling rule of Garivier & Kaufmann (2016)."""
+    arm = 0
+    for a in range(1, p.K):
+        if s.counts[run, a] < s.counts[run, arm]:
+            arm = a
+    return arm
+
+
+@jit
+def lucb_arm(p: DoublingParams, s: TopTwoState, run: int, total: int) -> int:
+    """LUCB (Kalyanakrishnan, Tewari, Auer, Stone 2012) on the estimator's means: the empirical
+    best h = argmax_a μ̃_a and its strongest rival l = argmax_{a≠h} μ̃_a + b_a(Ñ), with the
+    estimator's bonus b (b^{G,ε} of eq. 11 for DAF(ε)). LUCB pulls both each round; one pull per
+    step, we pull the one with fewer pulls (h on ties), which alternates between them."""
+    h = 0
+    for a in range(1, p.K):
+        if s.mu_tilde[run, a] > s.mu_tilde[run, h]:
+            h = a
+    total_term = _doubling_bonus_total(p, total)
+    rival, best = -1, -np.inf
+    for a in range(p.K):
+        if a != h:
+            index = s.mu_tilde[run, a] + _doubling_bonus(p, s.n_tilde[run, a], total_term)
+            if index > best:
+                rival, best = a, index
+    return h if s.counts[run, h] <= s.counts[run, rival] else rival
+
+
+@sampling_rule.register(DoublingParams)
+@jit
+def _wrapper_sampling(p: DoublingParams, s: TopTwoState, run: int, total: int) -> int:
+    if p.sampling == UNIFORM:
+        return uniform_arm(p, s, run)
+    if p.sampling == LUCB:
+        return lucb_arm(p, s, run, total)
+    return -1  # TOP_TWO: Algorithm 1's lines 8–11
 
 
 @functools.lru_cache(maxsize=64)
@@ -526,7 +575,8 @@ class AdaPTT(DoublingTopTwo):
 
     def kernel_params(self) -> DoublingParams:
         kind = BONUS_DAF_TOTAL if self.bonus == "total" else BONUS_DAF_LITERAL  # eq. 11
-        return self.doubling_params(kind, f"{self.name} {self.threshold}",  # eq. 12 / 14
+        family = "adap-tt-star" if self.private_transport else "adap-tt"
+        return self.doubling_params(kind, f"{family} {self.threshold}",  # eq. 12 / 14
                                     TABLE_BY_GAP if self.private_transport else TABLE)
 
 
@@ -546,6 +596,55 @@ class AdaPTTStar(AdaPTT):
 
     name = "adap-tt-star"
     private_transport = True  # W^{G,ε} (eq. 13) in the challenger and the GLR statistic
+
+
+class DAFWrapper(AdaPTT):
+    """The generic ε-global-DP wrapper of the NeurIPS 2023 version (Azize, Jourdan, Al Marjani,
+    Basu, "On the Complexity of Differentially Private Best-Arm Identification with Fixed
+    Confidence", Appendix D.1 and Remark 2): any BAI sampling rule that reads empirical means,
+    run on the DAF(ε) estimator's private means (adaptive episodes with doubling and forgetting,
+    D.1.1) and stopped by the private GLR stopping rule (D.1.2).
+
+    The privacy and the δ-correctness do not depend on the sampling rule: every reward enters one
+    Laplace release of one phase (Lemma 20 here), everything else is post-processing of the
+    releases, and the threshold c^{G,ε} of eq. 12 makes the GLR rule δ-correct for any sampling
+    rule (Lemma 21). ``sampling`` chooses the rule:
+
+    * ``"lucb"`` (default): LUCB (Kalyanakrishnan et al. 2012) on the private means, with the DAF
+      bonus b^{G,ε} of eq. 11 (:func:`lucb_arm`);
+    * ``"uniform"``: round robin, which reads no mean (:func:`uniform_arm`);
+    * ``"top-two"``: Algorithm 1's UCB leader and TC challenger, i.e. exactly :class:`AdaPTT`
+      (the paper's instance of the wrapper, D.2).
+
+    Args:
+        sampling: the sampling rule, above.
+        K, epsilon, delta, threshold, bonus, sigma, beta, reward_mode, sampler, n_runs: as
+            :class:`AdaPTT` (``beta`` is used by the Top Two rule only).
+    """
+
+    name = "daf-wrapper"
+    parameters = {**AdaPTT.parameters, "sampling": Param(Options(SAMPLING_RULES))}
+
+    def __init__(
+        self,
+        K: int,
+        sampling: str = "lucb",
+        epsilon: float = 1.0,
+        delta: float = 0.01,
+        threshold: str = "theory",
+        bonus: str = "total",
+        sigma: float = 0.5,
+        beta: float = 0.5,
+        reward_mode: str = "sample",
+        sampler: str = "float",
+        n_runs: int = 1,
+    ) -> None:
+        self.set_params(locals())
+        super().__init__(K, epsilon, delta, threshold, bonus, sigma, beta, reward_mode, sampler,
+                         n_runs)
+
+    def kernel_params(self) -> DoublingParams:
+        return super().kernel_params()._replace(sampling=SAMPLING_RULES.index(self.sampling))
 
 
 class TTUCBDPA(DoublingTopTwo):

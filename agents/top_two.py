@@ -204,6 +204,14 @@ def glr_excess(p: Any, s: TopTwoState, run: int, a_hat: int, b: int, total: int)
     raise NotImplementedError
 
 
+@generic
+def sampling_rule(p: Any, s: TopTwoState, run: int, total: int) -> int:
+    """The arm another sampling rule pulls in place of lines 8–11 (the generic wrapper of the
+    NeurIPS 2023 version, Appendix D.1: any sampling rule on the estimator's means, behind the
+    same stopping rule), or −1 for Algorithm 1's own Top Two rule."""
+    raise NotImplementedError
+
+
 @agent_act.register(TopTwoState)
 @jit(inline="always")
 def top_two_act(s: TopTwoState, p: Any, noise: NoiseView, run: int) -> int:
@@ -234,6 +242,9 @@ def top_two_act(s: TopTwoState, p: Any, noise: NoiseView, run: int) -> int:
         s.recommendation[run] = a_hat
         s.stopping_time[run] = total
         return K + a_hat
+    arm = sampling_rule(p, s, run, total)
+    if arm >= 0:  # another sampling rule behind the same estimator and stopping rule
+        return arm
     # line 8: UCB leader B = argmax_a μ̃_a + b_a(Ñ)
     leader, best = 0, -np.inf
     total_term = bonus_total_term(p, total)
@@ -294,6 +305,12 @@ class TTUCBParams(NamedTuple):
     uniforms_per_step: int = 0
     normals_per_step: int = 0
     words_per_step: int = 0
+
+
+@sampling_rule.register(TTUCBParams)
+@jit
+def _ttucb_sampling(p: TTUCBParams, s: TopTwoState, run: int, total: int) -> int:
+    return -1  # the Top Two rule (lines 8–11)
 
 
 @update_estimator.register(TTUCBParams)

@@ -70,7 +70,8 @@ def test_every_agent_a_user_can_make_keeps_its_audit_hooks() -> None:
 def test_registry_covers_the_issue() -> None:
     required = {"laplace", "gaussian", "randomized-response", "wishart-jiang2016",
                 "wishart-gaussian", "tree", "shuffler", "prae-r", "prae-c", "dprse", "dp-se",
-                "adap-tt", "adap-tt-star", "ctb-tt", "ldp-linucb-message", "ldp-linucb",
+                "adap-tt", "adap-tt-star", "daf-wrapper", "ctb-tt", "ldp-linucb-message",
+                "ldp-linucb",
                 "central-dp-linucb", "fed-linucb-silo", "super-agent-central", "laplace-exact",
                 "gaussian-exact", "laplace-snapping", "lplr-update-count", "lplr-ci",
                 "lplr-update-label-moment", "lplr-update-gram", "input-perturbation-message",

@@ -45,6 +45,8 @@ CASES = [
     ("gaussian-ldp-ttucb", BAI, {"instance": "mu3"}, {"epsilon": 5.0}, 10**6),
     ("adap-tt", BAI, {"instance": "mu3"}, {"epsilon": 1.0}, 10**6),
     ("adap-tt-star", BAI, {"instance": "mu3"}, {"epsilon": 1.0, "threshold": "empirical"}, 10**6),
+    ("daf-wrapper", BAI, {"instance": "mu3"}, {"epsilon": 1.0, "sampling": "lucb"}, 10**6),
+    ("daf-wrapper", BAI, {"instance": "mu3"}, {"epsilon": 1.0, "sampling": "uniform"}, 10**6),
     ("dp-se", BAI, {"instance": "mu3", "reward_mode": "cost"}, {"epsilon": 1.0}, 10**6),
 ]
 #: every agent with a sampler choice, with the exact sampler (privenv.privacy.exact)
@@ -62,7 +64,8 @@ EXACT_CASES = [
                                                                  "sampler": "exact"}, 10**6),
 ]
 CASES += EXACT_CASES
-IDS = [f"{c[0]}-{c[1].split('-')[0]}" + ("-exact" if "sampler" in c[3] else "") for c in CASES]
+IDS = [f"{c[0]}-{c[1].split('-')[0]}" + ("-exact" if "sampler" in c[3] else "")
+       + (f"-{c[3]['sampling']}" if "sampling" in c[3] else "") for c in CASES]
 
 
 def _simulate(case, n_runs, first_run=0, **kw):

@@ -188,6 +188,12 @@ def test_tiny_local_reproduction_files_table_and_bounds(tmp_path, capsys):
     assert float(ctb["lower_bound"]) == pytest.approx(
         th.local_dp_lower_bound((0.0, 0.25, 0.5, 0.75, 1.0), 10.0) * LOG, rel=1e-9)
     assert "local" in ctb["privacy"].lower()
+    # CTB-TT's price of privacy against TTUCB, beside the paper's factor (§3.2)
+    assert float(ctb["tau_over_ttucb"]) == pytest.approx(
+        float(ctb["tau_mean"]) / float(rows["ttucb [empirical]"]["tau_mean"]))
+    assert float(ctb["ctb_factor"]) == pytest.approx((1 + 2 / math.expm1(10.0)) ** 2)
+    assert float(ctb["upper_bound_asymptotic"]) == pytest.approx(
+        float(ctb["ctb_factor"]) * float(rows["ttucb [empirical]"]["upper_bound_asymptotic"]))
     runs = _read(out / "runs.csv")
     assert len(runs) == 8
     tau = [int(r["stopping_time"]) for r in runs if r["agent"] == "ctb-tt"]
@@ -233,6 +239,12 @@ def test_tiny_global_reproduction_all_agents(tmp_path, capsys):
             assert float(r["lower_bound_relaxed"]) == pytest.approx(
                 th.global_dp_lower_bound_relaxed(mu3, 10.0) * LOG, rel=1e-9)
             assert "central" in r["privacy"].lower() or "global" in r["privacy"].lower()
+    # the asymptotic upper bounds of Theorems 22 and 24, × log(1/δ)
+    L = math.log(100.0)
+    assert float(rows["adap-tt [theory]"]["upper_bound_asymptotic"]) == pytest.approx(
+        th.adap_tt_upper_bound(mu3, 10.0) * L)
+    assert rows["adap-tt-star [theory]"]["upper_bound_source"] == "Theorem 24"
+    assert rows["dp-se"]["upper_bound_asymptotic"] == ""
     assert (out / "bai-global.png").read_bytes().startswith(b"\x89PNG")
 
 

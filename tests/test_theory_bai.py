@@ -335,3 +335,45 @@ def test_eq15_equals_gaussian_eq5_in_the_low_privacy_regime_and_scales_as_1_over
     a = bai.characteristic_time_private_gaussian_beta(mu, 0.01)
     b = bai.characteristic_time_private_gaussian_beta(mu, 0.001)
     assert b / a == pytest.approx(10.0, rel=1e-9)
+
+
+# -- Theorems 22 and 24, CTB-TT's factor -----------------------------------------------------
+def test_theorem24_g1_and_g2():
+    assert bai.theorem24_g1(0.0) == pytest.approx(1.0)
+    assert bai.theorem24_g1(12.0) <= 10.0  # as the theorem states
+    ys = [0.0, 0.5, 2.0, 12.0]
+    g1 = [bai.theorem24_g1(y) for y in ys]
+    assert g1 == sorted(g1)
+    for y, x in zip(ys, g1, strict=True):  # the root of x² = x + y√(2x) + y²/4
+        assert x * x == pytest.approx(x + y * math.sqrt(2 * x) + y * y / 4, rel=1e-12)
+    assert bai.theorem24_g2(1e-12) == pytest.approx(1.0, abs=1e-5)
+    assert bai.theorem24_g2(1.0) == pytest.approx(1 + 2 / (math.sqrt(2) - 1))
+    assert bai.theorem24_g2(0.1) < bai.theorem24_g2(1.0) < bai.theorem24_g2(10.0)
+
+
+def test_upper_bounds_of_theorems_22_and_24():
+    mu = [0.95, 0.9, 0.9, 0.9, 0.5]  # μ1, Δ_max = 0.45
+    T = bai.characteristic_time_kl_beta(mu, 0.5, "gaussian", 0.5)
+    # Theorem 22: 4T(1 + √(1 + Δ_max²/(2σ⁴ε²))), σ = ½: 2σ⁴ = 1/8
+    assert bai.adap_tt_upper_bound(mu, 1.0) == pytest.approx(
+        4 * T * (1 + math.sqrt(1 + 8 * 0.45**2)))
+    assert bai.adap_tt_upper_bound(mu, 1e9) == pytest.approx(8 * T)  # 16 T*_KL as ε → ∞
+    # Theorem 24, Δ_max < ε/2: 4T·g₁(Δ_max/(σ²ε)) → 4T as ε → ∞
+    assert bai.adap_tt_star_upper_bound(mu, 10.0) == pytest.approx(
+        4 * T * bai.theorem24_g1(0.45 / (0.25 * 10.0)))
+    assert bai.adap_tt_star_upper_bound(mu, 1e9) == pytest.approx(4 * T, rel=1e-6)
+    # otherwise: 2T_ε·g₂(ε²T_ε·max{β, 1 − β}/4)/σ², T_ε of eq. 15
+    Te = bai.characteristic_time_private_gaussian_beta(mu, 0.1)
+    assert bai.adap_tt_star_upper_bound(mu, 0.1) == pytest.approx(
+        8 * Te * bai.theorem24_g2(0.01 * Te * 0.5 / 4))
+
+
+def test_ctb_factor_is_the_gap_shrinkage_of_randomized_response():
+    for eps in (0.01, 0.5, 1.0, 10.0):
+        assert bai.ctb_factor(eps) == pytest.approx((1 + 2 / math.expm1(eps)) ** 2, rel=1e-12)
+    # μ_ε = ½ + (μ − ½)tanh(ε/2): T*_{KL,β} of the Gaussian instance scales by the factor
+    mu, eps = np.array([0.8, 0.6, 0.3]), 0.7
+    mu_eps = 0.5 + (mu - 0.5) * math.tanh(eps / 2)
+    assert bai.characteristic_time_kl_beta(mu_eps, 0.5, "gaussian", 0.5) == pytest.approx(
+        bai.ctb_factor(eps) * bai.characteristic_time_kl_beta(mu, 0.5, "gaussian", 0.5),
+        rel=1e-9)

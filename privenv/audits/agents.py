@@ -273,16 +273,21 @@ _register(AuditCase(
 _ADAP_EPS, _ADAP_T, _ADAP_STEPS = 2.0, 8, (2, 3, 4)
 
 
-def _adap(star: bool, sampler: str = "float") -> Sampler:
+def _adap(star: bool, sampler: str = "float", sampling: str | None = None) -> Sampler:
     """AdaP-TT (Algorithm 9) / AdaP-TT* (Algorithm 10), K = 2, T = 8: user 0's rewards 1 (D) vs
     0 (D′) enter only arm 0's first release μ̃₀ = x₀ + Lap(1/ε); arm 1's first reward (user 1)
     is 1, the others 0.5. The first adaptive pull goes to arm 0 iff μ̃₀ > μ̃₁. Pre-declared
-    events E_t = {a_t = arm 0}, t = 2, 3, 4 (all 3, both directions, Bonferroni)."""
+    events E_t = {a_t = arm 0}, t = 2, 3, 4 (all 3, both directions, Bonferroni). With
+    ``sampling``, the generic wrapper (``daf-wrapper``) with that sampling rule instead: with
+    K = 2 its LUCB rule also pulls arm 0 first iff μ̃₀ > μ̃₁."""
 
     def sample(mutation: str | None, n: int, seed: int) -> Measurement:
-        from privenv.agents.adap_tt import AdaPTT, AdaPTTStar
+        from functools import partial
 
-        base = AdaPTTStar if star else AdaPTT
+        from privenv.agents.adap_tt import AdaPTT, AdaPTTStar, DAFWrapper
+
+        base = DAFWrapper if sampling else AdaPTTStar if star else AdaPTT
+        extra = {"sampling": sampling} if sampling else {}
 
         class HalfNoise(base):  # type: ignore[valid-type, misc]
             """Mutant: Laplace scale 1/(2εÑ) — a 2ε-DP release declared as ε."""
@@ -291,7 +296,8 @@ def _adap(star: bool, sampler: str = "float") -> Sampler:
 
         cls = HalfNoise if mutation == "noise x 0.5" else base
         rows = _neighbour_table(n, _ADAP_T, 2, 0.5, 0, 1.0, 0.0, fixed={(1, 1): 1.0})
-        events = _drive(lambda m: cls(K=2, epsilon=_ADAP_EPS, sampler=sampler, n_runs=m), rows,
+        build = partial(cls, K=2, epsilon=_ADAP_EPS, sampler=sampler, **extra)
+        events = _drive(lambda m: build(n_runs=m), rows,
                         2 * n, seed,
                         lambda agent, actions: np.stack([actions[:, t] == 0 for t in _ADAP_STEPS],
                                                         axis=1))
@@ -310,6 +316,10 @@ _register(AuditCase(
     "adap-tt-star", "AdaP-TT* (private transportation cost and threshold), the same instance "
     "and events as adap-tt; mutant: Laplace scale halved", _adap(True), 6_000,
     ("noise x 0.5",), power_floor=0.5))
+_register(AuditCase(
+    "daf-wrapper", "the generic wrapper of the NeurIPS 2023 version (App. D.1) with the LUCB "
+    "sampling rule, the same instance and events as adap-tt; mutant: Laplace scale halved",
+    _adap(False, sampling="lucb"), 6_000, ("noise x 0.5",), power_floor=0.5))
 _register(AuditCase(
     "adap-tt-exact", "AdaP-TT as adap-tt with the exact sampler (each phase mean through "
     "privenv.privacy.exact.laplace_release); mutant: Laplace scale halved",

@@ -231,6 +231,31 @@ def _lower_bounds(model: str, instance: str,
 
 
 @functools.cache
+def upper_bound(agent: str, instance: str, epsilon: float | None) -> tuple[str, float] | None:
+    """The paper's asymptotic upper bound on E[τ_δ] for ``agent`` (lim sup E[τ_δ]/log(1/δ) ≤ R),
+    as (source, R·log(1/δ)) at δ = :data:`DELTA`, or ``None`` where the paper states none:
+    TTUCB T*_{KL,β}(ν) and CTB-TT T*_{KL,β}(ν_ε) = (1 + 2/(e^ε − 1))²T*_{KL,β}(ν) (§3.2, after
+    Lemma 12), AdaP-TT Theorem 22, AdaP-TT* Theorem 24 (β = 1/2, σ = 1/2). They drop the
+    second-order terms in log(1/δ): a δ → 0 rate, not a bound at δ = 0.01."""
+    from privenv.problems.bai import INSTANCES as MEANS
+    from privenv.theory import bai as th
+
+    mu, L = MEANS[instance], math.log(1.0 / DELTA)
+    T_beta = th.characteristic_time_kl_beta(mu, 0.5, "gaussian", 0.5)
+    if agent == "ttucb":
+        return "T*_KL,β(ν) (Jourdan & Degenne 2024)", T_beta * L
+    if epsilon is None:
+        return None
+    if agent == "ctb-tt":
+        return "T*_KL,β(ν_ε) (§3.2)", th.ctb_factor(epsilon) * T_beta * L
+    if agent == "adap-tt":
+        return "Theorem 22", th.adap_tt_upper_bound(mu, epsilon) * L
+    if agent == "adap-tt-star":
+        return "Theorem 24", th.adap_tt_star_upper_bound(mu, epsilon) * L
+    return None
+
+
+@functools.cache
 def _switch(model: str, instance: str) -> float:
     from privenv.problems.bai import INSTANCES as MEANS
     from privenv.theory import bai as th
@@ -519,10 +544,23 @@ class PointResult:
                        "high privacy" if p.epsilon < self.switch else "low privacy"),
             "wall_s": self.wall_s, "estimated_s": self.estimated_s,
         }
+        ub = upper_bound(p.agent, p.instance, p.epsilon)
+        row.update({"upper_bound_asymptotic": ub[1] if ub else "",
+                    "upper_bound_source": ub[0] if ub else "",
+                    "tau_over_upper_bound": self.tau_mean / ub[1] if ub else ""})
         for k, v in sorted(self.extra.items()):
             if np.issubdtype(np.asarray(v).dtype, np.number):
                 row[f"{k}_mean"] = float(np.mean(v))
         return row
+
+
+def ttucb_ratios(results: Sequence[PointResult]) -> dict[Point, float]:
+    """E[τ] of each private point over that of TTUCB on the same instance with the same
+    threshold choice (when the figure has that TTUCB point): the measured price of privacy."""
+    ref = {(r.point.instance, r.point.threshold): r.tau_mean for r in results
+           if r.point.agent == "ttucb"}
+    return {r.point: r.tau_mean / ref[(r.point.instance, r.point.threshold)] for r in results
+            if r.point.epsilon is not None and (r.point.instance, r.point.threshold) in ref}
 
 
 @dataclass
@@ -542,8 +580,9 @@ class Reproduction:
         non-stopping runs."""
         w = max([26, *(len(r.point.label) for r in self.results)])  # the longest agent label
         head = (f"{'instance':<8} {'agent':<{w}} {'ε':>7} {'τ mean ± sd':>23} {'bound':>9} "
-                f"{'τ/bound':>7} {'errors (ucb95)':>16} {'non-stop':>8}")
+                f"{'τ/bound':>7} {'errors (ucb95)':>16} {'non-stop':>8} {'×TTUCB':>7}")
         lines = [head, "-" * len(head)]
+        ratios = ttucb_ratios(self.results)
         for r in self.results:
             p = r.point
             eps = "—" if p.epsilon is None else f"{p.epsilon:g}"
@@ -552,7 +591,8 @@ class Reproduction:
             err = f"{r.errors}/{r.runs} ({hi:.3f})"
             lines.append(f"{p.instance:<8} {p.label:<{w}} {eps:>7} {tau:>23} "
                          f"{r.lower_bound:>9.3g} {r.tau_mean / r.lower_bound:>7.1f} {err:>16} "
-                         f"{r.non_stopping:>8}")
+                         f"{r.non_stopping:>8} "
+                         + (f"{ratios[p]:>7.2f}" if p in ratios else f"{'':>7}"))
         return "\n".join(lines)
 
 
@@ -560,7 +600,17 @@ def write_csvs(spec: FigureSpec, results: Sequence[PointResult], output: Path,
                seed: int) -> dict[str, Path]:
     """``points.csv`` (one row per point) and ``runs.csv`` (one row per run). Nothing
     timing-dependent goes into ``runs.csv``; ``points.csv`` ends with the wall times."""
-    rows = [r.row(spec) for r in results]
+    ratios = ttucb_ratios(results)
+    rows = []
+    for r in results:
+        row = r.row(spec)
+        if r.point in ratios:  # the price of privacy against TTUCB; CTB-TT's predicted one
+            row["tau_over_ttucb"] = ratios[r.point]
+            if r.point.agent == "ctb-tt":
+                from privenv.theory.bai import ctb_factor
+
+                row["ctb_factor"] = ctb_factor(r.point.epsilon)
+        rows.append(row)
     columns = list(dict.fromkeys(k for row in rows for k in row))
     points_path, runs_path = output / "points.csv", output / "runs.csv"
     with points_path.open("w", newline="") as f:

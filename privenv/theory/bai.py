@@ -334,6 +334,73 @@ def global_dp_lower_bound_relaxed(
     return max(T_kl, characteristic_time_tv(mu, family, sigma) / epsilon)
 
 
+# -- upper bounds of the private Top Two algorithms (Theorems 22 and 24) ------------------------
+
+
+def _gaps(mu: Any) -> np.ndarray:
+    inst = _instance(mu, "gaussian", 1.0)
+    return inst.mu_best - inst.mu_others
+
+
+def adap_tt_upper_bound(mu: Any, epsilon: float, beta: float = 0.5, sigma: float = 0.5) -> float:
+    """Theorem 22 (AdaP-TT): lim sup_{δ→0} E[τ_δ]/log(1/δ) ≤
+    4T*_{KL,β}(ν)(1 + √(1 + Δ_max²/(2σ⁴ε²))), T*_{KL,β} of eq. 5 for the Gaussian instance with
+    the same means and σ = 1/2 (Bernoulli rewards)."""
+    epsilon = check_epsilon(epsilon)
+    T = characteristic_time_kl_beta(mu, beta, "gaussian", sigma)
+    d_max = float(np.max(_gaps(mu)))
+    return 4.0 * T * (1.0 + math.sqrt(1.0 + d_max**2 / (2.0 * sigma**4 * epsilon**2)))
+
+
+def theorem24_g1(y: float) -> float:
+    """g₁(y) = sup{x : x² < x + y√(2x) + y²/4} of Theorem 24 (g₁(0) = 1): the largest root of
+    x² − x − y√(2x) − y²/4, found by bracketing and bisection."""
+    y = check_real("y", y, low=0.0, high=math.inf, high_open=True)
+
+    def f(x: float) -> float:
+        return x * x - x - y * math.sqrt(2.0 * x) - y * y / 4.0
+
+    lo, hi = 1.0, 2.0  # f(1) = −y√2 − y²/4 ≤ 0
+    while f(hi) < 0.0:
+        lo, hi = hi, 2.0 * hi
+    for _ in range(_BISECTION_STEPS):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if f(mid) < 0.0 else (lo, mid)
+    return hi
+
+
+def theorem24_g2(y: float) -> float:
+    """g₂(y) = 1 + 2(√(1 + 1/y) − 1)⁻¹ of Theorem 24 (increasing, → 1 as y → 0)."""
+    y = check_real("y", y, low=0.0, low_open=True, high=math.inf, high_open=True)
+    return 1.0 + 2.0 / (math.sqrt(1.0 + 1.0 / y) - 1.0)
+
+
+def adap_tt_star_upper_bound(mu: Any, epsilon: float, beta: float = 0.5,
+                             sigma: float = 0.5) -> float:
+    """Theorem 24 (AdaP-TT*): lim sup_{δ→0} E[τ_δ]/log(1/δ) ≤
+
+    4T*_{KL,β}(ν)·g₁(Δ_max/(σ²ε))                                   if Δ_max < ε/2,
+    2T*_{KL,β}(ν_{G,ε})·g₂(ε²T*_{KL,β}(ν_{G,ε})·max{β, 1 − β}/4)/σ²   otherwise,
+
+    T*_{KL,β}(ν_{G,ε}) of eq. 15 (:func:`characteristic_time_private_gaussian_beta`)."""
+    epsilon = check_epsilon(epsilon)
+    d_max = float(np.max(_gaps(mu)))
+    if d_max < epsilon / 2.0:
+        T = characteristic_time_kl_beta(mu, beta, "gaussian", sigma)
+        return 4.0 * T * theorem24_g1(d_max / (sigma**2 * epsilon))
+    T = characteristic_time_private_gaussian_beta(mu, epsilon, beta, sigma)
+    return 2.0 * T * theorem24_g2(epsilon**2 * T * max(beta, 1.0 - beta) / 4.0) / sigma**2
+
+
+def ctb_factor(epsilon: float) -> float:
+    """(1 + 2/(e^ε − 1))² = 1/tanh²(ε/2): randomized response maps the means to
+    μ_ε = ½ + (μ − ½)tanh(ε/2), shrinking every gap by tanh(ε/2), so CTB-TT's Gaussian
+    characteristic time is TTUCB's times this factor: CTB-TT's asymptotic upper bound
+    T*_{KL,β}(ν_ε) = (1 + 2/(e^ε − 1))²T*_{KL,β}(ν) (paper 3, §3.2, after Lemma 12)."""
+    epsilon = check_epsilon(epsilon)
+    return 1.0 / math.tanh(epsilon / 2.0) ** 2
+
+
 # -- regime switches and the δ factor ----------------------------------------------------------
 
 

@@ -17,6 +17,7 @@ from privenv.agents.adap_tt import (
     TTUCBDPA,
     AdaPTT,
     AdaPTTStar,
+    DAFWrapper,
     NonPrivateAdaPTT,
     daf_bonus,
     daf_empirical_threshold,
@@ -358,11 +359,17 @@ def released_mask(agent: Recording, n_users: int) -> np.ndarray:
     return mask
 
 
-@pytest.mark.parametrize("cls", [Recording, type("RecordingStar", (Recording, AdaPTTStar), {})])
+RecordingWrapper = type("RecordingWrapper", (Recording, DAFWrapper), {})
+
+
+@pytest.mark.parametrize("cls, kw", [
+    (Recording, {}), (type("RecordingStar", (Recording, AdaPTTStar), {}), {}),
+    (RecordingWrapper, {"sampling": "lucb"}), (RecordingWrapper, {"sampling": "uniform"}),
+], ids=["adap-tt", "adap-tt-star", "wrapper-lucb", "wrapper-uniform"])
 @pytest.mark.parametrize("instance, horizon", [("mu3", 5000), ("mu1", 3000)])
-def test_ledger_each_released_reward_charged_exactly_once(cls, instance, horizon):
+def test_ledger_each_released_reward_charged_exactly_once(cls, kw, instance, horizon):
     eps = 0.5
-    agent = cls(K=5, epsilon=eps, reward_mode="cost", n_runs=5)
+    agent = cls(K=5, epsilon=eps, reward_mode="cost", n_runs=5, **kw)
     simulate(agent, ENV, n_runs=5, seed=1, horizon=horizon, env_kwargs={"instance": instance},
              ledger=True)
     mask = released_mask(agent, horizon)
@@ -407,6 +414,83 @@ def test_ledger_catches_mutations(mutant):
     with pytest.raises(PrivacyBudgetExceeded):
         agent.ledger.assert_each_user_charged_exactly(eps, users_mask=released_mask(agent,
                                                                                     horizon))
+
+
+# -- the generic wrapper (NeurIPS 2023 version, Appendix D.1) ------------------------------------
+
+
+@pytest.mark.parametrize("threshold", ["theory", "empirical"])
+def test_wrapper_with_the_top_two_rule_is_adap_tt(threshold):
+    """D.2: AdaP-TT is the wrapper instantiated with the Top Two sampling rule, run for run."""
+    kw = dict(n_runs=6, seed=4, horizon=200_000, env_kwargs={"instance": "mu3"})
+    a = simulate("adap-tt", ENV, agent_kwargs={"epsilon": 0.5, "threshold": threshold}, **kw)
+    w = simulate("daf-wrapper", ENV, agent_kwargs={"epsilon": 0.5, "threshold": threshold,
+                                                   "sampling": "top-two"}, **kw)
+    for key in ("stopping_time", "recommendation", "adaptivity_rounds"):
+        assert np.array_equal(a.episode[key], w.episode[key])
+    assert str(a.privacy) == str(w.privacy)
+
+
+def _wrapper_trace(sampling, horizon=4000):
+    """(actions, states before each action) of one run of the wrapper, through the Gym loop."""
+    env = gym.make(ENV, instance="mu1", horizon=horizon)
+    agent = make("daf-wrapper", env, n_runs=1, epsilon=1.0, sampling=sampling)
+    obs, _ = env.reset(seed=6)
+    agent.reset(seed=6)
+    trace = []
+    for _ in range(horizon):
+        state = (agent.counts[0].copy(), agent.mu_tilde[0].copy(), agent.n_tilde[0].copy())
+        a = int(agent.act(obs))
+        trace.append((a, state))
+        if a >= agent.K:
+            break
+        obs, reward, *_ = env.step(a)
+        agent.observe(a, reward, obs)
+    return trace, agent
+
+
+def test_wrapper_uniform_rule_is_round_robin():
+    trace, agent = _wrapper_trace("uniform")
+    pulls = [a for a, _ in trace if a < agent.K]
+    assert pulls == [t % agent.K for t in range(len(pulls))]
+
+
+def test_wrapper_lucb_rule_pulls_the_leader_or_its_strongest_rival():
+    """From the state before each step: h = argmax μ̃, l = argmax_{a≠h} μ̃_a + b^{G,ε}_a(Ñ) with
+    k(‖N‖₁) (eq. 11), and the one of (h, l) with fewer pulls, h on ties."""
+    trace, agent = _wrapper_trace("lucb")
+    p = agent.kernel_params()
+    checked = 0
+    for a, (counts, mu, w) in trace[agent.K:]:
+        if a >= agent.K:
+            break
+        total = int(counts.sum())
+        h = int(np.argmax(mu))
+        index = mu + daf_bonus(w, k_fn(total), 1.0)
+        index[h] = -np.inf
+        rival = int(np.argmax(index))
+        assert a == (h if counts[h] <= counts[rival] else rival)
+        assert bonus(p, w[rival], bonus_total_term(p, total)) == pytest.approx(
+            daf_bonus(w[rival], k_fn(total), 1.0))
+        checked += 1
+    assert checked > 1000 and len({a for a, _ in trace[agent.K:]}) > 2
+
+
+@pytest.mark.parametrize("sampling", ["uniform", "lucb"])
+def test_wrapper_delta_correct_sanity_easy_instance(sampling):
+    # μ3 = (0, ¼, ½, ¾, 1) at δ = 0.1: if the error rate were ≤ δ, P(errors > bound) ≤ 1e−6
+    n, delta = 100, 0.1
+    res = simulate("daf-wrapper", ENV, n_runs=n, seed=11, horizon=2_000_000,
+                   env_kwargs={"instance": "mu3"},
+                   agent_kwargs={"delta": delta, "epsilon": 1.0, "sampling": sampling})
+    assert (res.steps < res.horizon).all()
+    assert int((~res.episode["correct"].astype(bool)).sum()) <= binom.isf(1e-6, n, delta)
+    assert res.privacy.model == "central" and res.privacy.epsilon == 1.0
+
+
+def test_wrapper_bad_sampling_rule():
+    with pytest.raises(ValueError, match="sampling"):
+        DAFWrapper(K=3, sampling="thompson")
 
 
 def test_privacy_declared():
