@@ -556,6 +556,8 @@ class BatchSumRandomizer:
     def release(
         self, gram: np.ndarray, moment: np.ndarray, runs: np.ndarray, live: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray]:
+        if live is None:  # every run: the sums themselves (read only downstream), no copy
+            return gram, moment
         return gram[runs], moment[runs]
 
 

@@ -723,6 +723,19 @@ def tree_s2_sd(sigma: float, horizon: int = _TREE_T) -> float:
     return sigma * math.sqrt(sum(c * c for c in coef.values()))
 
 
+def redrawn_prefix(tree: Any) -> np.ndarray:
+    """The prefix sums of a tree mechanism whose node noise is drawn afresh at every query (the
+    mutation "node noise redrawn"): Σ over the set bits j of t of (α_j + fresh noise_j), level
+    after level, each level's noise one draw for all runs."""
+    extra = (slice(None),) + (None,) * len(tree.shape)
+    used = (tree.t[:, None] & tree._bits) != 0
+    out = np.zeros((tree.n_runs, *tree.shape))
+    for j in range(tree.levels):
+        out += (tree._psum[:, j] + tree._draw_node_noise(np.arange(tree.n_runs))) \
+            * used[:, j][extra]
+    return out
+
+
 def tree_mutant_classes() -> tuple[type, type, type]:
     from privenv.privacy.tree import TreeMechanism
 
@@ -730,11 +743,7 @@ def tree_mutant_classes() -> tuple[type, type, type]:
         """Mutant: node noise redrawn at every query instead of memoised."""
 
         def prefix(self) -> np.ndarray:
-            used = (self.t[:, None] & self._bits) != 0
-            fresh = np.stack([self._draw_node_noise(np.arange(self.n_runs))
-                              for _ in range(self.levels)], axis=1)
-            extra = (slice(None), slice(None)) + (None,) * len(self.shape)
-            return ((self._psum + fresh) * used[extra]).sum(axis=1)
+            return redrawn_prefix(self)
 
     class MissingLevelTree(TreeMechanism):
         """Mutant: the budget counts one level too few (⌈log₂T⌉ instead of ⌊log₂T⌋ + 1)."""
@@ -743,6 +752,27 @@ def tree_mutant_classes() -> tuple[type, type, type]:
             return (self.levels - 1) * gaussian_rho(self.sigma, sensitivity)
 
     return TreeMechanism, RedrawTree, MissingLevelTree
+
+
+class TreeScores:
+    """The two scores of the tree-shaped cases, summed as the releases arrive (the T released
+    values of a run are never held at once): S₁ = Σ_{t ∈ nodes} y_t (the memoised mechanism's
+    likelihood-ratio statistic) and S₂ = Σ_t y_t/pop_t (a redrawing one's), both in the order
+    t = 1, 2, … ."""
+
+    def __init__(self, n: int, nodes: Sequence[int], pop: np.ndarray) -> None:
+        self.s1, self.s2 = np.zeros(n), np.zeros(n)
+        self.nodes, self.pop = frozenset(nodes), pop
+
+    def add(self, t: int, y: np.ndarray) -> None:
+        """The values released at step t (0-based), one per run."""
+        if t in self.nodes:
+            self.s1 += y
+        self.s2 += y / self.pop[t]
+
+    @property
+    def scores(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.s1, self.s2
 
 
 def _tree(mutation: str | None, n: int, seed: int) -> Measurement:
@@ -754,12 +784,12 @@ def _tree(mutation: str | None, n: int, seed: int) -> Measurement:
     for k, first in enumerate((1.0, 0.0)):
         m = cls(n, (1,), sigma, _TREE_T, np.random.default_rng([seed, k]))
         x = np.zeros((n, 1))
-        ys = []
+        acc = TreeScores(n, [0, 1, 3, 7, 15], _TREE_POP)
         for t in range(_TREE_T):
             x[:] = first if t == 0 else 0.0
-            ys.append(m.add(x)[:, 0])
-        y = np.stack(ys, axis=1)  # (n, T)
-        scores.append((y[:, [0, 1, 3, 7, 15]].sum(axis=1), (y / _TREE_POP).sum(axis=1)))
+            acc.add(t, m.add(x)[:, 0])
+        del m
+        scores.append(acc.scores)
     grid = np.linspace(-1.0, 5.0, 13)  # standardised units around D′'s mean 0
     sds = (math.sqrt(tree_levels(_TREE_T)) * _TREE_SIGMA, tree_s2_sd(_TREE_SIGMA))
     return Measurement(_tree_scores_bound(scores, grid, sds, _TREE_DELTA), declared, _TREE_DELTA)
@@ -851,6 +881,10 @@ register(AuditCase(
 # =================================================================================================
 
 
+#: runs of the pvec-node case whose rounding is computed at once (full size: 10⁷ runs)
+_PVEC_CHUNK = 500_000
+
+
 def _pvec_node(mutation: str | None, n: int, seed: int) -> Measurement:
     from privenv.privacy import vector_sum as vs
 
@@ -864,10 +898,16 @@ def _pvec_node(mutation: str | None, n: int, seed: int) -> Measurement:
     rng = np.random.default_rng(seed)
     ys = []
     for x_first in (-L, L):
-        x = np.zeros((n, params.n, 1))
-        x[:, 0, 0] = x_first
         runs = np.arange(n)
-        rounded = vs.encode_sum(x, L, params, rng, runs)
+        # the rounding bits of blocks of runs: the generator's uniforms are read row after row,
+        # so the blocks draw the numbers one call over all n runs would (in bounded memory);
+        # the binomial noise is drawn after all of them, as before
+        rounded = np.empty((n, 1), dtype=np.int64)
+        for lo in range(0, n, _PVEC_CHUNK):
+            hi = min(lo + _PVEC_CHUNK, n)
+            x = np.zeros((hi - lo, params.n, 1))
+            x[:, 0, 0] = x_first
+            rounded[lo:hi] = vs.encode_sum(x, L, params, rng, runs[lo:hi])
         noise = vs.binomial_noise_sum(params, 1, rng, runs)
         if mutation == "no binomial noise":
             noise = np.full_like(noise, round(params.p * params.noise_trials))
@@ -952,14 +992,8 @@ def fed_redraw_randomizer_class() -> type:
         def release(self, gram: np.ndarray, moment: np.ndarray, runs: np.ndarray,
                     live: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
             super().release(gram, moment, runs, live)
-            out = []
-            for tree in (self.gram_tree, self.moment_tree):
-                used = (tree.t[:, None] & tree._bits) != 0
-                fresh = np.stack([tree._draw_node_noise(np.arange(tree.n_runs))
-                                  for _ in range(tree.levels)], axis=1)
-                extra = (slice(None), slice(None)) + (None,) * len(tree.shape)
-                out.append(((tree._psum + fresh) * used[extra]).sum(axis=1)[runs])
-            return out[0], out[1]
+            return tuple(redrawn_prefix(tree)[runs] for tree in (self.gram_tree,
+                                                                 self.moment_tree))
 
     return RedrawRandomizer
 
@@ -1012,13 +1046,15 @@ def _fed_silo_bound(cls: type, sigma0: float, sigma_ok: float, sampler: str, n: 
     for side, y in enumerate((_FED_B, -_FED_B)):
         rand = cls(n, 1, 1, sigma0, _FED_SYNCS, np.random.default_rng([seed, side]), sampler)
         runs = np.arange(n)
-        zero_g, zero_m = np.zeros((n, 1, 1, 1)), np.zeros((n, 1, 1))
-        msgs = np.empty((n, _FED_SYNCS))
+        gram, moment = np.zeros((n, 1, 1, 1)), np.zeros((n, 1, 1))
+        acc = TreeScores(n, _FED_NODES, pop)
         for k in range(_FED_SYNCS):
             first = k == 0
-            _, m = rand.release(zero_g + first, zero_m + first * y, runs, None)
-            msgs[:, k] = m[:, 0, 0]
-        scores.append((msgs[:, _FED_NODES].sum(axis=1), (msgs / pop).sum(axis=1)))
+            gram[:], moment[:] = float(first), first * y
+            _, m = rand.release(gram, moment, runs, None)
+            acc.add(k, m[:, 0, 0])
+        del rand, m
+        scores.append(acc.scores)
     grid = np.linspace(-1.0, 4.0, 21)
     sds = (sigma_ok * math.sqrt(len(_FED_NODES)), sigma_ok * math.sqrt(np.sum(1 / pop**2)))
     return _tree_scores_bound(scores, grid, sds, _FED_DELTA)
@@ -1097,15 +1133,21 @@ def _super_agent_central(mutation: str | None, n: int, seed: int,
         proto = make_protocol(cal, n, _SUPER_M, 1, _FED_SYNCS, np.random.default_rng([seed, side]))
         if mutation == "node noise redrawn":
             for analyzer, shape in ((proto.gram_analyzer, (1, 1)), (proto.moment_analyzer, (1,))):
-                analyzer.tree = redraw(n, shape, cal.sigma0, _FED_SYNCS, analyzer.tree.noise,
+                noise, analyzer.tree = analyzer.tree.noise, None  # (one tree at a time)
+                analyzer.tree = redraw(n, shape, cal.sigma0, _FED_SYNCS, noise,
                                        symmetric=len(shape) == 2, sampler=sampler)
-        gram, moment = np.zeros((n, _SUPER_M, 1, 1)), np.zeros((n, _SUPER_M, 1))
-        prefixes = np.empty((n, _FED_SYNCS))
+        acc = TreeScores(n, _FED_NODES, pop)
         for k in range(_FED_SYNCS):
-            gram[:, 0], moment[:, 0] = (1.0, y) if k == 0 else (0.0, 0.0)
+            if k == 0:  # user (round 1, silo 0); every later batch is zero (a read-only view)
+                gram, moment = np.zeros((n, _SUPER_M, 1, 1)), np.zeros((n, _SUPER_M, 1))
+                gram[:, 0], moment[:, 0] = 1.0, y
+            else:
+                gram = np.broadcast_to(0.0, (n, _SUPER_M, 1, 1))
+                moment = np.broadcast_to(0.0, (n, _SUPER_M, 1))
             _, u = proto.synchronize(gram, moment)
-            prefixes[:, k] = u[:, 0]
-        scores.append((prefixes[:, _FED_NODES].sum(axis=1), (prefixes / pop).sum(axis=1)))
+            acc.add(k, u[:, 0])
+        del proto, u
+        scores.append(acc.scores)
     correct = calibrate("central", **kw)
     sigma = correct.sigma0
     grid = np.linspace(-1.0, 4.0, 21)

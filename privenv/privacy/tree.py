@@ -73,6 +73,10 @@ __all__ = ["NoiseSource", "TreeMechanism", "lowest_set_bit", "run_normals", "run
 NoiseSource = RunNoise | np.random.Generator
 
 
+#: runs whose (levels, *shape) sums are formed at once (bounds the temporaries of a large batch)
+_BLOCK = 1 << 16
+
+
 def _check_runs(noise: NoiseSource, runs: np.ndarray) -> np.ndarray:
     runs = np.asarray(runs)
     if runs.ndim != 1 or (runs.size and not np.issubdtype(runs.dtype, np.integer)):
@@ -291,32 +295,39 @@ class TreeMechanism:
                 f"values must have shape {(self.n_runs, *self.shape)}, got {values.shape}"
             )
         runs = self._live_runs(live)
-        sel = slice(None) if live is None else runs  # a view when every run is live
-        x = values[sel]
-        if not np.all(np.isfinite(x)):
-            raise ValueError("values must be finite")
-        if self.symmetric and not np.allclose(x, np.swapaxes(x, -1, -2)):
-            raise ValueError("values must be symmetric matrices when symmetric=True")
-        if self.grid is not None:  # on the grid: k·g, exact
-            x = self.grid.round(x) * self.grid.granularity
-        t = self.t[sel] + 1
+        # blocks of runs bound the temporaries of a large batch; a block is a view when every
+        # run is live. Every check comes before any change of state or draw of noise.
+        blocks = [(lo, slice(lo, lo + _BLOCK) if live is None else runs[lo:lo + _BLOCK])
+                  for lo in range(0, runs.size, _BLOCK)]
+        for _, r in blocks:
+            x = values[r]
+            if not np.all(np.isfinite(x)):
+                raise ValueError("values must be finite")
+            if self.symmetric and not np.allclose(x, np.swapaxes(x, -1, -2)):
+                raise ValueError("values must be symmetric matrices when symmetric=True")
+        t = self.t[runs] + 1
         if np.any(t > self.horizon):
             raise ValueError(
                 f"horizon={self.horizon} exceeded: a run received item {int(t.max())}"
             )
-        i = lowest_set_bit(t)  # the level of the node that completes now
-        below = np.arange(self.levels) < i[:, None]  # levels j < i, merged into node i
+        fresh = self._draw_node_noise(runs)  # one draw for all runs, memoised below
         extra = (slice(None), slice(None)) + (None,) * len(self.shape)
-        psum, noise = self._psum[sel], self._node_noise[sel]
-        merged = x + (psum * below[extra]).sum(axis=1)  # α_i = x_t + Σ_{j<i} α_j
-        psum[below] = 0.0  # α_j ← 0 for j < i (merged)
-        noise[below] = 0.0
-        rows = np.arange(runs.size)
-        psum[rows, i] = merged
-        noise[rows, i] = self._draw_node_noise(runs)  # drawn once, memoised
-        if live is not None:  # fancy indexing copied: write back
-            self._psum[runs], self._node_noise[runs] = psum, noise
-        self.t[sel] = t
+        for lo, r in blocks:
+            x = values[r]
+            if self.grid is not None:  # on the grid: k·g, exact
+                x = self.grid.round(x) * self.grid.granularity
+            i = lowest_set_bit(t[lo:lo + _BLOCK])  # the level of the node that completes now
+            below = np.arange(self.levels) < i[:, None]  # levels j < i, merged into node i
+            psum, noise = self._psum[r], self._node_noise[r]
+            merged = x + (psum * below[extra]).sum(axis=1)  # α_i = x_t + Σ_{j<i} α_j
+            psum[below] = 0.0  # α_j ← 0 for j < i (merged)
+            noise[below] = 0.0
+            rows = np.arange(i.size)
+            psum[rows, i] = merged
+            noise[rows, i] = fresh[lo:lo + _BLOCK]  # drawn once, memoised
+            if live is not None:  # fancy indexing copied: write back
+                self._psum[r], self._node_noise[r] = psum, noise
+        self.t[runs] = t
         return self.prefix() if prefix else None
 
     def prefix(self) -> np.ndarray:
@@ -327,7 +338,12 @@ class TreeMechanism:
         """
         used = (self.t[:, None] & self._bits) != 0  # (n_runs, levels)
         extra = (slice(None), slice(None)) + (None,) * len(self.shape)
-        return ((self._psum + self._node_noise) * used[extra]).sum(axis=1)
+        out = np.empty((self.n_runs, *self.shape))
+        for lo in range(0, self.n_runs, _BLOCK):  # by blocks of runs: the same sums, and the
+            hi = lo + _BLOCK  # temporary is one block's
+            out[lo:hi] = ((self._psum[lo:hi] + self._node_noise[lo:hi])
+                          * used[lo:hi][extra]).sum(axis=1)
+        return out
 
     def n_nodes(self) -> np.ndarray:
         """Number of noisy nodes in each run's current prefix sum: popcount(t)."""
@@ -343,7 +359,7 @@ class TreeMechanism:
         out = np.zeros((self.n_runs, *self.shape))
         started = np.flatnonzero(self.t > 0)
         level = lowest_set_bit(self.t[started])
-        out[started] = (self._psum + self._node_noise)[started, level]
+        out[started] = self._psum[started, level] + self._node_noise[started, level]
         return out
 
     def _live_runs(self, live: np.ndarray | None) -> np.ndarray:
