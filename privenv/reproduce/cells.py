@@ -204,6 +204,25 @@ def print_files(files: Mapping[str, Path]) -> None:
         print(f"{name:>9}: {path}")
 
 
+def float_list(text: str) -> list[float]:
+    """An argparse type: comma-separated numbers (``"0.1,1,10"``)."""
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated numbers (e.g. 0.1,1), got {text!r}") from None
+
+
+def int_list(text: str) -> list[int]:
+    """An argparse type: comma-separated integers, scientific notation allowed
+    (``"1000,1e4"``)."""
+    try:
+        return [int(float(x)) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers (e.g. 1000,1e4), got {text!r}") from None
+
+
 def csv_float(x: float) -> str:
     """A number as a CSV field: the shortest string that reads back as the same float
     (``repr``), so equal seeds give byte-identical files."""
@@ -236,6 +255,8 @@ __all__ = [
     "csv_float",
     "default_workers",
     "finish_figure",
+    "float_list",
+    "int_list",
     "json_ready",
     "print_files",
     "regret_results",

@@ -52,6 +52,7 @@ from privenv.reproduce.cells import (
     csv_float,
     default_workers,
     finish_figure,
+    float_list,
     print_files,
     regret_results,
     reproduce_or_report,
@@ -452,14 +453,6 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
 # -- command line ---------------------------------------------------------------------------------
 
 
-def _float_list(text: str) -> list[float]:
-    try:
-        return [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated numbers (e.g. 0.1,1), got {text!r}") from None
-
-
 def add_arguments(parser: argparse.ArgumentParser, spec: AxisSpec) -> None:
     """Options of ``privenv reproduce <spec.id>``."""
     add_common_arguments(parser, spec.default_output)
@@ -468,7 +461,7 @@ def add_arguments(parser: argparse.ArgumentParser, spec: AxisSpec) -> None:
                         help=f"runs per cell (default {f.runs}; {q.runs} with --quick)")
     parser.add_argument("--horizon", type=int, default=None, metavar="T",
                         help=f"horizon T (default {f.horizon}; {q.horizon} with --quick)")
-    parser.add_argument("--values", type=_float_list, default=None, metavar="V1,V2,...",
+    parser.add_argument("--values", type=float_list, default=None, metavar="V1,V2,...",
                         help=f"the values of {spec.axis} (default "
                              f"{','.join(f'{v:g}' for v in f.values)}; "
                              f"{','.join(f'{v:g}' for v in q.values)} with --quick)")

@@ -93,6 +93,7 @@ from privenv.reproduce.cells import (
     add_common_arguments,
     default_workers,
     finish_figure,
+    int_list,
     json_ready,
     print_files,
     select,
@@ -745,21 +746,13 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
 # -- command line ---------------------------------------------------------------------------------
 
 
-def _int_list(text: str) -> list[int]:
-    try:
-        return [int(float(x)) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers (e.g. 1000,1e4), got {text!r}") from None
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``privenv reproduce ldp-estimation`` (``--resume``, ``--backend`` and
     ``--address`` are accepted for uniformity and ignored: a few minutes of local work)."""
     add_common_arguments(parser, DEFAULT_OUTPUT)
     parser.add_argument("--runs", type=int, default=None,
                         help=f"runs per size (default {FULL.runs}; {QUICK.runs} with --quick)")
-    parser.add_argument("--sizes", type=_int_list, default=None, metavar="N1,N2,...",
+    parser.add_argument("--sizes", type=int_list, default=None, metavar="N1,N2,...",
                         help="sample sizes (default " + ",".join(map(str, FULL.sizes)) + "; "
                              + ",".join(map(str, QUICK.sizes)) + " with --quick)")
     parser.add_argument("--experiments", default=",".join(e.key for e in EXPERIMENTS),

@@ -75,6 +75,7 @@ from privenv.reproduce.cells import (
     csv_float,
     default_workers,
     finish_figure,
+    int_list,
     print_files,
     regret_results,
     reproduce_or_report,
@@ -537,20 +538,12 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
 # -- command line ---------------------------------------------------------------------------------
 
 
-def _int_list(text: str) -> list[int]:
-    try:
-        return [int(float(x)) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers (e.g. 1000,1e4), got {text!r}") from None
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``privenv reproduce ldp-linear``."""
     add_common_arguments(parser, DEFAULT_OUTPUT)
     parser.add_argument("--runs", type=int, default=None,
                         help=f"runs per cell (default {FULL.runs}; {QUICK.runs} with --quick)")
-    parser.add_argument("--horizons", type=_int_list, default=None, metavar="T1,T2,...",
+    parser.add_argument("--horizons", type=int_list, default=None, metavar="T1,T2,...",
                         help="horizons (default " + ",".join(map(str, FULL.horizons)) + "; "
                              + ",".join(map(str, QUICK.horizons)) + " with --quick)")
     parser.add_argument("--epsilon", type=float, default=EPSILON,

@@ -54,6 +54,8 @@ from privenv.reproduce.cells import (
     csv_float,
     default_workers,
     finish_figure,
+    float_list,
+    int_list,
     print_files,
     regret_results,
     reproduce_or_report,
@@ -450,28 +452,20 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
 # -- command line ---------------------------------------------------------------------------------
 
 
-def _float_list(text: str) -> list[float]:
-    try:
-        return [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated numbers (e.g. 1,1e-4), got {text!r}") from None
-
-
 def add_arguments(parser: argparse.ArgumentParser, spec: AxisSpec) -> None:
     """Options of ``privenv reproduce <spec.id>``."""
     add_common_arguments(parser, spec.default_output)
     f, q = spec.full, spec.quick
     parser.add_argument("--runs", type=int, default=None,
                         help=f"runs per cell (default {f.runs}; {q.runs} with --quick)")
-    parser.add_argument("--horizons", type=ldp_linear._int_list, default=None,
+    parser.add_argument("--horizons", type=int_list, default=None,
                         metavar="T1,T2,...",
                         help=f"horizons (default {','.join(map(str, f.horizons))}; "
                              f"{','.join(map(str, q.horizons))} with --quick)")
-    parser.add_argument("--epsilons", type=_float_list, default=None, metavar="E1,E2,...",
+    parser.add_argument("--epsilons", type=float_list, default=None, metavar="E1,E2,...",
                         help=f"local ε values (default {','.join(f'{e:g}' for e in f.epsilons)})")
     if spec.full.kappa_scales:
-        parser.add_argument("--kappa-scales", type=_float_list, default=None, metavar="K1,...",
+        parser.add_argument("--kappa-scales", type=float_list, default=None, metavar="K1,...",
                             help="LPLR's kappa_scale values (default "
                                  f"{','.join(f'{k:g}' for k in f.kappa_scales)}; "
                                  f"{','.join(f'{k:g}' for k in q.kappa_scales)} with --quick)")
