@@ -305,6 +305,10 @@ _register(AuditCase(
     power_floor=0.572 - 0.2))
 
 
+#: runs whose noise streams a preimage case holds at once (a run's stream holds a block of words)
+_STREAM_BLOCK = 20_000
+
+
 def _reward_wrapper_preimage(kind: str) -> Sampler:
     """The local-DP reward wrappers' own randomizer (:class:`~privenv.wrappers.ldp.
     LaplaceRandomizer` at ε = 1, or :class:`~privenv.wrappers.ldp.GaussianRandomizer` at
@@ -332,8 +336,18 @@ def _reward_wrapper_preimage(kind: str) -> Sampler:
         declared = randomizer("exact")
         used = randomizer("float" if mutation == "sampler ignored" else "exact")
         inputs = (0.0, 1.0 / 3.0)
-        ys = [used(np.full(n, x), noise_for(2 * int(seed) + k, n, WRAPPER))
-              for k, x in enumerate(inputs)]
+
+        def releases(x: float, stream_seed: int) -> np.ndarray:
+            """n releases of x, one per run, by blocks of runs: run i's stream is the same
+            whatever the block (privenv.seeding), and only a block's streams are held."""
+            out = np.empty(n)
+            for lo in range(0, n, _STREAM_BLOCK):
+                m = min(_STREAM_BLOCK, n - lo)
+                out[lo:lo + m] = used(np.full(m, x), noise_for(stream_seed, m, WRAPPER,
+                                                                first_run=lo))
+            return out
+
+        ys = [releases(x, 2 * int(seed) + k) for k, x in enumerate(inputs)]
         if mutation is None:
             step = declared.kernel_view().g
             unreachable = (~preimage.on_grid(ys[0], step), ~preimage.on_grid(ys[1], step))

@@ -16,9 +16,9 @@ Cells:
   the doubling agents). A run that has not stopped within the golden budget (``BUDGET`` pulls) is
   recorded as truncated, so that no cell costs hours (CTB-TT and the Gaussian-LDP TTUCB at
   ε = 0.1 on μ1 need 10⁷–10⁸ pulls). Cells run cheapest first and the file is rewritten after
-  each: the stored ``bai.json.gz`` holds the cells the numpy implementation finished in the time
-  it was given: 57 of the 65 (run with ``--resume`` against commit 41d421f); the 8 missing are
-  the ε = 0.1 cells of CTB-TT and the Gaussian-LDP TTUCB, which take it hours each;
+  each: the stored ``bai.json.gz`` holds all 65 cells, produced by the numpy implementation
+  (commit 41d421f; the last 8, the ε = 0.1 cells of CTB-TT and the Gaussian-LDP TTUCB, with
+  ``--resume``, 2–6 min each);
 * multi-armed: every regret agent on the six panels of huber-fig1 at T = 10⁴, the final regret and
   the 40-checkpoint regret curve of every run; plus variants that exercise the other branches
   (random arm order, Remark 5.1's first phases).
