@@ -380,7 +380,7 @@ def _doubling_excess(p: DoublingParams, s: TopTwoState, run: int, a_hat: int, b:
 
 
 # -- the generic wrapper (NeurIPS 2023 version, Appendix D.1): other sampling rules -------------
-#: the sampling rules of :class:`DAFWrapper` (indices: :attr:`DoublingParams.sampling`)
+#: the sampling rules of :class:`DAFWrapper`, indexed by :attr:`DoublingParams.sampling`
 SAMPLING_RULES = ("top-two", "uniform", "lucb")
 TOP_TWO, UNIFORM, LUCB = range(3)
 

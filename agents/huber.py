@@ -730,8 +730,8 @@ class DPRSE(PRAER):
     random first phase. That is exactly :class:`PRAER` with α = 0.
 
     Args:
-        K, horizon, epsilon, delta, raw_moment_bound, moment_order, arm_order, constant_scale,
-            sampler, n_runs: as :class:`PRAER`.
+        K, horizon, epsilon, delta, raw_moment_bound, moment_order: as :class:`PRAER`.
+        arm_order, constant_scale, sampler, n_runs: as :class:`PRAER`.
     """
 
     name = "dprse"
