@@ -260,7 +260,6 @@ class DoublingParams(NamedTuple):
     normals_per_step: int = 0
     words_per_step: int = 0
     exact_q: int = 0  # 0: the float sampler; else the exact sampler's q (ε′ = 2²⁰/q)
-    sampling: int = 0  # index in SAMPLING_RULES: the Top Two rule, or the wrapper's others
 
 
 @jit
@@ -379,10 +378,26 @@ def _doubling_excess(p: DoublingParams, s: TopTwoState, run: int, a_hat: int, b:
     return s.glr_stat[run, b] - s.glr_thr[run, b]
 
 
+@sampling_rule.register(DoublingParams)
+@jit
+def _doubling_sampling(p: DoublingParams, s: TopTwoState, run: int, total: int) -> int:
+    return -1  # the Top Two rule (Algorithm 1's lines 8–11)
+
+
 # -- the generic wrapper (NeurIPS 2023 version, Appendix D.1): other sampling rules -------------
-#: the sampling rules of :class:`DAFWrapper`, indexed by :attr:`DoublingParams.sampling`
+#: the sampling rules of :class:`DAFWrapper`, indexed by ``WrapperParams.sampling``
 SAMPLING_RULES = ("top-two", "uniform", "lucb")
 TOP_TWO, UNIFORM, LUCB = range(3)
+
+#: the wrapper's constants: :class:`DoublingParams` and the index of its sampling rule. A type of
+#: its own, so that AdaP-TT's kernels (:class:`DoublingParams`) compile without the other rules.
+WrapperParams = NamedTuple(  # type: ignore[misc]
+    "WrapperParams", [*DoublingParams.__annotations__.items(), ("sampling", int)])
+for _generic, _impl in ((update_estimator, _doubling_update),
+                        (bonus_total_term, _doubling_bonus_total), (bonus, _doubling_bonus),
+                        (transport, _doubling_transport), (prepare_stop, _refresh_glr),
+                        (glr_excess, _doubling_excess)):
+    _generic.register(WrapperParams)(_impl)
 
 
 @jit
@@ -416,9 +431,9 @@ def lucb_arm(p: DoublingParams, s: TopTwoState, run: int, total: int) -> int:
     return h if s.counts[run, h] <= s.counts[run, rival] else rival
 
 
-@sampling_rule.register(DoublingParams)
+@sampling_rule.register(WrapperParams)
 @jit
-def _wrapper_sampling(p: DoublingParams, s: TopTwoState, run: int, total: int) -> int:
+def _wrapper_sampling(p: WrapperParams, s: TopTwoState, run: int, total: int) -> int:
     if p.sampling == UNIFORM:
         return uniform_arm(p, s, run)
     if p.sampling == LUCB:
@@ -643,8 +658,8 @@ class DAFWrapper(AdaPTT):
         super().__init__(K, epsilon, delta, threshold, bonus, sigma, beta, reward_mode, sampler,
                          n_runs)
 
-    def kernel_params(self) -> DoublingParams:
-        return super().kernel_params()._replace(sampling=SAMPLING_RULES.index(self.sampling))
+    def kernel_params(self) -> WrapperParams:
+        return WrapperParams(*super().kernel_params(), SAMPLING_RULES.index(self.sampling))
 
 
 class TTUCBDPA(DoublingTopTwo):
