@@ -269,7 +269,7 @@ def _phase_index(w: float) -> int:
 
 
 @update_estimator.register(DoublingParams)
-@jit
+@jit(inline="always")
 def _doubling_update(p: DoublingParams, s: TopTwoState, noise: NoiseView, run: int, arm: int,
                      reward: float) -> None:
     """Store the reward in its arm's phase; release the arm if its count has doubled."""
@@ -400,7 +400,7 @@ for _generic, _impl in ((update_estimator, _doubling_update),
     _generic.register(WrapperParams)(_impl)
 
 
-@jit
+@jit(inline="always")
 def uniform_arm(p: DoublingParams, s: TopTwoState, run: int) -> int:
     """Uniform sampling (round robin): the arm with the fewest pulls N_{n,a}, the smallest index
     among ties. It reads no mean: the baseline sampling rule of Garivier & Kaufmann (2016)."""
@@ -411,7 +411,7 @@ def uniform_arm(p: DoublingParams, s: TopTwoState, run: int) -> int:
     return arm
 
 
-@jit
+@jit(inline="always")
 def lucb_arm(p: DoublingParams, s: TopTwoState, run: int, total: int) -> int:
     """LUCB (Kalyanakrishnan, Tewari, Auer, Stone 2012) on the estimator's means: the empirical
     best h = argmax_a μ̃_a and its strongest rival l = argmax_{a≠h} μ̃_a + b_a(Ñ), with the
@@ -432,7 +432,7 @@ def lucb_arm(p: DoublingParams, s: TopTwoState, run: int, total: int) -> int:
 
 
 @sampling_rule.register(WrapperParams)
-@jit
+@jit(inline="always")
 def _wrapper_sampling(p: WrapperParams, s: TopTwoState, run: int, total: int) -> int:
     if p.sampling == UNIFORM:
         return uniform_arm(p, s, run)

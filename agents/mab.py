@@ -118,13 +118,13 @@ def index_update(p: Any, s: IndexState, run: int, arm: int, reward: float) -> No
 
 
 @agent_act.register(IndexState)
-@jit
+@jit(inline="always")
 def index_act(s: IndexState, p: Any, noise: NoiseView, run: int) -> int:
     return index_choice(p, s, noise, run)
 
 
 @agent_observe.register(IndexState)
-@jit
+@jit(inline="always")
 def index_observe(s: IndexState, p: Any, noise: NoiseView, run: int, action: int,
                   value: float) -> None:
     s.counts[run, action] += 1
@@ -286,7 +286,7 @@ def _heap_pop(s: IndexState, run: int) -> None:
 
 
 @index_choice.register(RobustUCBParams)
-@jit
+@jit(inline="always")
 def _robust_choice(p: RobustUCBParams, s: IndexState, noise: NoiseView, run: int) -> int:
     """One pull per arm; then drop the samples whose threshold has fallen below them
     (2 log t > u·s/X_s²) and play argmax_a μ̂_a + 4·√(u · 2 log t / N_a) (Proposition 1,
@@ -591,13 +591,13 @@ def elimination_init(s: ElimState, p: Any, noise: NoiseView, run: int) -> None:
 
 
 @agent_act.register(ElimState)
-@jit
+@jit(inline="always")
 def elimination_act(s: ElimState, p: Any, noise: NoiseView, run: int) -> int:
     return elimination_action(p, s, noise, run)
 
 
 @agent_observe.register(ElimState)
-@jit
+@jit(inline="always")
 def elimination_observe(s: ElimState, p: Any, noise: NoiseView, run: int, action: int,
                         value: float) -> None:
     accumulate(p, s, run, value if action < p.K else 0.0)  # a stop carries no sample

@@ -127,7 +127,8 @@ class TopTwoState(NamedTuple):
     it stopped), ``t`` (steps observed). The doubling estimators (:mod:`privenv.agents.adap_tt`)
     use the rest: ``phase_start`` N_{T_k(a),a}, ``phase_sum``, ``mu_tilde`` μ̃, ``n_tilde`` Ñ,
     ``phases`` k_{n,a}, the GLR statistic and threshold memoised between phase ends
-    (``glr_stat``, ``glr_thr``, ``dirty``), and in checking mode the users each phase has used
+    (``glr_stat``, ``glr_thr``, ``dirty``; TTUCB keeps its threshold's per-arm term
+    2 log(4 + log N_a) in ``glr_thr``), and in checking mode the users each phase has used
     (``contrib``, (runs, K, users)) and the step's releases.
     """
 
@@ -270,7 +271,7 @@ def top_two_act(s: TopTwoState, p: Any, noise: NoiseView, run: int) -> int:
 
 
 @agent_observe.register(TopTwoState)
-@jit
+@jit(inline="always")
 def top_two_observe(s: TopTwoState, p: Any, noise: NoiseView, run: int, action: int,
                     value: float) -> None:
     """Lines 12–13: count the pull and update the estimator (a stop carries no sample)."""
@@ -317,11 +318,14 @@ def _ttucb_sampling(p: TTUCBParams, s: TopTwoState, run: int, total: int) -> int
 @jit
 def _mle_update(p: TTUCBParams, s: TopTwoState, noise: NoiseView, run: int, arm: int,
                 reward: float) -> None:
-    """The MLE (Algorithm 2): the empirical mean and the count."""
+    """The MLE (Algorithm 2): the empirical mean and the count (and the per-arm term of c^G,
+    which changes only with the count: computed here once, not at every stop check)."""
     s.sums[run, arm] += reward
     n = s.counts[run, arm]
     s.mu_tilde[run, arm] = s.sums[run, arm] / n
     s.n_tilde[run, arm] = n
+    if not p.empirical:
+        s.glr_thr[run, arm] = count_term(s.n_tilde[run, arm])  # 2 log(4 + log N_a), eq. 4
 
 
 @bonus_total_term.register(TTUCBParams)
@@ -358,7 +362,7 @@ def _ttucb_excess(p: TTUCBParams, s: TopTwoState, run: int, a_hat: int, b: int,
     stat = gaussian_transport(mu_a, mu_b, w_a, w_b, p.glr_sigma)
     if p.empirical:
         return stat - empirical_threshold(total, p.delta)
-    return stat - (p.c0 + count_term(w_a) + count_term(w_b))  # c^G, eq. 4
+    return stat - (p.c0 + s.glr_thr[run, a_hat] + s.glr_thr[run, b])  # c^G, eq. 4
 
 
 #: the Gaussian ingredients' parameters (eq. 3, 4), the threshold choice and σ > 0

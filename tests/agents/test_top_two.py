@@ -17,6 +17,7 @@ from privenv.agents import make
 from privenv.agents.top_two import (
     C_G,
     TTUCB,
+    count_term,
     empirical_threshold,
     g_G,
     gaussian_bonus,
@@ -147,6 +148,7 @@ def test_stops_when_glr_crosses_threshold_and_then_ignores_feedback():
     agent.counts[1] = [10_000, 10_000]
     agent.sums[1] = [10_000.0, 0.0]
     agent.mu_tilde[1], agent.n_tilde[1] = [1.0, 0.0], [10_000, 10_000]  # what the rules read
+    agent.glr_thr[1] = count_term(np.array([10_000.0, 10_000.0]))  # and c^G's per-arm terms
     actions = agent.act_batch(np.zeros((2, 1)))
     assert actions[0] < 2 and actions[1] == 2 + 0  # run 1 stops and recommends arm 0
     assert agent.recommendation.tolist() == [-1, 0]
