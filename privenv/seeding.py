@@ -21,6 +21,8 @@ compiled code) see the same numbers.
 
 from __future__ import annotations
 
+import math
+import mmap
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -92,6 +94,23 @@ def generators(seqs: Sequence[np.random.SeedSequence]) -> list[np.random.Generat
     return [np.random.Generator(np.random.PCG64(s)) for s in seqs]
 
 
+def sparse_empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """``np.empty(shape, dtype)`` for a buffer of which only parts are ever written (per-row
+    blocks of streams): on Linux, anonymous memory with transparent huge pages declined, so that
+    memory is provided page by page (4 KiB) where values are written. (numpy asks for huge pages
+    for arrays ≥ 4 MiB; then writing a row's first block provides, and zeroes, every 2 MiB around
+    it: the whole buffer at once, which costs as much as the run for a short one.)"""
+    size = math.prod(shape) * np.dtype(dtype).itemsize
+    if size < SPARSE_BYTES or not hasattr(mmap, "MADV_NOHUGEPAGE"):
+        return np.empty(shape, dtype)
+    memory = mmap.mmap(-1, size)
+    memory.madvise(mmap.MADV_NOHUGEPAGE)
+    return np.frombuffer(memory, dtype=dtype).reshape(shape)
+
+
+#: buffers from this size on are :func:`sparse_empty`'s own mappings (numpy's huge-page threshold)
+SPARSE_BYTES = 2**22
+
 Fill = Callable[[np.random.Generator, int, int], np.ndarray]
 
 
@@ -124,10 +143,14 @@ class RunStreams:
         self.block = int(block)
         self.refill_block = self.block if refill_block is None else int(refill_block)
         first = np.asarray(fill(self._gens[0], self.block, 0))
-        self._buf = np.empty((len(self._gens), self.block, *first.shape[1:]), dtype=first.dtype)
-        self._buf[0] = first
+        # The buffer is as wide as the longest block from the start: its pages are touched only
+        # where a row's values are written, so a row that never refills costs its first block,
+        # and a refill never copies the whole buffer to widen it.
+        width = max(self.block, self.refill_block)
+        self._buf = sparse_empty((len(self._gens), width, *first.shape[1:]), first.dtype)
+        self._buf[0, : self.block] = first
         for r in range(1, len(self._gens)):
-            self._buf[r] = fill(self._gens[r], self.block, r)
+            self._buf[r, : self.block] = fill(self._gens[r], self.block, r)
         self._pos = np.zeros(len(self._gens), dtype=np.int64)
         self._end = np.full(len(self._gens), self.block, dtype=np.int64)
 
@@ -137,16 +160,12 @@ class RunStreams:
 
     def view(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(values, pos, end)``: the buffers a kernel reads (``values`` shape (rows, width, …);
-        valid until the next refill, which may widen them)."""
+        refills write into them in place)."""
         return self._buf, self._pos, self._end
 
     def refill(self, rows: np.ndarray) -> None:
         """Draw the next block of each (exhausted) row in ``rows``."""
         n = self.refill_block
-        if n > self._buf.shape[1]:  # the first long refill widens every row
-            wide = np.empty((self.n_rows, n, *self._buf.shape[2:]), dtype=self._buf.dtype)
-            wide[:, : self._buf.shape[1]] = self._buf
-            self._buf = wide
         for r in rows:
             self._buf[r, :n] = self._fill(self._gens[r], n, int(r))
             self._pos[r] = 0
@@ -209,12 +228,14 @@ class DrawStream:
     """Per-row buffered draws of one standard law (uniforms, normals or raw 64-bit words) for
     compiled kernels.
 
-    Row ``r`` owns ``Generator(seeds[r])`` and holds its next unread values in
-    ``values[r, pos[r]:end[r]]``. ``draw(generator, n)`` must give the same sequence however it
-    is chunked (``Generator.random`` and ``Generator.standard_normal`` do), so the buffering never
-    changes the values: a row's k-th value is the k-th draw of its generator. A kernel that may
-    take up to m values in a call is given rows holding at least m (:meth:`ensure`); it takes a
-    value as ``values[r, pos[r]]`` and advances ``pos[r]``.
+    Row ``r`` owns ``Generator(seeds[r])`` (``child(seeds[r], key)`` with a ``key``) and holds its
+    next unread values in ``values[r, pos[r]:end[r]]``. ``draw(generator, n)`` must give the same
+    sequence however it is chunked (``Generator.random`` and ``Generator.standard_normal`` do),
+    so the buffering never changes the values: a row's k-th value is the k-th draw of its
+    generator. A kernel that may take up to m values in a call is given rows holding at least m
+    (:meth:`ensure`); it takes a value as ``values[r, pos[r]]`` and advances ``pos[r]``. A row's
+    seed and generator are made when it is first drawn from (a run that never needs this law
+    costs nothing).
 
     Args:
         seeds: one ``SeedSequence`` per row.
@@ -223,23 +244,38 @@ class DrawStream:
             top-up); a top-up draws :func:`long_block` values (the stream's draws do not depend
             on it).
         dtype: the values' type (``float64``; ``uint64`` for words).
+        key: row ``r`` draws from ``child(seeds[r], key)`` (``None``: from ``seeds[r]``).
     """
 
     def __init__(self, seeds: Sequence[np.random.SeedSequence], draw: Draw, block: int = 256,
-                 dtype: type = np.float64):
-        self._gens = generators(seeds)
+                 dtype: type = np.float64, key: int | None = None):
+        self._seeds = list(seeds)
+        self._key = key
+        self._gens: list[np.random.Generator | None] = [None] * len(self._seeds)
         self._draw = draw
-        n = len(self._gens)
+        n = len(self._seeds)
         self.block = long_block(n, int(block) or 256)
-        self.values = np.empty((n, int(block)), dtype=dtype)
-        for r, g in enumerate(self._gens):
-            self.values[r] = draw(g, int(block))
+        # room for a top-up beside up to a block of unread values (:meth:`top_up`), so that the
+        # buffer never grows for the usual needs (less than a block per step). Memory is
+        # provided where values are written (:func:`sparse_empty`): a row that is never drawn
+        # from costs nothing.
+        self.values = sparse_empty((n, max(int(block), 2 * self.block)), dtype)
+        if block:
+            for r in range(n):
+                self.values[r, : int(block)] = draw(self._generator(r), int(block))
         self.pos = np.zeros(n, dtype=np.int64)
         self.end = np.full(n, int(block), dtype=np.int64)
 
+    def _generator(self, row: int) -> np.random.Generator:
+        gen = self._gens[row]
+        if gen is None:
+            seed = self._seeds[row] if self._key is None else child(self._seeds[row], self._key)
+            gen = self._gens[row] = np.random.Generator(np.random.PCG64(seed))
+        return gen
+
     @property
     def n_rows(self) -> int:
-        return len(self._gens)
+        return len(self._seeds)
 
     def view(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(values, pos, end)``: the buffers a kernel reads (valid until the next top-up)."""
@@ -263,7 +299,7 @@ class DrawStream:
             grown[:, : self.values.shape[1]] = self.values
             self.values = grown
         self.values[row, :rest] = self.values[row, p:e]
-        self.values[row, rest:size] = self._draw(self._gens[row], blocks * self.block)
+        self.values[row, rest:size] = self._draw(self._generator(row), blocks * self.block)
         self.pos[row] = 0
         self.end[row] = size
 
@@ -289,7 +325,7 @@ class DrawStream:
         """Restart the given rows from new seeds (a partial reset); ``draw=False`` leaves them
         empty until their next :meth:`ensure`."""
         for r, s in zip(rows, seeds, strict=True):
-            self._gens[r] = np.random.Generator(np.random.PCG64(s))
+            self._seeds[r], self._gens[r] = s, None
             self.pos[r] = self.end[r] = 0
             if draw:
                 self.top_up(int(r), 1)
@@ -358,23 +394,25 @@ class RunNoise:
     Each run draws from its own streams (``child(seed, 0)`` uniforms, ``child(seed, 1)``
     normals, ``child(seed, 2)`` words), so run *i*'s noise does not depend on the batch size. The
     floating-point mechanisms of :mod:`privenv.privacy.mechanisms` are transforms of the first
-    two; the exact samplers (:mod:`privenv.privacy.exact`) read the words. The word stream is
-    drawn from only once a consumer asks for words (none with the float samplers). Python code
+    two; the exact samplers (:mod:`privenv.privacy.exact`) read the words. A stream is seeded
+    and drawn from only once a consumer asks for its values (``block`` > 0: that many uniforms
+    and normals at once), so a run whose agent draws no noise, or no words (the float samplers),
+    costs nothing for them. Python code
     takes values with :meth:`uniform`, :meth:`normal`, :meth:`uniforms`, :meth:`normals`;
     compiled kernels read :meth:`view` after :meth:`ensure`.
     """
 
-    def __init__(self, seeds: Sequence[np.random.SeedSequence], block: int = 256):
+    def __init__(self, seeds: Sequence[np.random.SeedSequence], block: int = 0):
         self.n_runs = len(seeds)
-        self._uniform = DrawStream([child(s, 0) for s in seeds], _uniform_draw, block)
-        self._normal = DrawStream([child(s, 1) for s in seeds], _normal_draw, block)
-        self._word = DrawStream([child(s, 2) for s in seeds], random_words, 0, np.uint64)
+        self._uniform = DrawStream(seeds, _uniform_draw, block, key=0)
+        self._normal = DrawStream(seeds, _normal_draw, block, key=1)
+        self._word = DrawStream(seeds, random_words, 0, np.uint64, key=2)
 
     def reseed(self, runs: np.ndarray, seeds: Sequence[np.random.SeedSequence]) -> None:
-        """Restart the given runs from new seeds (a partial reset, e.g. an autoreset)."""
-        self._uniform.reseed(runs, [child(s, 0) for s in seeds])
-        self._normal.reseed(runs, [child(s, 1) for s in seeds])
-        self._word.reseed(runs, [child(s, 2) for s in seeds], draw=False)
+        """Restart the given runs from new seeds (a partial reset, e.g. an autoreset): each
+        stream is drawn from again at its next use."""
+        for stream in (self._uniform, self._normal, self._word):
+            stream.reseed(runs, seeds, draw=False)
 
     def uniform(self, runs: np.ndarray | None = None) -> np.ndarray:
         """One U(0,1) draw for each run in ``runs`` (all runs if ``None``)."""
