@@ -148,6 +148,17 @@ def test_cli_runs_the_cases_of_every_layer(capsys) -> None:
         ("randomized-response", harness.PASS), ("randomized-response", harness.CAUGHT)]
 
 
+def test_isolated_targets_give_the_same_records() -> None:
+    """Each target in a fresh worker process (the default of a full-size run of several
+    targets, which then peaks at its largest target's memory): the records of one process."""
+    targets = ["randomized-response", "adap-tt"]
+    alone = [r.as_dict() for r in audits.run(targets, isolate=False)]
+    isolated = [r.as_dict() for r in audits.run(targets, isolate=True)]
+    for row in alone + isolated:
+        del row["seconds"]
+    assert isolated == alone and len(alone) == 4
+
+
 def test_bad_input() -> None:
     with pytest.raises(ValueError, match="targets"):
         audits.run(["no-such-target"])

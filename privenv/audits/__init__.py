@@ -23,9 +23,12 @@ Example:
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 
 from privenv.audits import agents, randomizers
+from privenv.backends.local import exit_with_parent
 from privenv.privacy import harness
 from privenv.privacy.harness import DEFAULT_SEED, AuditCase, AuditRecord, format_table, run_case
 
@@ -54,7 +57,29 @@ CASES: dict[str, AuditCase] = merge(harness.CASES, {"wishart-gaussian": randomiz
 
 
 def run(targets: Sequence[str] | None = None, size: str = "quick",
-        seed: int = DEFAULT_SEED) -> list[AuditRecord]:
+        seed: int = DEFAULT_SEED, *, isolate: bool | None = None) -> list[AuditRecord]:
     """Audit ``targets`` of :data:`CASES` (default: all of them) at ``size``
-    (:func:`privenv.privacy.harness.run`)."""
-    return harness.run(targets, size, seed, cases=CASES)
+    (:func:`privenv.privacy.harness.run`).
+
+    ``isolate``: audit each target in a fresh worker process, one after the other (default: at
+    size ``"full"`` with more than one target). The records are the same either way (a target's
+    seed depends on its name only); in one process, what a target leaves behind (compiled
+    kernels, the allocator's free memory) adds up over forty targets, so the whole run would
+    peak above its largest target.
+    """
+    names, size, seed = harness.check_run(targets, size, seed, CASES)
+    if isolate is None:
+        isolate = size == "full" and len(names) > 1
+    if not isolate:
+        return harness.run(names, size, seed, cases=CASES)
+    records: list[AuditRecord] = []
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=exit_with_parent, max_tasks_per_child=1) as pool:
+        for name in names:
+            records += pool.submit(_run_target, name, size, seed).result()
+    return records
+
+
+def _run_target(name: str, size: str, seed: int) -> list[AuditRecord]:
+    """The records of one target (in a worker process of :func:`run`)."""
+    return run_case(CASES[name], size, seed)

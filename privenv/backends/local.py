@@ -28,8 +28,8 @@ from privenv._validation import check_choice, check_int
 from privenv.backends import Backend
 
 
-def _exit_with_parent() -> None:
-    """Pool worker initializer: end this worker as soon as the sweep's process is gone.
+def exit_with_parent() -> None:
+    """Pool worker initializer: end this worker as soon as its parent (a sweep, an audit) is gone.
 
     A worker otherwise waits for work forever once its parent is killed (SIGKILL, the OOM
     killer), holding memory and CPU. :mod:`multiprocessing` gives each worker a *sentinel*, the
@@ -90,7 +90,7 @@ class LocalBackend(Backend):
     def _new_pool(self, n_items: int) -> ProcessPoolExecutor:
         ctx = multiprocessing.get_context(self.start_method) if self.start_method else None
         return ProcessPoolExecutor(max_workers=min(self.workers, max(1, n_items)), mp_context=ctx,
-                                   initializer=_exit_with_parent)
+                                   initializer=exit_with_parent)
 
     def imap_unordered(
         self, fn: Callable[[Any], Any], items: Sequence[Any]

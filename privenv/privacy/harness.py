@@ -248,11 +248,20 @@ def run(targets: Sequence[str] | None = None, size: str = "quick", seed: int = D
     ``privenv audit``: :data:`privenv.audits.CASES`) at ``size``; ``targets=None``: all of
     them, in registry order."""
     cases = CASES if cases is None else cases
+    names, size, seed = check_run(targets, size, seed, cases)
+    return [r for name in names for r in run_case(cases[name], size, seed)]
+
+
+def check_run(targets: Sequence[str] | None, size: str, seed: int,
+              cases: Mapping[str, AuditCase]) -> tuple[list[str], str, int]:
+    """The checked arguments of :func:`run`: the target names (all of ``cases`` for ``None``),
+    the size and the seed."""
     seed = check_int("seed", seed, low=0)
+    size = check_choice("size", size, tuple(SIZES))
     names = list(cases) if targets is None else list(targets)
     for name in names:
         check_choice("targets", name, tuple(cases))
-    return [r for name in names for r in run_case(cases[name], size, seed)]
+    return names, size, seed
 
 
 def format_table(records: Sequence[AuditRecord]) -> str:
