@@ -3,6 +3,7 @@ step-by-step ``gym.make`` loop (:func:`privenv.simulation.play`) the fast path i
 
 from __future__ import annotations
 
+import gc
 import inspect
 import os
 import platform
@@ -20,6 +21,14 @@ def machine_line() -> str:
     """Versions and CPUs, printed first by every benchmark."""
     return (f"privenv {privenv.__version__}, numpy {np.__version__}, Python "
             f"{platform.python_version()}, {os.cpu_count()} CPUs ({platform.processor() or '?'})")
+
+
+def settle() -> None:
+    """Collect garbage before a timing, so that no timing pays for a full collection the
+    previous one left due. A full collection walks every object of the process (about 0.1 s with
+    numba's compiled functions loaded, measured), whichever code triggers it; the collector stays
+    on while the timed code runs, so its own allocations are paid for."""
+    gc.collect()
 
 
 def with_epsilon(name: str, epsilon: float, **kwargs: Any) -> dict[str, Any]:
