@@ -504,9 +504,11 @@ class LPLRUsers:
             w = c * low @ np.swapaxes(low, -1, -2)
             return 3.0 * (w - m * c * np.eye(d))
         sigma = self.noise_multiplier * self.sigma_gram
-        z = gen.standard_normal(shape + (d, d)) * (sigma * math.sqrt(self.n))
-        up = np.triu(z)
-        return up + np.swapaxes(np.triu(z, 1), -1, -2)  # symmetric, upper triangle i.i.d.
+        z = gen.standard_normal(shape + (d, d))
+        z *= sigma * math.sqrt(self.n)
+        for i, j in zip(*np.tril_indices(d, -1), strict=True):  # symmetric, upper triangle i.i.d.
+            z[..., i, j] = z[..., j, i]
+        return z
 
     def release(self) -> dict[str, np.ndarray]:
         """The phase's released sums (normalized scale), zero on the bins that are not open."""
@@ -515,21 +517,22 @@ class LPLRUsers:
         R = len(self.gens)
         shape = self.open.shape[1:]
         f = self.noise_multiplier
-        if self.kind == "update":
-            count, lam, gram = self.count.copy(), self.lam.copy(), self.gram.copy()
+        closed = ~self.open
+        if self.kind == "update":  # the phase's sums become its releases, in place
+            count, lam, gram = self.count, self.lam, self.gram
             for r, gen in enumerate(self.gens):  # one draw per run and phase
                 count[r] += self._laplace_sum(gen, f * self.b_count, shape)
                 lam[r] += self._laplace_sum(gen, f * self.b_lam, shape + (self.d,))
                 gram[r] += self._gram_noise_sum(gen, shape)
-            o = self.open
-            out = {"count": np.where(o, count, 0.0), "lam": np.where(o[..., None], lam, 0.0),
-                   "gram": np.where(o[..., None, None], gram, 0.0)}
+            count[closed], lam[closed], gram[closed] = 0.0, 0.0, 0.0
+            out = {"count": count, "lam": lam, "gram": gram}
             del self.count, self.lam, self.gram
         else:
-            eps = self.eps.copy()
+            eps = self.eps
             for r, gen in enumerate(self.gens):
                 eps[r] += self._laplace_sum(gen, f * self.b_ci, shape)
-            out = {"eps": np.where(self.open, eps, 0.0)}
+            eps[closed] = 0.0
+            out = {"eps": eps}
             del self.eps
         assert out[next(iter(out))].shape[0] == R
         self.kind = None

@@ -295,7 +295,7 @@ class DrawStream:
         size = rest + blocks * self.block
         if size > self.values.shape[1]:  # grow every row's capacity (the first top-up, or a
             # large ``need``)
-            grown = np.empty((self.n_rows, size), dtype=self.values.dtype)
+            grown = sparse_empty((self.n_rows, size), self.values.dtype)
             grown[:, : self.values.shape[1]] = self.values
             self.values = grown
         self.values[row, :rest] = self.values[row, p:e]
