@@ -146,6 +146,7 @@ def test_stops_when_glr_crosses_threshold_and_then_ignores_feedback():
         agent.observe_batch(np.full(2, a), np.array([1.0, 1.0 - a]), np.zeros((2, 1)))
     # force a decisive history in run 1 only: arm 0 always 1, arm 1 always 0, many pulls
     agent.counts[1] = [10_000, 10_000]
+    agent.state.t[1] = 20_000  # steps observed: every one a pull
     agent.sums[1] = [10_000.0, 0.0]
     agent.mu_tilde[1], agent.n_tilde[1] = [1.0, 0.0], [10_000, 10_000]  # what the rules read
     agent.glr_thr[1] = count_term(np.array([10_000.0, 10_000.0]))  # and c^G's per-arm terms
