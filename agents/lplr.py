@@ -800,7 +800,7 @@ class LPLRRegCB(Agent):
         roots = run_seed_sequences(seed, self.n_runs, first_run)
         self._user_gens = generators([child(s, WRAPPER) for s in roots])
         # the exact sampler's words: child 2 of the same WRAPPER seeds (never the float stream)
-        self._user_noise = (RunNoise([child(s, WRAPPER) for s in roots], block=0)
+        self._user_noise = (RunNoise([child(s, WRAPPER) for s in roots])
                             if self.exact is not None else None)
         self._start_epoch(1)
 

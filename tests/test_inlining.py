@@ -5,7 +5,7 @@ LLVM stopped inlining AdaP-TT's observe kernel (grown by the exact sampler's bra
 from 53 to 254 ns. This test compiles the fast-path driver afresh for one agent of each kernel
 family (in a subprocess with an empty numba cache: numba shows no machine code for cached
 functions) and lists the functions its machine code calls with a state. Only the functions that
-run at a phase, epoch or segment end may be called. It compiles for about two minutes: slow.
+run at a phase, epoch or segment end may be called. It compiles for about 80 s: slow.
 """
 
 from __future__ import annotations

@@ -487,8 +487,8 @@ class _UserSide:
 
     def reset(self, run_seeds: Sequence[np.random.SeedSequence], features: np.ndarray) -> None:
         if self.randomizer.exact is not None:
-            # words only: block=0 leaves its uniform and normal streams undrawn
-            self._streams = RunNoise(_noise_seeds(run_seeds, self.stack_index), block=0)
+            # words only: its uniform and normal streams are never drawn
+            self._streams = RunNoise(_noise_seeds(run_seeds, self.stack_index))
         else:
             self._streams = RunStreams(self._seeds(run_seeds), self._fill, self.block)
         self.features = np.asarray(features)
