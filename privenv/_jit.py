@@ -51,6 +51,7 @@ from privenv import __version__
 KERNEL_FILES: tuple[str, ...] = (
     "_jit.py",
     "seeding.py",
+    "_pcg64.py",
     "privacy/mechanisms.py",
     "problems/base.py",
     "problems/huber.py",

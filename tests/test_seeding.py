@@ -148,3 +148,70 @@ def test_episode_seeds_do_not_grow_with_the_number_of_episodes():
         if (term | trunc).all():
             got.append(r[1])
     assert got[1:] == rewards  # episodes 1 … 5 of run 1
+
+
+# -- numpy's streams in compiled code (privenv._pcg64) --------------------------------------------
+
+_ROOTS = [
+    np.random.SeedSequence(0, spawn_key=(0,)),
+    np.random.SeedSequence(20261129, spawn_key=(7,)),
+    np.random.SeedSequence(2**100 + 7, spawn_key=(5, 2**40)),  # multi-word entropy and key
+    np.random.SeedSequence([1, 2, 3, 4, 5, 6]),  # entropy longer than the pool
+    np.random.SeedSequence([2**64, 0]),
+    np.random.SeedSequence(),  # OS entropy (128 bits)
+    np.random.SeedSequence(3),  # no spawn key
+]
+_KEYS = [(0, 0), (0, 4), (), (2**33, 1, 2, 3, 4, 5)]
+
+
+def test_compiled_seeding_gives_numpys_pcg64_state():
+    from privenv._pcg64 import stream_states
+
+    states = stream_states(_ROOTS, _KEYS)
+    for i, root in enumerate(_ROOTS):
+        for j, key in enumerate(_KEYS):
+            want = np.random.PCG64(child(root, *key)).state["state"]
+            hi, lo, inc_hi, inc_lo = (int(w) for w in states[i * len(_KEYS) + j])
+            assert ((hi << 64) | lo, (inc_hi << 64) | inc_lo) == (want["state"], want["inc"])
+
+
+def test_compiled_draws_are_numpys_draws():
+    """random() and the raw 64-bit words of the compiled PCG64 are numpy's Generator's, value
+    for value (the Bernoulli rewards of best-arm identification are drawn this way)."""
+    from privenv._jit import jit
+    from privenv._pcg64 import bernoulli, next64, next_double, stream_states
+
+    @jit
+    def draw(states, row, doubles, words, coins, p):
+        for k in range(doubles.size):
+            doubles[k] = next_double(states, row)
+        for k in range(words.size):
+            words[k] = next64(states, row)
+        for k in range(coins.size):
+            coins[k] = bernoulli(states, row, p)
+
+    states = stream_states(_ROOTS, _KEYS)
+    for row in range(states.shape[0]):
+        root, key = _ROOTS[row // len(_KEYS)], _KEYS[row % len(_KEYS)]
+        gen = np.random.Generator(np.random.PCG64(child(root, *key)))
+        doubles, words, coins = np.empty(1000), np.empty(100, np.uint64), np.empty(1000)
+        draw(states, row, doubles, words, coins, 0.3)
+        np.testing.assert_array_equal(doubles, gen.random(1000))
+        np.testing.assert_array_equal(words, gen.integers(0, 2**64, 100, dtype=np.uint64))
+        np.testing.assert_array_equal(coins, (gen.random(1000) < 0.3).astype(float))
+
+
+def test_bai_bernoulli_pulls_are_the_arm_streams_draws():
+    """The k-th pull of arm a in run i is ``random() < μ_a`` on the stream (i, ENV, a), through
+    the step-by-step problem as through the compiled driver's view."""
+    from privenv.problems.bai import BAIProblem
+    from privenv.seeding import ENV
+
+    problem = BAIProblem(means=[0.2, 0.5, 0.7], reward_mode="sample", n_runs=3)
+    seeds = run_seed_sequences(11, 3)
+    problem.reset(seeds)
+    got = np.array([problem.step(np.array([1, 2, 1]))[1] for _ in range(200)])
+    for run, arm in enumerate([1, 2, 1]):
+        gen = np.random.default_rng(child(seeds[run], ENV, arm))
+        want = (gen.random(200) < problem.means[arm]).astype(float)
+        np.testing.assert_array_equal(got[:, run], want)

@@ -41,8 +41,10 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from privenv._jit import jit
+from privenv._pcg64 import bernoulli
 from privenv._validation import check_choice, check_real, check_vector
-from privenv.problems.base import ARM_BLOCK, ArmView, Problem
+from privenv.problems.base import ARM_BLOCK, NO_VALUES, ArmView, Problem
 from privenv.seeding import INSTANCE, RunStreams, child, long_block
 
 #: Bernoulli instances of paper 3, Appendix I (Sajed and Sheffet 2019).
@@ -184,14 +186,25 @@ class BAIProblem(Problem):
         return long_block(n_rows, ARM_BLOCK)
 
     def _draw(self, gen: np.random.Generator, n: int, mu: float) -> np.ndarray:
-        if self.law == "bernoulli":
-            return (gen.random(n) < mu).astype(np.float64)
+        """n values of the Gaussian or the Beta law (Bernoulli pulls are drawn one at a time,
+        in compiled code: :func:`_bernoulli_pulls`)."""
         if self.law == "gaussian":
             return mu + self.sigma * gen.standard_normal(n)
         if mu in (0.0, 1.0):  # the Beta law's limit: a point mass
             return np.full(n, mu)
         c = self.concentration
         return gen.beta(c * mu, c * (1.0 - mu), n)
+
+    def pulls(self, run: int, arm: int, n: int) -> np.ndarray:
+        """The next ``n`` samples of ``arm`` in ``run``, in order (they advance its stream, as
+        ``n`` pulls would): a direct look at the laws."""
+        row = self._rows[run] + arm
+        if self.law == "bernoulli":
+            out = np.empty(n)
+            _bernoulli_pulls(self._states, np.full(n, row), np.full(n, self.run_means[run, arm]),
+                             out, np.arange(n))
+            return out
+        return self._streams.take_many(row, n)[:, 0]
 
     # -- Problem API ----------------------------------------------------------------------------
     def _reset(
@@ -202,7 +215,8 @@ class BAIProblem(Problem):
                 order = np.random.default_rng(child(seed, INSTANCE)).permutation(self.K)
                 self.run_means[run] = self.means[order]
             self._best[runs] = self.run_means[runs].argmax(axis=1)
-        if self.reset_arm_streams(run_seeds, runs, self.K, self._fill):
+        fill = None if self.law == "bernoulli" else self._fill
+        if self.reset_arm_streams(run_seeds, runs, self.K, fill):
             self._pulls = np.zeros(self.n_runs, dtype=np.int64)
             self._obs = np.zeros((self.n_runs, 1))
         else:
@@ -218,7 +232,11 @@ class BAIProblem(Problem):
         pulls = ~stops if live is None else (~stops & live)
         stopping = stops if live is None else (stops & live)
         sample = np.zeros(self.n_runs)
-        if pulls.any():
+        if pulls.any() and self.law == "bernoulli":
+            runs = np.flatnonzero(pulls)
+            _bernoulli_pulls(self._states, self._rows[runs] + arms[runs],
+                             self.run_means[runs, arms[runs]], sample, runs)
+        elif pulls.any():
             sample[pulls] = self._streams.take(self._rows[pulls] + arms[pulls])[:, 0]
         self._pulls += pulls
         correct = stopping & (arms == self._best)
@@ -242,6 +260,9 @@ class BAIProblem(Problem):
     def arm_view(self) -> ArmView:
         """Sample streams, zero pseudo-regret, and the best arm of every run (in the order it
         shows its arms)."""
+        if self.law == "bernoulli":
+            return ArmView(*NO_VALUES, self.K, np.zeros(self.K), self._best, self._states,
+                           self.run_means, True)
         return ArmView(*self._streams.view(), self.K, np.zeros(self.K), self._best)
 
     def public_info(self) -> dict[str, Any]:
@@ -257,3 +278,12 @@ class BAIProblem(Problem):
             "pull_cost": self.pull_cost,
             "wrong_penalty": self.wrong_penalty,
         }
+
+
+@jit
+def _bernoulli_pulls(states: np.ndarray, rows: np.ndarray, means: np.ndarray, out: np.ndarray,
+                     at: np.ndarray) -> None:
+    """``out[at[i]]``: a pull of the Bernoulli(``means[i]``) stream of row ``rows[i]`` (what the
+    compiled driver draws, :func:`privenv.problems.base.next_value`)."""
+    for i in range(rows.size):
+        out[at[i]] = bernoulli(states, rows[i], means[i])

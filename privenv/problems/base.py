@@ -15,6 +15,7 @@ import numpy as np
 from gymnasium import spaces
 
 from privenv._jit import jit
+from privenv._pcg64 import bernoulli, stream_states
 from privenv._validation import check_int
 from privenv.seeding import ENV, Fill, RunStreams, child
 
@@ -30,6 +31,10 @@ class ArmView(NamedTuple):
     ``run`` (a stream is exhausted when its ``pos`` reaches its ``end``; Python refills it);
     ``gaps[arm]`` is the pseudo-regret of a pull (0 for best-arm identification) and
     ``best[run]`` the arm a correct recommendation names.
+
+    A Bernoulli law (``bernoulli``) is drawn where it is pulled, with no buffer: row
+    ``run·K + arm`` of ``states`` is that stream's PCG64 (:mod:`privenv._pcg64`), and a pull is
+    1 with probability ``means[run, arm]``.
     """
 
     values: np.ndarray
@@ -38,12 +43,21 @@ class ArmView(NamedTuple):
     K: int
     gaps: np.ndarray
     best: np.ndarray
+    states: np.ndarray = np.zeros((0, 4), dtype=np.uint64)
+    means: np.ndarray = np.zeros((0, 0))
+    bernoulli: bool = False
+
+
+#: the buffers of an :class:`ArmView` whose law is drawn in the kernel (never read)
+NO_VALUES = (np.zeros((0, 0, 1)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
 
 @jit
 def next_value(env: ArmView, run: int, arm: int) -> float:
     """The next reward of ``arm`` in ``run`` (its stream must not be exhausted)."""
     row = run * env.K + arm
+    if env.bernoulli:
+        return bernoulli(env.states, row, env.means[run, arm])
     i = env.pos[row]
     env.pos[row] = i + 1
     return env.values[row, i, 0]
@@ -51,7 +65,10 @@ def next_value(env: ArmView, run: int, arm: int) -> float:
 
 @jit
 def arm_room(env: ArmView, run: int) -> int:
-    """The smallest number of values left in the reward streams of ``run``'s arms."""
+    """The smallest number of values left in the reward streams of ``run``'s arms (a law drawn
+    in the kernel never runs out)."""
+    if env.bernoulli:
+        return 2**62
     room = env.values.shape[1]
     for arm in range(env.K):
         row = run * env.K + arm
@@ -166,24 +183,36 @@ class Problem(ABC):
         run_seeds: list[np.random.SeedSequence],
         runs: np.ndarray,
         n_arms: int,
-        fill: Fill,
+        fill: Fill | None,
     ) -> bool:
         """(Re)start one reward stream per (run, arm) for the runs in ``runs``.
 
         Row ``run·n_arms + arm`` of ``self._streams`` owns the stream (run, ENV, arm), so the k-th
         pull of an arm yields the same reward whichever agent plays (common random numbers);
         ``self._rows[i]`` is run i's first row. ``fill(generator, n, row)`` draws n pulls of arm
-        ``row % n_arms``. Returns whether every run was reset (the first reset must be).
+        ``row % n_arms``. ``fill`` ``None``: the law is drawn in compiled code, from row
+        ``run·n_arms + arm`` of ``self._states`` (the streams' PCG64 states,
+        :mod:`privenv._pcg64`). Returns whether every run was reset (the first reset must be).
         """
-        seeds = [child(s, ENV, a) for s in run_seeds for a in range(n_arms)]
+        if fill is None:
+            states = stream_states(run_seeds, [(ENV, a) for a in range(n_arms)])
+        else:
+            seeds = [child(s, ENV, a) for s in run_seeds for a in range(n_arms)]
         if len(runs) == self.n_runs:
-            self._streams = RunStreams(seeds, fill, block=ARM_BLOCK,
-                                       refill_block=self.arm_block(len(seeds)))
+            if fill is None:
+                self._states = states
+            else:
+                self._streams = RunStreams(seeds, fill, block=ARM_BLOCK,
+                                           refill_block=self.arm_block(len(seeds)))
             self._rows = np.arange(self.n_runs) * n_arms
             return True
-        if getattr(self, "_streams", None) is None:
+        if getattr(self, "_rows", None) is None:
             raise RuntimeError("the first reset must cover all runs")
-        self._streams.reseed((runs[:, None] * n_arms + np.arange(n_arms)).ravel(), seeds)
+        rows = (runs[:, None] * n_arms + np.arange(n_arms)).ravel()
+        if fill is None:
+            self._states[rows] = states
+        else:
+            self._streams.reseed(rows, seeds)
         return False
 
     def arm_block(self, n_rows: int) -> int:

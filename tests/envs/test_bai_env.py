@@ -130,7 +130,7 @@ def test_laws_have_the_given_means(kwargs, sd):
     p.reset(run_seed_sequences(0, 1))
     n = 100_000
     for arm, mu in enumerate(p.means):
-        x = p._streams.take_many(arm, n)
+        x = p.pulls(0, arm, n)
         assert abs(x.mean() - mu) < 6 * sd / np.sqrt(n)
         if p.law != "gaussian":
             assert x.min() >= 0.0 and x.max() <= 1.0
@@ -145,7 +145,7 @@ def test_beta_law_variance():
     p.reset(run_seed_sequences(1, 1))
     n = 100_000
     for arm, mu in enumerate(p.means):
-        x = p._streams.take_many(arm, n)
+        x = p.pulls(0, arm, n)
         var = mu * (1 - mu) / 4.0
         assert abs(x.var() - var) < 6 * np.sqrt(var / n)
 

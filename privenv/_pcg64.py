@@ -1,0 +1,202 @@
+"""numpy's ``SeedSequence`` → ``PCG64`` seeding and PCG64's draws, step for step in compiled code.
+
+A compiled driver that draws a value at every step of a run is cheapest when it draws it where it
+is used, rather than reading a block drawn ahead in numpy: no buffer, no call back to Python to
+refill it. This module gives compiled code numpy's own streams, bit for bit, so that moving a draw
+into a kernel changes no number:
+
+* :func:`stream_states` — the state of ``Generator(PCG64(child(root, *key)))`` for many roots and
+  keys at once (numpy's ``SeedSequence`` entropy pool, its ``generate_state(4, uint64)`` and
+  ``pcg64_set_seed``), without making a Python object per stream;
+* :func:`next_double` — that generator's next ``random()`` (one PCG64 step,
+  ``(x >> 11) · 2⁻⁵³``); :func:`bernoulli` — a 0/1 value as ``random() < p``.
+
+A stream's state is one row of a ``(rows, 4)`` ``uint64`` array: the 128-bit LCG state (high,
+low word) and its increment (high, low). The references are numpy's ``bit_generator.pyx``
+(``SeedSequence``) and ``pcg64.h`` / ``pcg64.c`` (O'Neill's PCG ``setseq_128`` generator with the
+``XSL RR 128/64`` output); ``tests/test_seeding.py`` checks both against numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from privenv._jit import jit
+
+__all__ = ["bernoulli", "next_double", "stream_states"]
+
+_M32 = np.uint64(0xFFFFFFFF)
+_32 = np.uint64(32)
+
+# SeedSequence's hash constants (numpy/random/bit_generator.pyx)
+_INIT_A = np.uint64(0x43B0D7E5)
+_MULT_A = np.uint64(0x931E8875)
+_INIT_B = np.uint64(0x8B51F9DD)
+_MULT_B = np.uint64(0x58F38DED)
+_MIX_MULT_L = np.uint64(0xCA01F9DD)
+_MIX_MULT_R = np.uint64(0x4973F715)
+_XSHIFT = np.uint64(16)
+_POOL_SIZE = 4
+
+# PCG64's 128-bit multiplier (pcg64.h: PCG_DEFAULT_MULTIPLIER_HIGH, _LOW)
+_MULT_HI = np.uint64(2549297995355413924)
+_MULT_LO = np.uint64(4865540595714422341)
+
+
+# -- SeedSequence: entropy words, pool, generate_state -----------------------------------------
+
+
+def _int_words(n: int) -> list[int]:
+    """An int as little-endian 32-bit words (0 is one word), as ``SeedSequence`` reads it."""
+    if n < 0:
+        raise ValueError(f"a seed's entropy must be non-negative, got {n}")
+    if n == 0:
+        return [0]
+    words = []
+    while n > 0:
+        words.append(n & 0xFFFFFFFF)
+        n >>= 32
+    return words
+
+
+def _words(x: int | Sequence[int]) -> list[int]:
+    if isinstance(x, int | np.integer):
+        return _int_words(int(x))
+    return [w for v in x for w in _words(v)]
+
+
+def stream_states(roots: Sequence[np.random.SeedSequence],
+                  keys: Sequence[tuple[int, ...]]) -> np.ndarray:
+    """The PCG64 state of ``Generator(PCG64(child(roots[i], *keys[j])))`` at row
+    ``i·len(keys) + j``, shape ``(len(roots)·len(keys), 4)`` (``child`` as in
+    :func:`privenv.seeding.child`: the root's entropy, its spawn key extended by the key).
+
+    The assembled entropy follows ``SeedSequence.get_assembled_entropy``: the entropy's words,
+    padded with zeros to the pool size when there is a spawn key, then the spawn key's words.
+    """
+    key_words = [_words(k) for k in keys]
+    rows: list[list[int]] = []
+    for root in roots:
+        if root.pool_size != _POOL_SIZE:
+            raise ValueError(f"a seed's pool size must be {_POOL_SIZE}, got {root.pool_size}")
+        entropy = _words(root.entropy)
+        prefix = _words(root.spawn_key)
+        for kw in key_words:
+            spawn = prefix + kw
+            run = entropy + [0] * (_POOL_SIZE - len(entropy)) if spawn else entropy
+            rows.append(run + spawn)
+    width = max((len(r) for r in rows), default=0)
+    words = np.zeros((len(rows), width), dtype=np.uint64)
+    lengths = np.empty(len(rows), dtype=np.int64)
+    for r, w in enumerate(rows):
+        words[r, : len(w)] = w
+        lengths[r] = len(w)
+    states = np.empty((len(rows), 4), dtype=np.uint64)
+    _seed_all(words, lengths, states)
+    return states
+
+
+@jit(inline="always")
+def _hashmix(value: np.uint64, hash_const: np.uint64) -> tuple[np.uint64, np.uint64]:
+    """``hashmix``: the mixed word and the next hash constant (32-bit arithmetic)."""
+    value = (value ^ hash_const) & _M32
+    hash_const = (hash_const * _MULT_A) & _M32
+    value = (value * hash_const) & _M32
+    return value ^ (value >> _XSHIFT), hash_const
+
+
+@jit(inline="always")
+def _mix(x: np.uint64, y: np.uint64) -> np.uint64:
+    result = (_MIX_MULT_L * x - _MIX_MULT_R * y) & _M32
+    return result ^ (result >> _XSHIFT)
+
+
+@jit(allocates=True)
+def _seed_all(words: np.ndarray, lengths: np.ndarray, states: np.ndarray) -> None:
+    pool = np.zeros(_POOL_SIZE, dtype=np.uint64)
+    seed = np.zeros(8, dtype=np.uint64)
+    for r in range(lengths.size):
+        n = lengths[r]
+        # SeedSequence.mix_entropy
+        h = _INIT_A
+        for i in range(_POOL_SIZE):
+            v, h = _hashmix(words[r, i] if i < n else np.uint64(0), h)
+            pool[i] = v
+        for i_src in range(_POOL_SIZE):
+            for i_dst in range(_POOL_SIZE):
+                if i_src != i_dst:
+                    v, h = _hashmix(pool[i_src], h)
+                    pool[i_dst] = _mix(pool[i_dst], v)
+        for i_src in range(_POOL_SIZE, n):
+            for i_dst in range(_POOL_SIZE):
+                v, h = _hashmix(words[r, i_src], h)
+                pool[i_dst] = _mix(pool[i_dst], v)
+        # SeedSequence.generate_state(4, np.uint64): eight 32-bit words, read in pairs
+        h = _INIT_B
+        for i in range(8):
+            v = (pool[i % _POOL_SIZE] ^ h) & _M32
+            h = (h * _MULT_B) & _M32
+            v = (v * h) & _M32
+            seed[i] = v ^ (v >> _XSHIFT)
+        init_hi, init_lo = seed[0] | (seed[1] << _32), seed[2] | (seed[3] << _32)
+        seq_hi, seq_lo = seed[4] | (seed[5] << _32), seed[6] | (seed[7] << _32)
+        # pcg64_set_seed → pcg_setseq_128_srandom_r: state 0, inc = initseq·2 + 1, step,
+        # state += initstate, step
+        states[r, 2] = (seq_hi << np.uint64(1)) | (seq_lo >> np.uint64(63))
+        states[r, 3] = (seq_lo << np.uint64(1)) | np.uint64(1)
+        states[r, 0] = 0
+        states[r, 1] = 0
+        _step(states, r)
+        lo = states[r, 1] + init_lo
+        states[r, 0] += init_hi + (np.uint64(1) if lo < init_lo else np.uint64(0))
+        states[r, 1] = lo
+        _step(states, r)
+
+
+# -- PCG64 ---------------------------------------------------------------------------------------
+
+
+@jit(inline="always")
+def _mul64(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:
+    """The 128-bit product of two 64-bit words, as (high, low) words."""
+    a_lo, a_hi = a & _M32, a >> _32
+    b_lo, b_hi = b & _M32, b >> _32
+    p0, p1, p2, p3 = a_lo * b_lo, a_lo * b_hi, a_hi * b_lo, a_hi * b_hi
+    mid = (p0 >> _32) + (p1 & _M32) + (p2 & _M32)
+    return p3 + (p1 >> _32) + (p2 >> _32) + (mid >> _32), (p0 & _M32) | (mid << _32)
+
+
+@jit(inline="always")
+def _step(states: np.ndarray, row: int) -> None:
+    """state ← state · multiplier + increment (mod 2¹²⁸)."""
+    s_hi, s_lo = states[row, 0], states[row, 1]
+    hi, lo = _mul64(s_lo, _MULT_LO)
+    hi += s_lo * _MULT_HI + s_hi * _MULT_LO
+    new_lo = lo + states[row, 3]
+    states[row, 0] = hi + states[row, 2] + (np.uint64(1) if new_lo < lo else np.uint64(0))
+    states[row, 1] = new_lo
+
+
+@jit(inline="always")
+def next64(states: np.ndarray, row: int) -> np.uint64:
+    """The stream's next 64-bit output (numpy's ``pcg64_next64``: step, then XSL RR)."""
+    _step(states, row)
+    hi = states[row, 0]
+    x = hi ^ states[row, 1]
+    rot = hi >> np.uint64(58)
+    return (x >> rot) | (x << ((np.uint64(64) - rot) & np.uint64(63)))
+
+
+@jit(inline="always")
+def next_double(states: np.ndarray, row: int) -> float:
+    """The stream's next U[0, 1) draw: numpy's ``Generator.random()``."""
+    return float(next64(states, row) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@jit(inline="always")
+def bernoulli(states: np.ndarray, row: int, p: float) -> float:
+    """1.0 with probability ``p``, else 0.0: ``random() < p`` on the stream (as numpy's
+    ``(generator.random(n) < p)``, value after value)."""
+    return 1.0 if next_double(states, row) < p else 0.0
