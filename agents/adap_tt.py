@@ -256,7 +256,6 @@ class DoublingParams(NamedTuple):
     threshold_small: np.ndarray
     threshold_large: np.ndarray
     noise_multiplier: float
-    uniforms_per_step: int
     normals_per_step: int = 0
     words_per_step: int = 0
     exact_q: int = 0  # 0: the float sampler; else the exact sampler's q (ε′ = 2²⁰/q)
@@ -507,7 +506,7 @@ class DoublingTopTwo(TopTwo):
         return DoublingParams(
             self.K, self.delta, self.beta, self.sigma, self.glr_sigma, self.epsilon, self.private,
             self.forget, self.private_transport, bonus_kind, alpha, s, threshold_kind, small,
-            large, float(self.noise_multiplier), 1 if self.private else 0, 0,
+            large, float(self.noise_multiplier), 0,
             *sampler_constants(self.sampler if self.private else "float", self.epsilon,
                                float(self.noise_multiplier)))
 

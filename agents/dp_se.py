@@ -94,7 +94,6 @@ class DPSEParams(NamedTuple):
     forget: bool
     noise_multiplier: float
     cumulative_count: bool
-    uniforms_per_step: int
     normals_per_step: int = 0
     words_per_step: int = 0
     exact_q: int = 0  # 0: the float sampler; else the exact sampler's q (ε′ = 2²⁰/q)
@@ -323,7 +322,7 @@ class DPSE(BatchedElimination):
             width = self.widths(np.maximum(e, 1), np.maximum(size, 1), R)
         return DPSEParams(self.K, self.epsilon, self._lo, self._width, R, width,
                           self.TASK == "bai", self.arm_order == "random", self.forget,
-                          float(self.noise_multiplier), self.cumulative_count, 2 + self.K, 0,
+                          float(self.noise_multiplier), self.cumulative_count, 0,
                           *sampler_constants(self.sampler, self.epsilon,
                                              float(self.noise_multiplier)))
 

@@ -517,7 +517,7 @@ class PrivateRobustArmElimination(BatchedElimination):
             self.first_elimination_batch, self.first_phase_rounds, self.arm_order == "random",
             self.forget, float(self.noise_multiplier), np.ascontiguousarray(delta_tau),
             np.ascontiguousarray(M), np.ascontiguousarray(beta), getattr(self, "D", 0.0),
-            getattr(self, "r", 1.0), bins, bins + 3 + self.K, 0,
+            getattr(self, "r", 1.0), bins, 0,
             *sampler_constants(self.sampler, self.epsilon, float(self.noise_multiplier),
                                releases=bins + 1))
 
@@ -559,7 +559,6 @@ class PRAEParams(NamedTuple):
     D: float
     r: float
     n_bins: int
-    uniforms_per_step: int
     normals_per_step: int = 0
     words_per_step: int = 0
     exact_q: int = 0  # 0: the float sampler; else the exact sampler's q (ε′ = 2²⁰/q)

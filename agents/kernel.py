@@ -9,10 +9,11 @@ kernels over one run's state (:mod:`privenv._jit`):
 * ``observe(state, params, noise, run, action, value)`` — take in the value that action released.
 
 ``state`` is a ``NamedTuple`` of arrays with one row per run, ``params`` a ``NamedTuple`` of the
-algorithm's constants (with ``uniforms_per_step``, ``normals_per_step`` and ``words_per_step``:
-the most noise one step may draw), ``noise`` the agent's :class:`~privenv.seeding.NoiseView`. A
-family registers its pair with :func:`agent_act` and :func:`agent_observe` (generic kernel
-functions, dispatched on the state's class).
+algorithm's constants (with ``normals_per_step`` and ``words_per_step``: the most buffered
+noise one step may draw; uniforms are drawn where they are used and never run out), ``noise``
+the agent's :class:`~privenv.seeding.NoiseView`. A family registers its pair with
+:func:`agent_act` and :func:`agent_observe` (generic kernel functions, dispatched on the state's
+class).
 
 Two drivers call the same two functions:
 
@@ -160,8 +161,7 @@ def run_until(state: Any, params: Any, noise: NoiseView, env: ArmView, rnd: Rand
                     out.waiting[run] = WAIT_ARM
                     out.waiting_arm[run] = exhausted_arm(env, run)
                     break
-            if not available(noise, run, params.uniforms_per_step, params.normals_per_step,
-                             params.words_per_step):
+            if not available(noise, run, params.normals_per_step, params.words_per_step):
                 out.waiting[run] = WAIT_NOISE
                 break
             code = agent_ready(state, params, run)
@@ -169,8 +169,8 @@ def run_until(state: Any, params: Any, noise: NoiseView, env: ArmView, rnd: Rand
                 out.waiting[run] = WAIT_AGENT
                 out.waiting_arm[run] = code
                 break
-            if rnd.kind != NO_RANDOMIZER and not available(rnd_noise, run, rnd.uniforms,
-                                                           rnd.normals, rnd.words):
+            if rnd.kind != NO_RANDOMIZER and not available(rnd_noise, run, rnd.normals,
+                                                           rnd.words):
                 out.waiting[run] = WAIT_RANDOMIZER
                 break
             action = agent_act(state, params, noise, run)
@@ -244,11 +244,11 @@ def run_fast(agent: KernelAgent, problem: Any, randomizer: Any, randomizer_noise
             problem.refill_arms(np.flatnonzero(waits), out.waiting_arm[waits])
         waits = out.waiting == WAIT_NOISE
         if waits.any():
-            agent.noise.ensure(params.uniforms_per_step, params.normals_per_step,
-                               np.flatnonzero(waits), params.words_per_step)
+            agent.noise.ensure(params.normals_per_step, np.flatnonzero(waits),
+                               params.words_per_step)
         waits = out.waiting == WAIT_RANDOMIZER
         if waits.any():
-            randomizer_noise.ensure(rnd.uniforms, rnd.normals, np.flatnonzero(waits), rnd.words)
+            randomizer_noise.ensure(rnd.normals, np.flatnonzero(waits), rnd.words)
         out.waiting[(out.waiting == WAIT_ARM) | (out.waiting == WAIT_NOISE)
                     | (out.waiting == WAIT_RANDOMIZER)] = READY
         for run in np.flatnonzero(out.waiting):
@@ -263,7 +263,8 @@ def run_fast(agent: KernelAgent, problem: Any, randomizer: Any, randomizer_noise
 def _no_noise(n_runs: int) -> NoiseView:
     z = np.zeros((n_runs, 0))
     i = np.zeros(n_runs, dtype=np.int64)
-    return NoiseView(z, i, i, z, i, i, np.zeros((n_runs, 0), np.uint64), i, i)
+    return NoiseView(np.zeros((n_runs, 4), np.uint64), z, i, i, np.zeros((n_runs, 0), np.uint64),
+                     i, i)
 
 
 # -- the shell -----------------------------------------------------------------------------------
@@ -326,7 +327,7 @@ class KernelAgent(Agent):
 
     def act_batch(self, observations: np.ndarray) -> np.ndarray:
         p = self.params
-        self.noise.ensure(p.uniforms_per_step, p.normals_per_step, words=p.words_per_step)
+        self.noise.ensure(p.normals_per_step, words=p.words_per_step)
         codes = np.zeros(self.n_runs, dtype=np.int64)
         while not ready_all(self.state, p, codes):
             for run in np.flatnonzero(codes):
@@ -339,7 +340,7 @@ class KernelAgent(Agent):
         self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray
     ) -> None:
         p = self.params
-        self.noise.ensure(p.uniforms_per_step, p.normals_per_step, words=p.words_per_step)
+        self.noise.ensure(p.normals_per_step, words=p.words_per_step)
         actions = np.ascontiguousarray(actions, dtype=np.int64).reshape(self.n_runs)
         observe_all(self.state, p, self.noise.view(), actions,
                     self.feedback(rewards, observations))

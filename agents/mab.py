@@ -157,7 +157,6 @@ MOMENT_ORDER = Param(Real(2.0), assumes="moment_order")
 class UCB1Params(NamedTuple):
     K: int
     sigma: float
-    uniforms_per_step: int = 0
     normals_per_step: int = 0
     words_per_step: int = 0
 
@@ -232,7 +231,6 @@ class RobustUCBParams(NamedTuple):
     K: int
     u: float
     log_t_max: float
-    uniforms_per_step: int = 0
     normals_per_step: int = 0
     words_per_step: int = 0
 
@@ -389,7 +387,6 @@ class RobustUCB(_IndexAgent):
 class EpsilonGreedyParams(NamedTuple):
     K: int
     explore: float
-    uniforms_per_step: int = 1
     normals_per_step: int = 0
     words_per_step: int = 0
 
@@ -641,7 +638,7 @@ class BatchedElimination(KernelAgent):
     * ``estimates`` (n_runs, K) — the latest estimate of each arm.
 
     An estimator gives a parameter class with the fields ``K``, ``random_order``, ``forget``,
-    ``uniforms_per_step``, ``normals_per_step`` and registers its ingredients for it:
+    ``normals_per_step`` and registers its ingredients for it:
     :func:`plan_epoch`, :func:`begin_segment`, :func:`accumulate`, :func:`end_segment`,
     :func:`end_epoch`, :func:`elimination_action`, :func:`elimination_ready`.
 
@@ -676,7 +673,7 @@ class BatchedElimination(KernelAgent):
     def reset_state(self) -> None:
         super().reset_state()
         p = self.params
-        self.noise.ensure(p.uniforms_per_step, p.normals_per_step, words=p.words_per_step)
+        self.noise.ensure(p.normals_per_step, words=p.words_per_step)
         _init_all(self.state, p, self.noise.view())
 
     def charge_releases(self) -> None:

@@ -303,7 +303,6 @@ class TTUCBParams(NamedTuple):
     s: float
     empirical: bool
     c0: float
-    uniforms_per_step: int = 0
     normals_per_step: int = 0
     words_per_step: int = 0
 

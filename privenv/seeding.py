@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from privenv._jit import jit
+from privenv._pcg64 import next_double, stream_states
 
 # The purpose keys of a run's seed (``child(run_seed, PURPOSE, ...)``): distinct, so that no two
 # consumers ever share a stream (tests/test_seeding.py checks they stay distinct).
@@ -331,10 +332,6 @@ class DrawStream:
                 self.top_up(int(r), 1)
 
 
-def _uniform_draw(gen: np.random.Generator, n: int) -> np.ndarray:
-    return gen.random(n)
-
-
 def _normal_draw(gen: np.random.Generator, n: int) -> np.ndarray:
     return gen.standard_normal(n)
 
@@ -347,13 +344,12 @@ def random_words(gen: np.random.Generator, n: int) -> np.ndarray:
 
 
 class NoiseView(NamedTuple):
-    """What a kernel sees of a :class:`RunNoise`: the buffers of its uniform, normal and word
-    streams (row = run). :func:`take_uniform` / :func:`take_normal` read the first two; the
-    exact samplers read ``w[run, w_pos[run]:w_end[run]]`` and advance ``w_pos[run]``."""
+    """What a kernel sees of a :class:`RunNoise` (row = run): the PCG64 states of its uniform
+    streams (drawn in the kernel, :func:`take_uniform`) and the buffers of its normal and word
+    streams. :func:`take_normal` reads the normals; the exact samplers read
+    ``w[run, w_pos[run]:w_end[run]]`` and advance ``w_pos[run]``."""
 
     u: np.ndarray
-    u_pos: np.ndarray
-    u_end: np.ndarray
     z: np.ndarray
     z_pos: np.ndarray
     z_end: np.ndarray
@@ -362,12 +358,10 @@ class NoiseView(NamedTuple):
     w_end: np.ndarray
 
 
-@jit
+@jit(inline="always")
 def take_uniform(noise: NoiseView, run: int) -> float:
-    """The next U[0, 1) draw of ``run`` (the caller has ensured one is there)."""
-    i = noise.u_pos[run]
-    noise.u_pos[run] = i + 1
-    return noise.u[run, i]
+    """The next U[0, 1) draw of ``run`` (drawn here: its stream never runs out)."""
+    return next_double(noise.u, run)
 
 
 @jit
@@ -379,12 +373,17 @@ def take_normal(noise: NoiseView, run: int) -> float:
 
 
 @jit
-def available(noise: NoiseView, run: int, uniforms: int, normals: int, words: int) -> bool:
-    """Whether ``run`` holds at least ``uniforms`` uniforms, ``normals`` normals and ``words``
-    words."""
-    return (noise.u_end[run] - noise.u_pos[run] >= uniforms
-            and noise.z_end[run] - noise.z_pos[run] >= normals
+def available(noise: NoiseView, run: int, normals: int, words: int) -> bool:
+    """Whether ``run`` holds at least ``normals`` normals and ``words`` words."""
+    return (noise.z_end[run] - noise.z_pos[run] >= normals
             and noise.w_end[run] - noise.w_pos[run] >= words)
+
+
+@jit
+def _uniforms(states: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
+    """``out[i]``: the next uniform of row ``rows[i]`` (rows may repeat: in order)."""
+    for i in range(rows.size):
+        out[i] = next_double(states, rows[i])
 
 
 class RunNoise:
@@ -394,29 +393,34 @@ class RunNoise:
     Each run draws from its own streams (``child(seed, 0)`` uniforms, ``child(seed, 1)``
     normals, ``child(seed, 2)`` words), so run *i*'s noise does not depend on the batch size. The
     floating-point mechanisms of :mod:`privenv.privacy.mechanisms` are transforms of the first
-    two; the exact samplers (:mod:`privenv.privacy.exact`) read the words. A stream is seeded
-    and drawn from only once a consumer asks for its values (``block`` > 0: that many uniforms
-    and normals at once), so a run whose agent draws no noise, or no words (the float samplers),
-    costs nothing for them. Python code
-    takes values with :meth:`uniform`, :meth:`normal`, :meth:`uniforms`, :meth:`normals`;
-    compiled kernels read :meth:`view` after :meth:`ensure`.
+    two; the exact samplers (:mod:`privenv.privacy.exact`) read the words. Uniforms are drawn
+    where they are used, in compiled code, from each run's PCG64 state (:mod:`privenv._pcg64`:
+    numpy's ``Generator.random()``, bit for bit); normals and words are buffered, their streams
+    seeded and drawn from only once a consumer asks for them (``block`` > 0: that many normals
+    at once), so a run whose agent draws none costs nothing for them. Python code takes values
+    with :meth:`uniform`, :meth:`normal`, :meth:`uniforms`, :meth:`normals`; compiled kernels
+    read :meth:`view` after :meth:`ensure`.
     """
 
     def __init__(self, seeds: Sequence[np.random.SeedSequence], block: int = 0):
         self.n_runs = len(seeds)
-        self._uniform = DrawStream(seeds, _uniform_draw, block, key=0)
+        self._u = stream_states(seeds, [(0,)])
         self._normal = DrawStream(seeds, _normal_draw, block, key=1)
         self._word = DrawStream(seeds, random_words, 0, np.uint64, key=2)
 
     def reseed(self, runs: np.ndarray, seeds: Sequence[np.random.SeedSequence]) -> None:
         """Restart the given runs from new seeds (a partial reset, e.g. an autoreset): each
-        stream is drawn from again at its next use."""
-        for stream in (self._uniform, self._normal, self._word):
+        buffered stream is drawn from again at its next use."""
+        self._u[np.asarray(runs)] = stream_states(seeds, [(0,)])
+        for stream in (self._normal, self._word):
             stream.reseed(runs, seeds, draw=False)
 
     def uniform(self, runs: np.ndarray | None = None) -> np.ndarray:
         """One U(0,1) draw for each run in ``runs`` (all runs if ``None``)."""
-        return self._uniform.take(runs)
+        rows = np.arange(self.n_runs) if runs is None else np.asarray(runs, dtype=np.int64)
+        out = np.empty(rows.size)
+        _uniforms(self._u, rows, out)
+        return out
 
     def normal(self, runs: np.ndarray | None = None) -> np.ndarray:
         """One N(0,1) draw for each run in ``runs``."""
@@ -424,26 +428,26 @@ class RunNoise:
 
     def uniforms(self, run: int, n: int) -> np.ndarray:
         """``n`` consecutive U(0,1) draws of one run."""
-        return self._uniform.take_many(run, n)
+        out = np.empty(n)
+        _uniforms(self._u, np.full(n, run, dtype=np.int64), out)
+        return out
 
     def normals(self, run: int, n: int) -> np.ndarray:
         """``n`` consecutive N(0,1) draws of one run."""
         return self._normal.take_many(run, n)
 
-    def ensure(self, uniforms: int, normals: int = 0, runs: np.ndarray | None = None,
-               words: int = 0) -> None:
-        """Give every run in ``runs`` at least ``uniforms`` uniforms, ``normals`` normals and
-        ``words`` words."""
-        if uniforms:
-            self._uniform.ensure(uniforms, runs)
+    def ensure(self, normals: int = 0, runs: np.ndarray | None = None, words: int = 0) -> None:
+        """Give every run in ``runs`` at least ``normals`` normals and ``words`` words (uniforms
+        never run out)."""
         if normals:
             self._normal.ensure(normals, runs)
         if words:
             self._word.ensure(words, runs)
 
     def view(self) -> NoiseView:
-        """The buffers a kernel reads (rebuild after :meth:`ensure`: a top-up may reallocate)."""
-        return NoiseView(*self._uniform.view(), *self._normal.view(), *self._word.view())
+        """The states and buffers a kernel reads (rebuild after :meth:`ensure`: a top-up may
+        reallocate)."""
+        return NoiseView(self._u, *self._normal.view(), *self._word.view())
 
 
 def noise_for(seed: Any, n_runs: int, purpose: int, first_run: int = 0) -> RunNoise:

@@ -163,7 +163,8 @@ NO_RANDOMIZER, RANDOMIZED_RESPONSE, LAPLACE, GAUSSIAN, LAPLACE_EXACT, GAUSSIAN_E
 class RandomizerView(NamedTuple):
     """What a kernel sees of a :class:`LocalRandomizer`: its mechanism (``kind``), the declared
     range, whether it clips, its one constant ``p`` (randomized response: p₀ = 1/(e^ε + 1);
-    Laplace: the scale b; Gaussian: σ), the noise one release draws, and the exact samplers'
+    Laplace: the scale b; Gaussian: σ), the buffered noise one release draws (uniforms are drawn
+    where they are used), and the exact samplers'
     grid ``g`` with their integers (Laplace: t = a/b grid units; Gaussian: σ² = a/b grid units²
     and CKS20's t = c)."""
 
@@ -172,7 +173,6 @@ class RandomizerView(NamedTuple):
     hi: float
     clip: bool
     p: float
-    uniforms: int
     normals: int
     words: int = 0
     g: float = 1.0
@@ -182,10 +182,10 @@ class RandomizerView(NamedTuple):
 
     @classmethod
     def none(cls) -> RandomizerView:
-        return cls(NO_RANDOMIZER, -np.inf, np.inf, False, 0.0, 0, 0)
+        return cls(NO_RANDOMIZER, -np.inf, np.inf, False, 0.0, 0)
 
 
-@jit
+@jit(inline="always")
 def admit(rv: RandomizerView, x: float) -> tuple[float, bool]:
     """(value, ok): ``x`` if it lies in the declared range; clipped into it if the randomizer
     clips; not ok if it is NaN, or outside and the randomizer does not clip."""
@@ -198,7 +198,7 @@ def admit(rv: RandomizerView, x: float) -> tuple[float, bool]:
     return x, True
 
 
-@jit
+@jit(inline="always")  # at every step of the fast path (privenv._jit, "Inlining")
 def release(rv: RandomizerView, noise: NoiseView, run: int, x: float) -> float:
     """The release of an admitted value ``x`` of ``run``, with that run's next draw."""
     if rv.kind == RANDOMIZED_RESPONSE:
@@ -305,16 +305,15 @@ class LocalRandomizer(ABC):
         lo, hi = self.reward_range
         if isinstance(self.exact, LaplaceMechanism):
             p = self.exact.params
-            return RandomizerView(LAPLACE_EXACT, lo, hi, self.clip, self.constant(), 0, 0,
+            return RandomizerView(LAPLACE_EXACT, lo, hi, self.clip, self.constant(), 0,
                                   RELEASE_WORDS, p.grid.granularity, p.scale_num, p.scale_den)
         if isinstance(self.exact, GaussianMechanism):
             q = self.exact.params
-            return RandomizerView(GAUSSIAN_EXACT, lo, hi, self.clip, self.constant(), 0, 0,
+            return RandomizerView(GAUSSIAN_EXACT, lo, hi, self.clip, self.constant(), 0,
                                   RELEASE_WORDS, self.exact.grid.granularity, q.var_num,
                                   q.var_den, q.t)
-        gaussian = self.kind == GAUSSIAN
         return RandomizerView(self.kind, lo, hi, self.clip, self.constant(),
-                              0 if gaussian else 1, 1 if gaussian else 0)
+                              1 if self.kind == GAUSSIAN else 0)
 
     def validate(self, values: np.ndarray, runs: np.ndarray | None = None) -> np.ndarray:
         """``values`` as floats in the range (clipped if ``clip``); else ``ValueError``."""
@@ -348,7 +347,7 @@ class LocalRandomizer(ABC):
         """The release of validated values ``x``, with one noise draw of each run in ``runs``."""
         view = self.kernel_view()
         runs = np.arange(noise.n_runs) if runs is None else np.asarray(runs, dtype=np.int64)
-        noise.ensure(view.uniforms, view.normals, runs, view.words)
+        noise.ensure(view.normals, runs, view.words)
         x = np.ascontiguousarray(x, dtype=float)
         out = np.empty(x.shape)
         _release_all(view, noise.view(), runs, x.reshape(-1), out.reshape(-1))

@@ -1363,7 +1363,7 @@ def run_discrete(noise: seeding.RunNoise | np.random.Generator, runs: np.ndarray
     out = np.empty((runs.size, n), np.int64)
     if out.size == 0:
         return out
-    noise.ensure(0, 0, runs, words=_WORDS_PER_DRAW * n)
+    noise.ensure(0, runs, words=_WORDS_PER_DRAW * n)
     i = j = 0
     while True:
         v = noise.view()
@@ -1374,7 +1374,7 @@ def run_discrete(noise: seeding.RunNoise | np.random.Generator, runs: np.ndarray
             raise OverflowError("an exact sampler's intermediate integer exceeded 2**62 "
                                 "(an event of probability below e**-1000 for valid parameters)")
         r = runs[i]  # top up the run that ran out and redo its draw from the same words
-        noise.ensure(0, 0, np.array([r]), words=int(v.w_end[r] - v.w_pos[r])
+        noise.ensure(0, np.array([r]), words=int(v.w_end[r] - v.w_pos[r])
                      + _WORDS_PER_DRAW * (n - j))
 
 

@@ -20,8 +20,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2] / "privenv"
 PRIVACY = "privenv.privacy"
 #: the modules below every layer: argument checks, kernel compilation, sample statistics, the
-#: seeding contract. Each imports nothing of privenv but one another (checked below).
-FOUNDATION = ("privenv._validation", "privenv._jit", "privenv._stats", "privenv.seeding")
+#: seeding contract and numpy's streams in compiled code. Each imports nothing of privenv but one
+#: another (checked below).
+FOUNDATION = ("privenv._validation", "privenv._jit", "privenv._stats", "privenv._pcg64",
+              "privenv.seeding")
 #: names of the root package that any module may import: the version string, defined before
 #: ``privenv/__init__.py`` imports anything
 ROOT_NAMES = ("__version__",)
