@@ -374,9 +374,10 @@ def take_normal(noise: NoiseView, run: int) -> float:
 
 @jit
 def available(noise: NoiseView, run: int, normals: int, words: int) -> bool:
-    """Whether ``run`` holds at least ``normals`` normals and ``words`` words."""
-    return (noise.z_end[run] - noise.z_pos[run] >= normals
-            and noise.w_end[run] - noise.w_pos[run] >= words)
+    """Whether ``run`` holds at least ``normals`` normals and ``words`` words (a need of 0 reads
+    nothing: this runs at every step of the fast path)."""
+    return ((normals == 0 or noise.z_end[run] - noise.z_pos[run] >= normals)
+            and (words == 0 or noise.w_end[run] - noise.w_pos[run] >= words))
 
 
 @jit

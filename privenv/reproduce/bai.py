@@ -99,14 +99,14 @@ GLOBAL_EPSILONS: tuple[float, ...] = (0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.3, 0
 
 # -- cost model (printed before running; an order of magnitude, not a promise) --------------------
 #: CPU seconds per pull of one run, per agent (the fast path, K = 5, measured on the 2-core
-#: development machine beside another job: with ``python benchmarks/bai.py --runs 300`` on μ1 —
-#: TTUCB 154–183 ns, CTB-TT 173–174, AdaP-TT 120–122 — and on μ4 at ε = 1, 20 runs, the fastest
-#: of 3 — TTUCB-DPA 323, CTB-TT 269, Gaussian-LDP TTUCB 215, AdaP-TT 139, AdaP-TT* 144, DP-SE 86;
-#: rounded up from the larger; μ4's TTUCB, 419 ns over runs of about 3 000 pulls, is mostly the
-#: seeding and costs little in total); other agents get the largest
+#: development machine: with ``python benchmarks/bai.py`` on μ1, 300 and 1000 runs — TTUCB
+#: 62–73 ns, CTB-TT 68–76, AdaP-TT 49–52 — and on μ4 at ε = 1, 20 runs, the fastest of 3 —
+#: TTUCB 102 (runs of about 3 000 pulls: the per-run setup weighs), TTUCB-DPA 55, CTB-TT 73,
+#: Gaussian-LDP TTUCB 77, AdaP-TT 48, AdaP-TT* 52, DP-SE 12; the larger, rounded up to the next
+#: 10 ns); other agents get the largest
 PULL_SECONDS: dict[str, float] = {
-    "ttucb": 200e-9, "ttucb-dpa": 350e-9, "ctb-tt": 300e-9, "gaussian-ldp-ttucb": 250e-9,
-    "adap-tt": 150e-9, "adap-tt-star": 150e-9, "dp-se": 100e-9,
+    "ttucb": 110e-9, "ttucb-dpa": 60e-9, "ctb-tt": 80e-9, "gaussian-ldp-ttucb": 80e-9,
+    "adap-tt": 60e-9, "adap-tt-star": 60e-9, "dp-se": 20e-9,
 }
 #: E[τ] / lower bound per (agent, threshold) (measured at 20–100 runs on μ1…μ6 for TTUCB and on
 #: μ4/μ5 at ε ∈ {0.1, 0.3, 1, 10} for the others, rounded up; others get the largest): TTUCB
