@@ -42,11 +42,11 @@ reject at 5 %).
 (:mod:`privenv.agents.kernel`): a run costs its own stopping time × the agent's cost per pull
 (:data:`PULL_SECONDS`, measured), and a run that has stopped costs nothing. The cost is estimated
 before running from the lower bound, E[τ] ≈ :data:`INFLATION` × bound, capped at the budget. The
-estimate is printed (and with ``--dry-run`` only printed). Full scale is still beyond a small
+estimate is printed (and with ``--dry-run`` only printed). Full scale is days on a small
 machine: CTB-TT's τ grows like ε⁻² (the local bound alone is ≈ 10⁸ at ε = 0.01 on μ1), so at
-ε ≤ 0.1 on μ1, μ2, μ6 its runs reach the 10⁸-pull budget, about 10 CPU-hours per 1000 runs; the
-estimate for all of ``bai-local`` is about 10 CPU-days (both thresholds) and for ``bai-global``
-about 3.4 (AdaP-TT and AdaP-TT* at ε = 0.001 take 10⁷–10⁸ steps). The E[τ]/bound factors
+ε ≤ 0.1 on μ1, μ2, μ6 its runs reach the 10⁸-pull budget, about 2.2 CPU-hours per 1000 runs; the
+estimate for all of ``bai-local`` is about 2.3 CPU-days (both thresholds) and for ``bai-global``
+about 19 CPU-hours (AdaP-TT and AdaP-TT* at ε = 0.001 take 10⁷–10⁸ steps). The E[τ]/bound factors
 were measured on μ4/μ5, then raised where 1000 runs on μ1/μ2 measured more. ``--instances``,
 ``--epsilons``, ``--runs``, ``--agents``, ``--threshold`` and ``--horizon`` restrict a
 reproduction; ``--quick`` (μ4 and μ5, three ε on both sides of the
