@@ -64,6 +64,8 @@ def _int_words(n: int) -> list[int]:
 def _words(x: int | Sequence[int]) -> list[int]:
     if isinstance(x, int | np.integer):
         return _int_words(int(x))
+    if all(type(v) is int and 0 <= v < 2**32 for v in x):  # the usual spawn key: one word each
+        return list(x)
     return [w for v in x for w in _words(v)]
 
 
