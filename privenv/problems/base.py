@@ -194,26 +194,26 @@ class Problem(ABC):
         ``run·n_arms + arm`` of ``self._states`` (the streams' PCG64 states,
         :mod:`privenv._pcg64`). Returns whether every run was reset (the first reset must be).
         """
-        if fill is None:
-            states = stream_states(run_seeds, [(ENV, a) for a in range(n_arms)])
-        else:
-            seeds = [child(s, ENV, a) for s in run_seeds for a in range(n_arms)]
-        if len(runs) == self.n_runs:
-            if fill is None:
-                self._states = states
-            else:
-                self._streams = RunStreams(seeds, fill, block=ARM_BLOCK,
-                                           refill_block=self.arm_block(len(seeds)))
-            self._rows = np.arange(self.n_runs) * n_arms
-            return True
-        if getattr(self, "_rows", None) is None:
-            raise RuntimeError("the first reset must cover all runs")
+        all_runs = len(runs) == self.n_runs
+        if not all_runs and getattr(self, "_rows", None) is None:
+            raise RuntimeError("the all_runs reset must cover all runs")
         rows = (runs[:, None] * n_arms + np.arange(n_arms)).ravel()
         if fill is None:
-            self._states[rows] = states
+            states = stream_states(run_seeds, [(ENV, a) for a in range(n_arms)])
+            if all_runs:
+                self._states = states
+            else:
+                self._states[rows] = states
         else:
-            self._streams.reseed(rows, seeds)
-        return False
+            seeds = [child(s, ENV, a) for s in run_seeds for a in range(n_arms)]
+            if all_runs:
+                self._streams = RunStreams(seeds, fill, block=ARM_BLOCK,
+                                           refill_block=self.arm_block(len(seeds)))
+            else:
+                self._streams.reseed(rows, seeds)
+        if all_runs:
+            self._rows = np.arange(self.n_runs) * n_arms
+        return all_runs
 
     def arm_block(self, n_rows: int) -> int:
         """Values per refill of each of ``n_rows`` reward streams (the first block is always
