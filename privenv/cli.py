@@ -42,7 +42,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 #: keys ``privenv run --format json`` always prints (the scripting contract, docs/guides/cli.md)
 RUN_KEYS = (
@@ -453,8 +453,20 @@ def _kv(kwargs: dict[str, Any]) -> str:
 # -- parser ---------------------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+class _Parser(argparse.ArgumentParser):
+    """argparse with a usage error on one line, ``privenv run: error: … (see privenv run
+    --help)``, exit code 2 (its subcommands' parsers are of this class too)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser(figures: bool = True) -> argparse.ArgumentParser:
+    """The command line's parser. ``figures=False`` leaves out the options of each figure of
+    ``privenv reproduce`` (it imports every reproduction module): :func:`main` adds them only
+    when the command line names ``reproduce``, so the other commands, ``--help`` and a typo load
+    none of them."""
+    parser = _Parser(
         prog="privenv",
         description="Private bandit environments and the agent zoo: list, simulate, reproduce.",
     )
@@ -557,12 +569,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=_cmd_audit)
 
-    from privenv.reproduce import FIGURES
-
     p = sub.add_parser("reproduce", help="reproduce a paper figure",
                        description="Reproduce a paper figure (full scale by default).")
     p.add_argument("--list", action="store_true", help="list the figures")
     p.set_defaults(func=_cmd_reproduce)
+    if not figures:
+        return parser
+    from privenv.reproduce import FIGURES
+
     figs = p.add_subparsers(dest="figure", metavar="FIGURE")
     for fid, mod in FIGURES.items():
         fp = figs.add_parser(fid, help=mod.DESCRIPTION, description=mod.__doc__,
@@ -574,7 +588,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``privenv`` script; returns the exit code."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(figures="reproduce" in argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse: --help (0) or a usage error (2)

@@ -2,20 +2,58 @@
 
 :data:`ENV_IDS` are the research ids (the papers' problems with faithful observations);
 :data:`~privenv.envs.rl.RL_IDS` their RL views (``HuberBandit-RL-v0``, …; :mod:`privenv.envs.rl`).
+
+Registering an id stores its entry point, a string: the env classes (with numba, scipy and the
+privacy layer beneath them) load when an env is first made or one of the classes below is first
+used, not on ``import privenv``.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 
-from privenv.envs.bai import BestArmIdentificationEnv, BestArmIdentificationVectorEnv
-from privenv.envs.base import ProblemEnv, ProblemVectorEnv
-from privenv.envs.federated import FederatedLinearBanditEnv, FederatedLinearBanditVectorEnv
-from privenv.envs.huber import HuberBanditEnv, HuberBanditVectorEnv
-from privenv.envs.linear import LinearContextualBanditEnv, LinearContextualBanditVectorEnv
-from privenv.envs.rl import RL_IDS
+from privenv.envs.rl_ids import RL_IDS
+
+if TYPE_CHECKING:
+    from privenv.envs.bai import BestArmIdentificationEnv, BestArmIdentificationVectorEnv
+    from privenv.envs.base import ProblemEnv, ProblemVectorEnv
+    from privenv.envs.federated import (
+        FederatedLinearBanditEnv,
+        FederatedLinearBanditVectorEnv,
+    )
+    from privenv.envs.huber import HuberBanditEnv, HuberBanditVectorEnv
+    from privenv.envs.linear import LinearContextualBanditEnv, LinearContextualBanditVectorEnv
+
+#: the env classes this package exports → their module, imported on first use (PEP 562)
+_LAZY: dict[str, str] = {
+    "BestArmIdentificationEnv": "privenv.envs.bai",
+    "BestArmIdentificationVectorEnv": "privenv.envs.bai",
+    "FederatedLinearBanditEnv": "privenv.envs.federated",
+    "FederatedLinearBanditVectorEnv": "privenv.envs.federated",
+    "HuberBanditEnv": "privenv.envs.huber",
+    "HuberBanditVectorEnv": "privenv.envs.huber",
+    "LinearContextualBanditEnv": "privenv.envs.linear",
+    "LinearContextualBanditVectorEnv": "privenv.envs.linear",
+    "ProblemEnv": "privenv.envs.base",
+    "ProblemVectorEnv": "privenv.envs.base",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 #: id → (single entry point, vector entry point, default horizon / sample budget)
 ENV_IDS: dict[str, tuple[str, str, int]] = {
@@ -44,8 +82,6 @@ ENV_IDS: dict[str, tuple[str, str, int]] = {
 
 def env_class(env_id: str) -> type:
     """The single-env class of a research id (its registered entry point)."""
-    import importlib
-
     module, _, name = ENV_IDS[env_id][0].partition(":")
     return getattr(importlib.import_module(module), name)
 

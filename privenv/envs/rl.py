@@ -41,8 +41,7 @@ of seed ``s``.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -52,6 +51,7 @@ from gymnasium.vector.utils import batch_space
 
 from privenv._validation import check_int
 from privenv.envs.base import FamilyVectorEnv, ProblemEnv
+from privenv.envs.rl_ids import FAMILIES, RL_HORIZON, RL_IDS, Family, load_entry_point
 from privenv.privacy.guarantee import PrivacyGuarantee
 
 __all__ = [
@@ -69,9 +69,6 @@ __all__ = [
     "RLBanditEnv",
     "RLBanditVectorEnv",
 ]
-
-#: the default horizon (sample budget) of every RL id
-RL_HORIZON = 1000
 
 #: ``ldp=`` name → (single-env wrapper, vector wrapper) in :mod:`privenv.wrappers`
 LDP_WRAPPERS: dict[str, tuple[str, str]] = {
@@ -91,73 +88,6 @@ LDP_REFUSED: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Family:
-    """How the RL id of a family is built from its research id.
-
-    Attributes:
-        research_id: the research id (its env classes are those of :data:`privenv.envs.ENV_IDS`).
-        defaults: the RL id's registered keyword arguments (overridable).
-        fixed: research-env arguments the RL view sets (not overridable) and why.
-        ldp: the ``ldp=`` names that apply, or the reason there is none.
-    """
-
-    research_id: str
-    defaults: Mapping[str, Any]
-    fixed: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
-    ldp: tuple[str, ...] | str = ()
-
-    @property
-    def rl_id(self) -> str:
-        name, version = self.research_id.rsplit("-v", 1)
-        return f"{name}-RL-v{version}"
-
-    def research_class(self, vector: bool) -> type:
-        """The research id's single (or native vector) env class."""
-        from privenv.envs import ENV_IDS
-
-        return _load(ENV_IDS[self.research_id][1 if vector else 0])
-
-
-_BAI_FIXED = {
-    "reward_mode": ("sample", "the samples reach the statistics (and the ldp wrappers) through "
-                              "the reward channel; the learner's reward is the cost")
-}
-FAMILIES: dict[str, Family] = {
-    "HuberBandit": Family(
-        "HuberBandit-v0", {"horizon": RL_HORIZON},
-        ldp=("laplace", "gaussian", "randomized-response"),
-    ),
-    "BestArmIdentification": Family(
-        "BestArmIdentification-v0", {"horizon": RL_HORIZON, "permute_arms": True}, _BAI_FIXED,
-        ldp=("randomized-response", "laplace", "gaussian"),
-    ),
-    "LinearContextualBandit": Family(
-        "LinearContextualBandit-v0", {"horizon": RL_HORIZON},
-        ldp=("laplace-label", "laplace", "gaussian"),
-    ),
-    "FederatedLinearBandit": Family(
-        "FederatedLinearBandit-v0", {"horizon": RL_HORIZON, "M": 4, "K": 10, "d": 5},
-        {"reward": ("silo", "the statistics regress each silo's reward; the learner's reward is "
-                            "their sum")},
-        ldp=("its reward sums the silos' rewards: privacy in the federated family is the silos' "
-             "protocol (paper 2; the zoo's fed-linucb, feducb-adaptive)"),
-    ),
-}
-
-#: RL id → (single entry point, vector entry point, registered keyword arguments)
-RL_IDS: dict[str, tuple[str, str, dict[str, Any]]] = {
-    f.rl_id: (f"privenv.envs.rl:{name}RLEnv", f"privenv.envs.rl:{name}RLVectorEnv",
-              dict(f.defaults))
-    for name, f in FAMILIES.items()
-}
-
-
-def _load(entry: str) -> Any:
-    module, name = entry.split(":")
-    return getattr(__import__(module, fromlist=[name]), name)
-
-
 #: the parameters of the local-DP wrappers (everything but ``env``), routed to ``ldp``'s wrapper
 LDP_PARAMETERS = ("epsilon", "delta", "reward_range", "clip", "calibration")
 
@@ -173,8 +103,8 @@ class _Build:
     def wrap(self, env: Any, vector: bool) -> Any:
         if self.ldp is None:
             return env
-        return _load(f"privenv.wrappers:{LDP_WRAPPERS[self.ldp][1 if vector else 0]}")(
-            env, **self.ldp_kwargs)
+        wrapper = LDP_WRAPPERS[self.ldp][1 if vector else 0]
+        return load_entry_point(f"privenv.wrappers:{wrapper}")(env, **self.ldp_kwargs)
 
 
 def _configure(family: Family, ldp: str | None, kwargs: dict[str, Any]) -> _Build:
@@ -201,7 +131,7 @@ def _configure(family: Family, ldp: str | None, kwargs: dict[str, Any]) -> _Buil
     if ldp not in family.ldp:
         known = "" if ldp not in LDP_WRAPPERS else f" ({ldp!r} does not apply to {rl_id})"
         raise ValueError(f"ldp must be one of {_choices(family)} for {rl_id}, got {ldp!r}{known}")
-    cls = _load(f"privenv.wrappers:{LDP_WRAPPERS[ldp][0]}")
+    cls = load_entry_point(f"privenv.wrappers:{LDP_WRAPPERS[ldp][0]}")
     params = {k: p for k, p in inspect.signature(cls.__init__).parameters.items()
               if k not in ("self", "env")}
     unknown = [k for k in ldp_kwargs if k not in params]

@@ -1,0 +1,81 @@
+"""What ``import privenv``, ``privenv --help`` and a mistyped command load (not timed: the
+benchmark ``benchmarks/startup.py`` measures their CPU time).
+
+``import privenv`` registers every id, and the command line parses its arguments, without
+importing numba, scipy, torch or any layer of privenv below the registration: those load when an
+env is made or a command runs. Each check runs in a fresh interpreter and reads its
+``sys.modules``; a regression (an eager import added to a package ``__init__``) fails it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+#: third-party packages none of the light paths may import (each costs 0.1-2 s of CPU)
+HEAVY = ("numba", "llvmlite", "scipy", "torch", "pandas", "matplotlib", "dask", "sklearn",
+         "pyarrow", "stable_baselines3", "pettingzoo")
+#: the privenv modules ``import privenv`` may load: the package and the ids' tables
+REGISTRATION = {"privenv", "privenv.envs", "privenv.envs.rl_ids"}
+#: and the command line before its command runs: with the parser and the backends' names
+CLI = REGISTRATION | {"privenv.cli", "privenv.backends"}
+
+
+def _loaded(code: str) -> dict:
+    """Run ``code`` in a fresh interpreter; return its exit code, stderr and loaded modules."""
+    probe = (f"import json, sys\n{code}\n"
+             "print(json.dumps(sorted(sys.modules)))")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    return {"modules": set(json.loads(lines[-1])), "out": lines[:-1], "err": proc.stderr}
+
+
+def _check_light(modules: set[str], allowed: set[str]) -> None:
+    heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
+    assert not heavy, f"imported eagerly: {heavy[:10]}"
+    ours = sorted(m for m in modules if m.split(".")[0] == "privenv" and m not in allowed)
+    assert not ours, f"privenv modules imported eagerly: {ours}"
+
+
+def test_import_privenv_is_light_and_registers_every_id():
+    run = _loaded("import gymnasium as gym\nimport privenv\n"
+                  "from privenv.envs import ENV_IDS, RL_IDS\n"
+                  "print(all(i in gym.registry for i in [*ENV_IDS, *RL_IDS]))")
+    _check_light(run["modules"], REGISTRATION)
+    assert run["out"] == ["True"]
+
+
+@pytest.mark.parametrize("argv,code", [(["--help"], 0), (["reproduc"], 2),
+                                       (["run", "--runs", "x", "--agent", "ucb1"], 2)])
+def test_cli_parses_without_heavy_imports(argv, code):
+    """``privenv --help``, a mistyped command and a bad option value: the parser alone, and a
+    usage error is one line with exit code 2."""
+    run = _loaded("from privenv.cli import main\n"
+                  f"print('exit', main({argv!r}))")
+    _check_light(run["modules"], CLI)
+    assert run["out"][-1] == f"exit {code}"
+    if code == 2:
+        assert len(run["err"].strip().splitlines()) == 1, run["err"]
+        assert run["err"].startswith("privenv") and "error:" in run["err"]
+
+
+def test_classes_load_on_first_use():
+    """The env classes ``privenv.envs`` exports load when used; ``gym.make`` and the
+    ``privenv:`` prefix work from a fresh interpreter."""
+    run = _loaded("import gymnasium as gym\n"
+                  "env = gym.make('privenv:HuberBandit-v0')\n"
+                  "from privenv.envs import HuberBanditEnv, __all__ as names\n"
+                  "import privenv.envs as envs\n"
+                  "print(isinstance(env.unwrapped, HuberBanditEnv),"
+                  " all(hasattr(envs, n) for n in names), set(names) <= set(dir(envs)))")
+    assert run["out"] == ["True True True"]
+    assert "numba" in run["modules"]  # the env's kernels: loaded on use
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchEnv'"):
+        import privenv.envs
+
+        privenv.envs.NoSuchEnv  # noqa: B018
