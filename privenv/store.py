@@ -17,7 +17,8 @@ Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`)::
 
     sweeps  one row per invocation of a sweep on this store (history, provenance)
             sweep_id, config_hash, name, config (canonical expanded config, JSON), source (the
-            config file's text), n_cells, backend, resumed, started (UTC), versions (JSON)
+            config file's text), n_cells, backend, resumed (1: run with --resume),
+            started (UTC), versions (JSON)
     cells   one row per finished cell (a chunk of runs of one configuration)
             cell_id (PK), config_id, env, env_kwargs (JSON), agent, agent_kwargs (JSON), horizon,
             seed, first_run, n_runs, n_checkpoints,
@@ -394,7 +395,7 @@ class Store:
                 "INSERT INTO sweeps (config_hash, name, config, source, n_cells, backend, "
                 "resumed, started, versions) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (config_hash, name, canonical_json(config), source, len(cell_ids), backend,
-                 int(bool(stored)), utc_now(), canonical_json(versions())),
+                 int(bool(resume)), utc_now(), canonical_json(versions())),
             )
             return int(cur.lastrowid)
 
