@@ -579,7 +579,8 @@ def build_parser(figures: bool = True) -> argparse.ArgumentParser:
 
     figs = p.add_subparsers(dest="figure", metavar="FIGURE")
     for fid, mod in FIGURES.items():
-        fp = figs.add_parser(fid, help=mod.DESCRIPTION, description=mod.__doc__,
+        # (argparse %-formats help strings: a literal % in a description is written %%)
+        fp = figs.add_parser(fid, help=mod.DESCRIPTION.replace("%", "%%"), description=mod.__doc__,
                              formatter_class=argparse.RawDescriptionHelpFormatter)
         mod.add_arguments(fp)
         fp.set_defaults(func=_cmd_reproduce, list=False)
@@ -614,6 +615,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("PRIVENV_DEBUG"):
             raise
         return _error(args.command, str(e))
+    except OSError as e:  # a file or directory the command must read or write (e.g. --output)
+        if os.environ.get("PRIVENV_DEBUG"):
+            raise
+        where = f" {str(e.filename)!r}" if e.filename is not None else ""
+        return _error(args.command, f"cannot use{where}: {e.strerror or e}")
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -30,6 +30,7 @@ import numpy as np
 
 from privenv._jit import jit
 from privenv._pcg64 import next_double, stream_states
+from privenv._validation import check_int
 
 # The purpose keys of a run's seed (``child(run_seed, PURPOSE, ...)``): distinct, so that no two
 # consumers ever share a stream (tests/test_seeding.py checks they stay distinct).
@@ -64,10 +65,9 @@ def run_seed_sequences(
             np.random.SeedSequence(root.entropy, spawn_key=(first_run + i,)) for i in range(n_runs)
         ]
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-        if seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed}")
+        seed = check_int("seed", seed, low=0)  # one rule everywhere: [0, 2**63 - 1]
         return [
-            np.random.SeedSequence(int(seed), spawn_key=(first_run + i,)) for i in range(n_runs)
+            np.random.SeedSequence(seed, spawn_key=(first_run + i,)) for i in range(n_runs)
         ]
     if isinstance(seed, (bool, np.bool_, str, bytes)) or not hasattr(seed, "__iter__"):
         raise ValueError(f"seed must be a non-negative integer, a sequence of them (one per run) "
@@ -77,7 +77,8 @@ def run_seed_sequences(
         raise ValueError(f"seed must have one entry per run ({n_runs}), got {len(seeds)}")
     if all(isinstance(s, np.random.SeedSequence) for s in seeds):
         return seeds
-    return [np.random.SeedSequence(int(s), spawn_key=(0,)) for s in seeds]
+    return [np.random.SeedSequence(check_int(f"seed[{i}]", s, low=0), spawn_key=(0,))
+            for i, s in enumerate(seeds)]
 
 
 def child(ss: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:

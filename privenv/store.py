@@ -13,11 +13,22 @@ system, a directory where the file should be — is a :class:`StoreError` of one
 store and what to do; a transaction it interrupts is rolled back, so what was stored stays intact.
 Records are :class:`privenv.results.RunResults` (a cell's result in, a configuration's runs out).
 
+**Row checksums.** SQLite checks its pages, not what they hold: a byte changed inside a stored
+value (a disk fault, an editor, a stray script) leaves a valid database with a wrong number in
+it. Every ``cells`` and ``runs`` row therefore carries a checksum of its content (BLAKE2b, 128
+bits, over the row's values in column order, :func:`row_checksum`), written in the transaction
+that writes the row. Every read that returns results (:meth:`Store.results`, :meth:`Store.table`
+and so the exports, :meth:`Store.summary`) verifies every row first and refuses, in one line
+naming the row, a store with a row whose content no longer matches; ``--resume``
+(:meth:`Store.begin_sweep` with ``resume=True``) removes each cell with such a row (its cells row
+and all its runs), names it on stderr, and runs it again.
+
 Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`)::
 
     sweeps  one row per invocation of a sweep on this store (history, provenance)
             sweep_id, config_hash, name, config (canonical expanded config, JSON), source (the
-            config file's text), n_cells, backend, resumed, started (UTC), versions (JSON)
+            config file's text), n_cells, backend, resumed (1: run with --resume),
+            started (UTC), versions (JSON)
     cells   one row per finished cell (a chunk of runs of one configuration)
             cell_id (PK), config_id, env, env_kwargs (JSON), agent, agent_kwargs (JSON), horizon,
             seed, first_run, n_runs, n_checkpoints,
@@ -26,12 +37,16 @@ Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`)::
             privacy_neighbouring, privacy_sampler (schema 2; 'float' for every schema-1 cell),
             agent_params (JSON, the agent's resolved constructor parameters),
             checkpoint_times (JSON), versions (JSON), wall_s, worker (host:pid), finished (UTC),
-            config_hash, sweep_id
+            config_hash, sweep_id, checksum (of the row's other columns)
     runs    one row per run of a done cell
             config_id, run (PK together), cell_id, steps, regret (final cumulative pseudo-regret),
             stopping_time, recommendation, correct (best-arm identification; NULL otherwise),
             extra (JSON of any other per-run episode values, or NULL),
-            curve (JSON array: the cumulative regret at the cell's checkpoint_times)
+            curve (JSON array: the cumulative regret at the cell's checkpoint_times),
+            checksum (of the row's other columns)
+
+A store of an earlier schema (1 or 2: no checksums) is refused with one line; export it with the
+privenv that wrote it, or run its sweep again into a new store.
 
 JSON text columns are canonical (sorted keys, no spaces), so equal kwargs compare equal as text;
 floats are written with Python's shortest round-trip ``repr``, so numbers read back are the
@@ -40,16 +55,20 @@ numbers computed.
 Exports (:meth:`Store.export`, :meth:`Store.to_frame`) are sorted by (env, agent, env_kwargs,
 agent_kwargs, horizon, seed, run) and hold nothing that depends on timing, chunking or the
 backend: an interrupted-and-resumed sweep exports byte for byte what an uninterrupted one does.
+An export to a file is written to a temporary file beside it and renamed over it once complete,
+so a failed export (a full disk, Ctrl-C) leaves no truncated file and any previous file intact.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 import os
 import sqlite3
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -66,7 +85,7 @@ from privenv._stats import sample_sd
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.results import Cell, RunResults, canonical_json, utc_now, versions
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: per-run episode values with their own column (others go to ``extra``)
 EPISODE_COLUMNS = ("stopping_time", "recommendation", "correct")
@@ -75,10 +94,8 @@ EPISODE_COLUMNS = ("stopping_time", "recommendation", "correct")
 PRIVACY_COLUMNS = ("privacy", "privacy_model", "privacy_epsilon", "privacy_delta",
                    "privacy_unit", "privacy_neighbouring", "privacy_sampler")
 
-#: schema 1 → 2: the sampler column (every schema-1 cell was drawn with the float samplers)
-_UPGRADE_1 = "ALTER TABLE cells ADD COLUMN privacy_sampler TEXT NOT NULL DEFAULT 'float'"
-#: a schema-1 store opened read-only: the same column, in a view that shadows the table
-_READ_1 = ("CREATE TEMP VIEW cells AS SELECT *, 'float' AS privacy_sampler FROM main.cells")
+#: the tables whose rows carry a checksum (the rows that hold results)
+CHECKED_TABLES = ("cells", "runs")
 
 CONFIG_COLUMNS = ("env", "env_kwargs", "agent", "agent_kwargs", "horizon", "seed",
                   "n_checkpoints")
@@ -120,7 +137,8 @@ CREATE TABLE IF NOT EXISTS cells (
     worker TEXT,
     finished TEXT NOT NULL,
     config_hash TEXT NOT NULL,
-    sweep_id INTEGER REFERENCES sweeps (sweep_id)
+    sweep_id INTEGER REFERENCES sweeps (sweep_id),
+    checksum TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS runs (
     config_id TEXT NOT NULL,
@@ -133,6 +151,7 @@ CREATE TABLE IF NOT EXISTS runs (
     correct INTEGER,
     extra TEXT,
     curve TEXT NOT NULL,
+    checksum TEXT NOT NULL,
     PRIMARY KEY (config_id, run)
 );
 CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (cell_id);
@@ -142,8 +161,33 @@ _ORDER = "c.env, c.agent, c.env_kwargs, c.agent_kwargs, c.horizon, c.n_checkpoin
 
 
 class StoreError(ValueError):
-    """A results store cannot be used as asked (missing, another sweep's, a newer schema,
-    damaged, being written by another sweep, or on a full or read-only disk)."""
+    """A results store cannot be used as asked (missing, another sweep's, another schema,
+    damaged, a row changed after it was written, being written by another sweep, or on a full or
+    read-only disk)."""
+
+
+def _column_value(kind: str, value: Any) -> Any:
+    """``value`` as SQLite gives it back from a column of declared type ``kind``: the form a
+    checksum is computed on, whether the row is being written or was read back."""
+    if value is None:
+        return None
+    if kind == "INTEGER":
+        return int(value)
+    if kind == "REAL":
+        v = float(value)
+        if math.isnan(v):  # SQLite stores NaN as NULL
+            return None
+        return 0.0 if v == 0.0 else v  # (and -0.0 as 0.0)
+    return str(value)
+
+
+def row_checksum(kinds: Sequence[str], values: Sequence[Any]) -> str:
+    """The checksum of one row: BLAKE2b (128 bits) of its values in column order (``kinds``:
+    each column's declared type), as canonical JSON (floats as their shortest round-trip
+    ``repr``)."""
+    text = json.dumps([_column_value(k, v) for k, v in zip(kinds, values, strict=True)],
+                      separators=(",", ":"), ensure_ascii=False)
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
@@ -246,6 +290,9 @@ class Store:
                 conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30.0,
                                        isolation_level=None)
         conn.row_factory = sqlite3.Row
+        # text that a changed byte made invalid UTF-8 reads as U+FFFD (and fails its checksum)
+        # instead of raising in the middle of a read
+        conn.text_factory = lambda b: b.decode("utf-8", "replace")
         self._conn = conn
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -256,7 +303,12 @@ class Store:
             raise
         if version > SCHEMA_VERSION:
             raise StoreError(f"{str(self.path)!r} has store schema {version}; this privenv "
-                             f"reads schema ≤ {SCHEMA_VERSION} (upgrade privenv)")
+                             f"reads schema {SCHEMA_VERSION} (upgrade privenv)")
+        if 0 < version < SCHEMA_VERSION:
+            raise StoreError(f"{str(self.path)!r} has store schema {version}, written by an "
+                             f"earlier privenv without row checksums; this privenv reads schema "
+                             f"{SCHEMA_VERSION}: export it with the privenv that wrote it, or run "
+                             "its sweep again into a new store")
         if version == 0 and conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]:
             self._created = False  # someone else's database: never add tables to it
             raise StoreError(f"{str(self.path)!r} is a SQLite database but not a privenv "
@@ -270,15 +322,15 @@ class Store:
                         if statement.strip():
                             conn.execute(statement)
                     conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            elif version == 1:
-                with self._transaction():
-                    conn.execute(_UPGRADE_1)
-                    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        elif version == 1:
-            conn.execute(_READ_1)
         elif version == 0:
             raise StoreError(f"{str(self.path)!r} is not a privenv results store")
         self._created = False  # a usable store from here on
+        #: each checked table's columns but the checksum, in order, and their declared types
+        self._columns = {t: [(r[1], r[2].upper()) for r in conn.execute(f"PRAGMA table_info({t})")
+                             if r[1] != "checksum"] for t in CHECKED_TABLES}
+        self._verified: int | None = None  # PRAGMA data_version when every row last verified
+        #: the cells :meth:`begin_sweep` removed for a row that failed its checksum (resume)
+        self.removed_corrupt: list[str] = []
 
     # -- plumbing -------------------------------------------------------------------------------
 
@@ -387,6 +439,8 @@ class Store:
         self._lock_for_writing()
         # the check and the record in one write transaction: nothing can come in between
         with self._transaction() as conn:
+            if resume:  # a cell with a changed row is removed here, and so runs again
+                self.removed_corrupt = self._remove_corrupt(conn)
             stored = {r[0] for r in conn.execute("SELECT cell_id FROM cells")}
             if stored:
                 self._check_resumable(stored, cell_ids, resume)
@@ -394,7 +448,7 @@ class Store:
                 "INSERT INTO sweeps (config_hash, name, config, source, n_cells, backend, "
                 "resumed, started, versions) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (config_hash, name, canonical_json(config), source, len(cell_ids), backend,
-                 int(bool(stored)), utc_now(), canonical_json(versions())),
+                 int(bool(resume)), utc_now(), canonical_json(versions())),
             )
             return int(cur.lastrowid)
 
@@ -432,7 +486,14 @@ class Store:
             "config_hash": config_hash, "sweep_id": sweep_id,
         }
 
+    def _with_checksum(self, table: str, values: dict[str, Any]) -> dict[str, Any]:
+        """``values`` (column → value; absent columns are NULL) and their row's checksum."""
+        columns = self._columns[table]
+        checksum = row_checksum([k for _, k in columns], [values.get(c) for c, _ in columns])
+        return {**values, "checksum": checksum}
+
     def _insert_cell(self, conn: sqlite3.Connection, values: dict[str, Any]) -> None:
+        values = self._with_checksum("cells", values)
         cols = ", ".join(values)
         marks = ", ".join("?" for _ in values)
         # a failed attempt of this cell is replaced; a done cell is never replaced (checked below)
@@ -471,19 +532,21 @@ class Store:
         rows = []
         for i in range(n):
             extra = canonical_json({k: episode[k][i] for k in extra_keys}) if extra_keys else None
-            rows.append((
-                cell.config_id, cell.first_run + i, cell.cell_id, int(steps[i]),
-                float(curve[i, -1]),
-                *(_plain_int(episode[k][i]) if k in episode else None for k in EPISODE_COLUMNS),
-                extra, json.dumps(curve[i].tolist()),
-            ))
+            rows.append(self._with_checksum("runs", {
+                "config_id": cell.config_id, "run": cell.first_run + i, "cell_id": cell.cell_id,
+                "steps": int(steps[i]), "regret": float(curve[i, -1]),
+                **{k: _plain_int(episode[k][i]) if k in episode else None
+                   for k in EPISODE_COLUMNS},
+                "extra": extra, "curve": json.dumps(curve[i].tolist()),
+            }))
+        columns = list(rows[0]) if rows else []
         with self._transaction() as conn:
             self._check_not_done(conn, cell.cell_id)
             self._insert_cell(conn, values)
             conn.executemany(
-                "INSERT INTO runs (config_id, run, cell_id, steps, regret, stopping_time, "
-                "recommendation, correct, extra, curve) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
+                f"INSERT INTO runs ({', '.join(columns)}) VALUES "
+                f"({', '.join('?' for _ in columns)})",
+                [tuple(r.values()) for r in rows],
             )
 
     def record_failure(self, cell: Cell, error: str, traceback: str, config_hash: str,
@@ -494,6 +557,90 @@ class Store:
         with self._transaction() as conn:
             self._check_not_done(conn, cell.cell_id)
             self._insert_cell(conn, values)
+
+    # -- row checksums --------------------------------------------------------------------------
+
+    def _corrupt_rows(self) -> list[tuple[str, int, dict[str, Any]]]:
+        """(table, rowid, values) of every ``cells`` and ``runs`` row whose content no longer
+        matches its checksum (read row by row: a store larger than memory is checked too)."""
+        out = []
+        for table in CHECKED_TABLES:
+            names = [c for c, _ in self._columns[table]]
+            kinds = [k for _, k in self._columns[table]]
+            try:
+                cursor = self._conn.execute(
+                    f"SELECT rowid, checksum, {', '.join(names)} FROM {table}")
+                for row in cursor:
+                    values = tuple(row)[2:]
+                    try:
+                        ok = row[1] == row_checksum(kinds, values)
+                    except (ValueError, TypeError, OverflowError):  # a value of another type
+                        ok = False
+                    if not ok:
+                        out.append((table, int(row[0]), dict(zip(names, values, strict=True))))
+            except sqlite3.Error as e:
+                raise _store_error(self.path, e, "read") from e
+        return out
+
+    def _describe_row(self, table: str, values: dict[str, Any]) -> str:
+        """A changed row in words: which run or cell, and the configuration it belongs to."""
+        cell_id = values.get("cell_id")
+        rows = self._conn.execute("SELECT agent, agent_kwargs, env, env_kwargs, first_run, n_runs "
+                                  "FROM cells WHERE cell_id = ?", (cell_id,)).fetchall()
+        what = f"run {values.get('run')} of cell {cell_id}" if table == "runs" else (
+            f"the record of cell {cell_id}")
+        if len(rows) == 1:
+            c = rows[0]
+            try:
+                last = int(c["first_run"]) + int(c["n_runs"]) - 1
+                what += (f" ({c['agent']} {c['agent_kwargs']} on {c['env']} {c['env_kwargs']}, "
+                         f"runs {c['first_run']}..{last})")
+            except (TypeError, ValueError):  # the cell's own record is the changed one
+                pass
+        return what
+
+    def verify(self) -> list[str]:
+        """The rows whose content no longer matches their checksum, in words (empty: every
+        row is as it was written)."""
+        return [self._describe_row(t, v) for t, _, v in self._corrupt_rows()]
+
+    def _require_intact(self) -> None:
+        """Refuse (:class:`StoreError`, one line) to read results from a store with a changed
+        row. Verified once per change of the file by another connection (``data_version``)."""
+        try:
+            version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.Error as e:
+            raise _store_error(self.path, e, "read") from e
+        if self._verified == version:
+            return
+        bad = self.verify()
+        if bad:
+            more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
+            raise StoreError(
+                f"results store {str(self.path)!r} holds {len(bad)} row(s) changed after they "
+                f"were written (their checksums do not match): {bad[0]}{more}; nothing is read "
+                "from it: rerun its sweep with --resume (which runs those cells again), or "
+                "restore the store from a copy")
+        self._verified = version
+
+    def _remove_corrupt(self, conn: sqlite3.Connection) -> list[str]:
+        """Within a write transaction: remove every cell with a changed row (its cells row and
+        all its runs), so that a resumed sweep runs it again; returns them in words."""
+        bad = self._corrupt_rows()
+        if not bad:
+            return []
+        removed = [self._describe_row(t, v) for t, _, v in bad]
+        cell_ids = {v.get("cell_id") for _, _, v in bad}
+        # (runs before their cell: the foreign key)
+        conn.executemany("DELETE FROM runs WHERE rowid = ?",
+                         [(rowid,) for t, rowid, _ in bad if t == "runs"])
+        conn.executemany("DELETE FROM runs WHERE cell_id = ?", [(c,) for c in cell_ids])
+        conn.executemany("DELETE FROM cells WHERE rowid = ?",
+                         [(rowid,) for t, rowid, _ in bad if t == "cells"])
+        conn.executemany("DELETE FROM cells WHERE cell_id = ?", [(c,) for c in cell_ids])
+        # runs whose cell record was the changed row (its own id changed): their cell is gone
+        conn.execute("DELETE FROM runs WHERE cell_id NOT IN (SELECT cell_id FROM cells)")
+        return removed
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -521,6 +668,7 @@ class Store:
 
     def cells(self, status: str | None = None) -> list[dict[str, Any]]:
         """Cell metadata rows (JSON columns decoded), sorted like the exports."""
+        self._require_intact()
         where, params = ("WHERE status = ?", (status,)) if status else ("", ())
         rows = self._query(f"SELECT * FROM cells c {where} ORDER BY {_ORDER}, c.first_run",
                            params)
@@ -539,7 +687,7 @@ class Store:
 
     def results(self) -> list[RunResults]:
         """Every configuration with at least one done cell, its runs in ascending order."""
-        cells = self.cells("done")
+        cells = self.cells("done")  # (verifies every row's checksum)
         by_config: dict[str, list[dict[str, Any]]] = {}
         for c in cells:
             by_config.setdefault(c["config_id"], []).append(c)
@@ -585,7 +733,10 @@ class Store:
           ``agent.epsilon``; lists as JSON text);
         * ``curves``: one row per (run, checkpoint): configuration, run, t, cumulative regret;
         * ``cells``: one row per cell — status, error, wall time, worker, versions.
+
+        Raises :class:`StoreError` if a row's content no longer matches its checksum.
         """
+        self._require_intact()
         if name == "runs":
             return self._runs_table()
         if name == "curves":
@@ -676,14 +827,16 @@ class Store:
             if path is None:
                 raise ValueError("Parquet export needs an output file (--output FILE)")
             data = {c: [r[i] for r in rows] for i, c in enumerate(columns)}
-            pq.write_table(pa.table(data), str(path))
+            with _replacing(Path(path)) as tmp:
+                pq.write_table(pa.table(data), str(tmp))
             return Path(path)
         if path is None:
             _write_csv(sys.stdout, columns, rows)
             return None
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "w", newline="") as f:
+        with _replacing(Path(path)) as tmp, open(tmp, "w", newline="") as f:
             _write_csv(f, columns, rows)
+            f.flush()
+            os.fsync(f.fileno())
         return Path(path)
 
     def summary(self) -> list[dict[str, Any]]:
@@ -702,6 +855,26 @@ class Store:
                 "privacy": str(r.privacy), "failed_cells": failed.pop(r.config_id, 0),
             })
         return out
+
+
+@contextmanager
+def _replacing(path: Path) -> Iterator[Path]:
+    """A temporary file beside ``path`` to write, renamed over ``path`` when the block ends
+    without error, removed otherwise: ``path`` is either the complete new file or what it was
+    before (nothing, or the previous export), never a truncated one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # the mode a plain open() would give (mkstemp: 0o600)
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _plain_int(value: Any) -> Any:
@@ -733,4 +906,4 @@ def _write_csv(f: Any, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) 
 
 
 
-__all__ = ["SCHEMA_VERSION", "Store", "StoreError", "canonical_json", "utc_now"]
+__all__ = ["SCHEMA_VERSION", "Store", "StoreError", "canonical_json", "row_checksum", "utc_now"]

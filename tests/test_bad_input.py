@@ -83,6 +83,13 @@ BAD_INPUT: list[tuple[str, Callable[[], object], str]] = [
     ("Huber action K", _step("HuberBandit-v0", 5), "action"),
     ("BAI action 2K", _step("BestArmIdentification-v0", 10), "action"),
     ("linear action A", _step("LinearContextualBandit-v0", 10), "action"),
+    # a federated action: what is allowed in a few words, never the 100-silo space printed
+    ("federated action out of range",
+     _step("FederatedLinearBandit-v0", np.full(100, 200)),
+     r"^action must be an integer array of shape \(100,\) with entries in \[0, 99\], got 200 "
+     r"at index 0$"),
+    ("federated action of the wrong shape", _step("FederatedLinearBandit-v0", 5),
+     r"^action must be an integer array of shape \(100,\) with entries in \[0, 99\], got 5$"),
     # NaN rewards from a user-supplied law
     ("NaN inlier law", _step("HuberBandit-v0", 0, inlier=_NaNLaw()), "non-finite"),
     # mismatched shapes
@@ -110,6 +117,22 @@ BAD_INPUT: list[tuple[str, Callable[[], object], str]] = [
     ("reset seed True", lambda: gym.make("HuberBandit-v0").reset(seed=True), "seed"),
     ("simulate seed True", lambda: simulate("ucb1", horizon=5, seed=True), "seed"),
     ("simulate seed -1", lambda: simulate("ucb1", horizon=5, seed=-1), "seed"),
+    # one rule for seeds everywhere: an integer in [0, 2**63 - 1] (numpy's and the store's int64)
+    ("reset seed 2**64", lambda: gym.make("HuberBandit-v0").reset(seed=2**64),
+     r"seed must be an integer in \[0, 2\*\*63 - 1\]"),
+    ("reset seed 2**63", lambda: gym.make("BestArmIdentification-v0").reset(seed=2**63),
+     r"seed must be an integer in \[0, 2\*\*63 - 1\]"),
+    ("vector reset seed 2**64",
+     lambda: gym.make_vec("HuberBandit-v0", num_envs=2, vectorization_mode="vector_entry_point")
+     .reset(seed=2**64), r"seed must be an integer in \[0, 2\*\*63 - 1\]"),
+    ("vector reset seed list with 2**64",
+     lambda: gym.make_vec("HuberBandit-v0", num_envs=2, vectorization_mode="vector_entry_point")
+     .reset(seed=[0, 2**64]), r"seed\[1\] must be an integer in \[0, 2\*\*63 - 1\]"),
+    ("agent reset seed 2**64",
+     lambda: agents.make("ucb1", "HuberBandit-v0", 1).reset(seed=2**64),
+     r"seed must be an integer in \[0, 2\*\*63 - 1\]"),
+    ("simulate seed 2**63", lambda: simulate("ucb1", horizon=5, seed=2**63),
+     r"seed must be an integer in \[0, 2\*\*63 - 1\]"),
     ("reset with an unknown option",
      lambda: gym.make("HuberBandit-v0").reset(seed=0, options={"frist_run": 1}), "frist_run"),
     ("vector reset with an unknown option",
@@ -470,3 +493,71 @@ def test_check_int_refuses_integers_beyond_int64_naming_the_range(value):
 
     with pytest.raises(ValueError, match=r"^n must be an integer in \[1, 2\*\*63 - 1\], got"):
         check_int("n", value)
+
+
+# -- the command line: one line on stderr, exit code 2, never a traceback ----------------------
+
+#: (arguments, a phrase the one line must contain); each reaches its error before any cell runs
+CLI_BAD_INPUT: list[tuple[list[str], str]] = [
+    (["run", "--agent", "ucb1", "--horizon", "5", "--seed", str(2**64)],
+     "seed must be an integer in [0, 2**63 - 1]"),
+    (["run", "--agent", "ucb1", "--horizon", "5", "--seed", str(2**63)],
+     "seed must be an integer in [0, 2**63 - 1]"),
+    # an output directory that cannot be created (a FileNotFoundError traceback before)
+    (["reproduce", "huber-fig1", "--quick", "--output", "/proc/nope"],
+     "cannot use '/proc/nope': No such file or directory"),
+]
+
+
+@pytest.mark.parametrize("args,phrase", CLI_BAD_INPUT, ids=[" ".join(a) for a, _ in CLI_BAD_INPUT])
+def test_command_line_bad_input_is_one_line_exit_2(capsys, args, phrase):
+    from privenv.cli import main
+
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"privenv {args[0]}: error: ")
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert phrase in captured.err
+
+
+def _command_paths() -> list[list[str]]:
+    """Every command and subcommand of the ``privenv`` parser, as argument prefixes."""
+    import argparse
+
+    from privenv.cli import build_parser
+
+    paths: list[list[str]] = [[]]
+
+    def walk(parser: argparse.ArgumentParser, prefix: list[str]) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    paths.append([*prefix, name])
+                    walk(sub, [*prefix, name])
+
+    walk(build_parser(), [])
+    return paths
+
+
+COMMAND_PATHS = _command_paths()
+
+
+@pytest.mark.parametrize("path", COMMAND_PATHS,
+                         ids=[" ".join(p) or "privenv" for p in COMMAND_PATHS])
+def test_help_of_every_command_and_subcommand(capsys, path):
+    """``--help`` works for every command (``privenv reproduce --help`` once crashed on a % in a
+    figure's description)."""
+    from privenv.cli import main
+
+    assert main([*path, "--help"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("usage: privenv") and captured.err == ""
+
+
+def test_the_help_test_covers_every_figure():
+    from privenv.reproduce import FIGURES
+
+    assert {p[1] for p in COMMAND_PATHS if len(p) == 2 and p[0] == "reproduce"} == set(FIGURES)
+    assert {"run", "sweep", "export", "plot", "audit", "envs", "agents", "reproduce"} <= {
+        p[0] for p in COMMAND_PATHS if len(p) == 1}

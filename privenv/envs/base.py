@@ -56,6 +56,35 @@ def _first_run(options: dict | None, allowed: tuple[str, ...] = ("first_run",)) 
     return check_int("options['first_run']", options["first_run"], low=0)
 
 
+def action_error(action: Any, space: gym.Space) -> str:
+    """One line saying why ``action`` is not in ``space``: what is allowed and what came, in a
+    few words (never a space's or an array's full printout: a federated env's action space is
+    ``MultiDiscrete`` over 100 silos)."""
+    if isinstance(space, gym.spaces.Discrete):
+        low, high = int(space.start), int(space.start + space.n - 1)
+        got = repr(action) if np.ndim(action) == 0 else _array_text(np.asarray(action))
+        return f"action must be an integer in [{low}, {high}], got {got}"
+    if isinstance(space, gym.spaces.MultiDiscrete):
+        nvec = np.asarray(space.nvec)
+        lows = np.asarray(space.start)
+        same = nvec.size and (nvec == nvec.flat[0]).all() and (lows == lows.flat[0]).all()
+        entries = (f"entries in [{int(lows.flat[0])}, {int(lows.flat[0] + nvec.flat[0] - 1)}]"
+                   if same else "entry i in [start[i], start[i] + nvec[i] - 1]")
+        want = f"action must be an integer array of shape {nvec.shape} with {entries}"
+        a = np.asarray(action) if not isinstance(action, (str, bytes)) else None
+        if a is None or a.dtype.kind not in "iu" or a.shape != nvec.shape:
+            got = repr(action) if a is None or a.ndim == 0 else _array_text(a)
+            return f"{want}, got {got}"
+        bad = np.flatnonzero(((a < lows) | (a >= lows + nvec)).ravel())
+        i = int(bad[0]) if bad.size else 0
+        return f"{want}, got {int(a.flat[i])} at index {i}"
+    return f"action {action!r} is not in the action space {space}"
+
+
+def _array_text(a: np.ndarray) -> str:
+    return f"an array of dtype {a.dtype} and shape {a.shape}"
+
+
 class ProblemEnv(gym.Env, Generic[P]):
     """One run of a batched problem as a ``gymnasium.Env`` (subclasses build ``self.problem``)."""
 
@@ -106,7 +135,7 @@ class ProblemEnv(gym.Env, Generic[P]):
         if self._done:
             raise ResetNeeded("the episode has ended: call reset() before step()")
         if not self.action_space.contains(action):
-            raise ValueError(f"action {action!r} is not in the action space {self.action_space}")
+            raise ValueError(action_error(action, self.action_space))
         obs, reward, terminated, info = self.problem.step(np.asarray([action]))
         self.record_render(np.asarray([action]), obs, reward, info)
         reward = self.problem.gym_reward(reward)

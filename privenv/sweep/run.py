@@ -2,7 +2,8 @@
 
 :func:`run_sweep` writes each finished cell to a :class:`privenv.store.Store` in the parent
 process, one transaction per cell; ``resume=True`` skips cells already done (failed cells are
-retried). A cell that raises is stored as ``failed`` with its error and traceback, and the rest of
+retried, and so are cells with a stored row that no longer matches its checksum, each named on
+stderr). A cell that raises is stored as ``failed`` with its error and traceback, and the rest of
 the sweep completes.
 """
 
@@ -14,7 +15,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +154,8 @@ class SweepReport:
     done: int  # finished in this call
     failed: list[tuple[Cell, str]]  # (cell, error) of the cells that raised in this call
     wall_s: float
+    #: cells removed on resume because a stored row had changed (they ran again), in words
+    corrupt: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -219,6 +222,9 @@ def run_sweep(
         sweep_id = st.begin_sweep(config_hash=config_hash, config=cfg.to_dict(),
                                   cell_ids=[c.cell_id for c in cells], name=cfg.name,
                                   source=cfg.source, backend=be.describe(), resume=resume)
+        for what in st.removed_corrupt:
+            print(f"results store {str(st.path)!r}: {what} changed after it was written (its "
+                  "checksum does not match): removed, it runs again", file=sys.stderr, flush=True)
         done_ids = st.done_cell_ids()
         todo = [c for c in cells if c.cell_id not in done_ids]
         bar = _Progress(progress, len(todo), len(cells) - len(todo))
@@ -249,7 +255,7 @@ def run_sweep(
     return SweepReport(
         store=st.path, config_hash=config_hash, backend=be.describe(), cells=len(cells),
         skipped=len(cells) - len(todo), done=len(todo) - len(failed), failed=failed,
-        wall_s=time.perf_counter() - start,
+        wall_s=time.perf_counter() - start, corrupt=list(st.removed_corrupt),
     )
 
 

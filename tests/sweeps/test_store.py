@@ -162,6 +162,19 @@ def test_resume_skips_done_cells_and_extends(tmp_path):
         assert store.counts() == {"done": 12, "failed": 0, "runs": 24}
 
 
+def test_the_sweep_record_says_whether_it_ran_with_resume(tmp_path):
+    """``sweeps.resumed`` is the invocation's --resume, also on an empty store (it was 0 there)."""
+    path = tmp_path / "s.sqlite"
+    small = config(runs=2, agents=[{"name": "ucb1"}])
+    run_sweep(small, path, workers=1, progress="none", resume=True)  # an empty store, --resume
+    run_sweep(small, path, workers=1, progress="none", resume=True)
+    other = tmp_path / "other.sqlite"
+    run_sweep(small, other, workers=1, progress="none")
+    with Store(path, create=False) as store, Store(other, create=False) as plain:
+        assert [s["resumed"] for s in store.sweeps()] == [1, 1]
+        assert [s["resumed"] for s in plain.sweeps()] == [0]
+
+
 def test_csv_export_is_sorted_and_complete(done_store, tmp_path):
     with Store(done_store, create=False) as store:
         path = store.export(tmp_path / "runs.csv")

@@ -232,6 +232,19 @@ def test_a_full_disk_stops_the_sweep_with_one_line_and_loses_nothing(tmp_path, c
     assert exports[0] == exports[1]
 
 
+def test_an_export_onto_a_full_disk_leaves_no_file(tmp_path, capsys):
+    """An export larger than a 4 kB tmpfs: one line naming the full disk; the place holds
+    neither a truncated export nor a temporary file (exports are written aside, then renamed)."""
+    cfg = str(_write(tmp_path, "s", SMALL))
+    store = tmp_path / "s.sqlite"
+    assert _cli(capsys, "sweep", cfg, "--store", str(store), "--workers", "1",
+                "--progress", "none")[0] == 0
+    with _tmpfs(tmp_path / "tiny", "4k") as tiny:
+        _refused(capsys, "export", str(store), "--output", str(tiny / "curves.csv"), "--table",
+                 "curves", words=("No space left on device",))
+        assert list(tiny.iterdir()) == []
+
+
 def test_a_page_corrupted_store_is_one_line(tmp_path, capsys):
     cfg = str(_write(tmp_path, "s", SMALL))
     store = tmp_path / "s.sqlite"
