@@ -1,6 +1,6 @@
 # Two entry points for a fresh machine (see README), each installing what it needs into .venv:
-#   make reproduce   the core and the experiments extra (pandas, matplotlib, tqdm), then the main
-#                    job (paper 1, Figure 1, quick form)
+#   make reproduce   the core and the reproduce extra (matplotlib, tqdm), then the main job
+#                    (paper 1, Figure 1, quick form)
 #   make test        every extra and the test tools (torch's CPU build, Dask, Sphinx, pytest, ...),
 #                    then the default test suite (< 10 minutes on 2 cores; its time is printed)
 # Either order works: the test profile contains the reproduce profile.
@@ -19,9 +19,9 @@ PIP := $(PY) -m pip install -q --disable-pip-version-check --no-compile -c const
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-# the reproduce profile: the core (numpy, scipy, gymnasium, numba) + the experiments extra
+# the reproduce profile: the core (numpy, scipy, gymnasium, numba) + the reproduce extra
 $(VENV)/.installed-reproduce: pyproject.toml constraints.txt | $(PY)
-	$(PIP) -e ".[experiments]"
+	$(PIP) -e ".[reproduce]"
 	touch $@
 
 # the test profile: everything (torch first, so that pip takes the CPU build of constraints.txt)
