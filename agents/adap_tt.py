@@ -46,6 +46,7 @@ from privenv.agents.top_two import (
     TTUCB,
     TopTwo,
     TopTwoState,
+    beta_tracking,
     bonus,
     bonus_total_term,
     empirical_threshold,
@@ -54,8 +55,10 @@ from privenv.agents.top_two import (
     glr_excess,
     glr_threshold,
     prepare_stop,
+    pull_leader,
     sampling_rule,
     transport,
+    ucb_leader,
     update_estimator,
 )
 from privenv.parameters import EPSILON, SAMPLER, Options, Param
@@ -69,7 +72,16 @@ from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.mechanisms import laplace_noise
 from privenv.seeding import NoiseView, take_uniform
 
-BONUSES = ("total", "literal")
+BONUSES = ("total", "literal", "public-code")
+#: line 10's choice between leader and challenger: β-tracking (Algorithm 9) or, as the authors'
+#: public code does, a fresh coin of bias β at every step
+BETA_RULES = ("tracking", "coin")
+#: the arm the stopping rule tests: â = argmax μ̃ (Algorithm 9 line 10) or, as the public code,
+#: the UCB leader at the latest phase end, with the gap squared whatever its sign
+STOP_CANDIDATES = ("argmax", "leader")
+#: the TC challenger's cost: W^G (line 15) or the public code's (μ̃_B − μ̃_a + κ(n))/√(1/N_B +
+#: 1/N_a) with κ(n) = 1/(1 + √n), the gap with its sign
+CHALLENGER_BONUSES = ("none", "kappa")
 PI2 = math.pi**2
 _BRANCH = float(np.nextafter(-math.exp(-1.0), 0.0))  # just inside W₋₁'s domain [−1/e, 0)
 
@@ -94,6 +106,22 @@ def daf_bonus(w: Any, k: Any, epsilon: float) -> Any:
     """b^{G,ε}_a = √(k/ω_a) + k/(εω_a) (eq. 11) with a given k (k(ω_a) in the paper, k(‖N‖₁)
     by default in :class:`AdaPTT`; see its ``bonus`` argument)."""
     return np.sqrt(k / w) + k / (epsilon * w)
+
+
+@jit(allocates=True)  # also called on arrays, from Python
+def public_code_bonus(w: Any, log_total: Any, epsilon: float) -> Any:
+    """The authors' public-code leader bonus √(log n/(2Ñ_a)) + log n/(εÑ_a), ``log_total`` =
+    log n (``bonus="public-code"``; the code's n counts the pulls of finished phases, ours every
+    pull: at most log 2 apart)."""
+    return np.sqrt(log_total / (2.0 * w)) + log_total / (epsilon * w)
+
+
+@jit
+def kappa_challenger_cost(mu_a: float, mu_b: float, w_a: float, w_b: float, total: int) -> float:
+    """The authors' public-code TC cost (μ_a − μ_b + κ(n))/√(1/ω_a + 1/ω_b), κ(n) = 1/(1 + √n),
+    n = ``total``: the gap with its sign plus a bonus that vanishes as n grows
+    (``challenger_bonus="kappa"``; W^G of eq. 3 squares the positive part and has no bonus)."""
+    return (mu_a - mu_b + 1.0 / (1.0 + np.sqrt(total))) / np.sqrt(1.0 / w_a + 1.0 / w_b)
 
 
 def daf_glr_threshold(
@@ -228,7 +256,12 @@ PHASE_TABLE = 48
 #: :attr:`DoublingParams.threshold_kind`
 TABLE, TABLE_BY_GAP, EMPIRICAL_TOTAL = 0, 1, 2
 #: :attr:`DoublingParams.bonus_kind`
-BONUS_GAUSSIAN, BONUS_DAF_TOTAL, BONUS_DAF_LITERAL = 0, 1, 2
+BONUS_GAUSSIAN, BONUS_DAF_TOTAL, BONUS_DAF_LITERAL, BONUS_PUBLIC = 0, 1, 2, 3
+#: :attr:`DoublingParams.beta_rule`, ``stop_candidate`` and ``challenger_bonus``: the index of
+#: the option in :data:`BETA_RULES`, :data:`STOP_CANDIDATES`, :data:`CHALLENGER_BONUSES`
+TRACKING, COIN = 0, 1
+ARGMAX, LEADER = 0, 1
+NO_KAPPA, KAPPA = 0, 1
 
 
 class DoublingParams(NamedTuple):
@@ -259,6 +292,9 @@ class DoublingParams(NamedTuple):
     normals_per_step: int = 0
     words_per_step: int = 0
     exact_q: int = 0  # 0: the float sampler; else the exact sampler's q (ε′ = 2²⁰/q)
+    beta_rule: int = TRACKING
+    stop_candidate: int = ARGMAX
+    challenger_bonus: int = NO_KAPPA
 
 
 @jit
@@ -320,7 +356,7 @@ def _doubling_bonus_total(p: DoublingParams, total: int) -> float:
         return k_fn(total)  # k(‖N‖₁)
     if p.bonus_kind == BONUS_DAF_LITERAL:
         return 0.0  # unused
-    return np.log(total)  # log ‖N‖₁
+    return np.log(total)  # log ‖N‖₁ (b^G of TTUCB-DPA; the public code's bonus)
 
 
 @bonus.register(DoublingParams)
@@ -330,6 +366,8 @@ def _doubling_bonus(p: DoublingParams, w: float, total_term: float) -> float:
         return daf_bonus(w, total_term, p.epsilon)
     if p.bonus_kind == BONUS_DAF_LITERAL:  # eq. 11 as printed, k(ω_a)
         return daf_bonus(w, k_fn(w), p.epsilon)
+    if p.bonus_kind == BONUS_PUBLIC:  # √(log n/(2Ñ_a)) + log n/(εÑ_a)
+        return public_code_bonus(w, total_term, p.epsilon)
     return gaussian_bonus_log(w, total_term, p.sigma, p.alpha, p.s)  # b^G (eq. 3), TTUCB-DPA
 
 
@@ -344,26 +382,45 @@ def _cost(p: DoublingParams, mu_a: float, mu_b: float, w_a: float, w_b: float,
 @transport.register(DoublingParams)
 @jit
 def _doubling_transport(p: DoublingParams, mu_a: float, mu_b: float, w_a: float, w_b: float,
-                        sigma: float) -> float:
-    return _cost(p, mu_a, mu_b, w_a, w_b, sigma)
+                        sigma: float, total: int) -> float:
+    if p.challenger_bonus == KAPPA:  # the public code's challenger cost
+        return kappa_challenger_cost(mu_a, mu_b, w_a, w_b, total)
+    return _cost(p, mu_a, mu_b, w_a, w_b, sigma)  # line 15: W^G (W^{G,ε} for AdaP-TT*)
+
+
+@pull_leader.register(DoublingParams)
+@jit(inline="always")
+def _doubling_pull_leader(p: DoublingParams, s: TopTwoState, noise: NoiseView, run: int,
+                          leader: int) -> bool:
+    if p.beta_rule == COIN:  # the public code: the leader with probability β, at every step
+        return take_uniform(noise, run) <= p.beta
+    return beta_tracking(p, s, run, leader)  # line 16: β-tracking
 
 
 @prepare_stop.register(DoublingParams)
 @jit
 def _refresh_glr(p: DoublingParams, s: TopTwoState, run: int, a_hat: int, total: int) -> None:
     """The GLR statistic and threshold use only (μ̃, Ñ) (Algorithm 9 line 11): recomputed after a
-    release, memoised in between."""
+    release, memoised in between.
+
+    The tested arm is â = argmax μ̃ (line 10), or with ``stop_candidate="leader"`` the UCB
+    leader c of this phase end, tested against every other arm with the gap squared whatever its
+    sign (the public code). Slot b holds the pair (c, b), and slot c the pair (c, â): the kernel
+    reads every slot but â's (the same pairs when c = â)."""
     if not s.dirty[run]:
         return
-    mu_a, w_a = s.mu_tilde[run, a_hat], s.n_tilde[run, a_hat]
+    c = a_hat if p.stop_candidate == ARGMAX else ucb_leader(p, s, run, total)
+    mu_a, w_a = s.mu_tilde[run, c], s.n_tilde[run, c]
     j_a = _phase_index(w_a)
     for b in range(p.K):
-        mu_b, w_b = s.mu_tilde[run, b], s.n_tilde[run, b]
-        s.glr_stat[run, b] = _cost(p, mu_a, mu_b, w_a, w_b, p.glr_sigma)
+        other = a_hat if b == c else b
+        mu_b, w_b = s.mu_tilde[run, other], s.n_tilde[run, other]
+        # |gap|: for c = â every gap is ≥ 0, so this is the (μ̃_â − μ̃_b)₊ of eq. 3 and 13
+        hi, lo = (mu_a, mu_b) if mu_a >= mu_b else (mu_b, mu_a)
+        s.glr_stat[run, b] = _cost(p, hi, lo, w_a, w_b, p.glr_sigma)
         if p.threshold_kind == EMPIRICAL_TOTAL:
             s.glr_thr[run, b] = empirical_threshold(total, p.delta)
-        elif p.threshold_kind == TABLE_BY_GAP and not np.maximum(mu_a - mu_b, 0.0) < \
-                p.epsilon / 2.0:
+        elif p.threshold_kind == TABLE_BY_GAP and not hi - lo < p.epsilon / 2.0:
             s.glr_thr[run, b] = p.threshold_large[j_a, _phase_index(w_b)]
         else:
             s.glr_thr[run, b] = p.threshold_small[j_a, _phase_index(w_b)]
@@ -394,8 +451,8 @@ WrapperParams = NamedTuple(  # type: ignore[misc]
     "WrapperParams", [*DoublingParams.__annotations__.items(), ("sampling", int)])
 for _generic, _impl in ((update_estimator, _doubling_update),
                         (bonus_total_term, _doubling_bonus_total), (bonus, _doubling_bonus),
-                        (transport, _doubling_transport), (prepare_stop, _refresh_glr),
-                        (glr_excess, _doubling_excess)):
+                        (transport, _doubling_transport), (pull_leader, _doubling_pull_leader),
+                        (prepare_stop, _refresh_glr), (glr_excess, _doubling_excess)):
     _generic.register(WrapperParams)(_impl)
 
 
@@ -501,22 +558,29 @@ class DoublingTopTwo(TopTwo):
         return math.isfinite(self.epsilon)
 
     def doubling_params(self, bonus_kind: int, thresholds: str, threshold_kind: int,
-                        alpha: float = 0.0, s: float = 0.0) -> DoublingParams:
+                        alpha: float = 0.0, s: float = 0.0, beta_rule: int = TRACKING,
+                        stop_candidate: int = ARGMAX,
+                        challenger_bonus: int = NO_KAPPA) -> DoublingParams:
         small, large = _tables(thresholds, self.K, self.delta, self.epsilon, self.sigma)
         return DoublingParams(
             self.K, self.delta, self.beta, self.sigma, self.glr_sigma, self.epsilon, self.private,
             self.forget, self.private_transport, bonus_kind, alpha, s, threshold_kind, small,
             large, float(self.noise_multiplier), 0,
             *sampler_constants(self.sampler if self.private else "float", self.epsilon,
-                               float(self.noise_multiplier)))
+                               float(self.noise_multiplier)),
+            beta_rule=beta_rule, stop_candidate=stop_candidate,
+            challenger_bonus=challenger_bonus)
 
     def charge_releases(self) -> None:
         charge_recorded(self, self.state.releases, ("DAF phase mean",))
 
     def episode_info(self) -> dict[str, np.ndarray]:
         """``adaptivity_rounds`` C(τ) = Σ_a k_{τ,a} (Appendix H): the number of releases (episodes,
-        the initial one included) at the stop, or at the budget for runs that did not stop."""
-        return {"adaptivity_rounds": self.phases.sum(axis=1)}
+        the initial one included) at the stop, or at the budget for runs that did not stop;
+        ``released_pulls`` Σ_a N_{T_k(a),a}: the pulls behind the releases so far, i.e. τ without
+        the pulls of unfinished phases — the stopping time the authors' public code reports."""
+        return {"adaptivity_rounds": self.phases.sum(axis=1),
+                "released_pulls": self.phase_start.sum(axis=1)}
 
 
 class AdaPTT(DoublingTopTwo):
@@ -539,6 +603,17 @@ class AdaPTT(DoublingTopTwo):
     ``bonus="total"`` uses k(‖N‖₁), the total count, as the paper's analysis (§4.3) and the authors'
     public code do; ``bonus="literal"`` is eq. 11 as printed.
 
+    **The authors' public code** (github.com/achraf-azize/DP-BAI, ``algorithms/adapTT.py``, what
+    the paper's figures ran) differs from Algorithm 9 in four choices, each an option here so its
+    effect can be measured (docs/results/bai.md); the defaults are the paper's:
+    ``beta_rule="coin"`` (a coin of bias β at every step instead of β-tracking, line 16),
+    ``stop_candidate="leader"`` (the stopping rule tests the UCB leader of the latest phase end
+    with the squared gap whatever its sign, instead of â = argmax μ̃, lines 10–11),
+    ``challenger_bonus="kappa"`` (:func:`kappa_challenger_cost` instead of W^G, line 15) and
+    ``bonus="public-code"`` (:func:`public_code_bonus` instead of eq. 11, line 14). Its reported
+    stopping time is also not ours: it omits the pulls of unfinished phases (reported here as the
+    episode value ``released_pulls``, beside τ).
+
     Args:
         K: number of arms.
         epsilon: privacy budget ε > 0.
@@ -548,13 +623,16 @@ class AdaPTT(DoublingTopTwo):
             ½(μ̃_â − μ̃_a)₊²/(1/Ñ_â + 1/Ñ_a) against log(1/δ) + log(1 + log Ñ_â) + log(1 + log Ñ_a)
             + (1/Ñ_â + 1/Ñ_a) log²(1/δ)/ε² (:func:`daf_empirical_threshold`), with the sign of
             the gap and â = argmax μ̃ (not the public code's UCB leader).
-        bonus: ``"total"`` (default) or ``"literal"``, see above.
+        bonus: ``"total"`` (default), ``"literal"`` or ``"public-code"``, see above.
         sigma: sub-Gaussian scale σ > 0 (1/2 for rewards in [0, 1]).
         beta: tracking proportion β ∈ (0, 1).
         reward_mode: ``"sample"`` (the sample is the reward) or ``"cost"`` (the observation).
         sampler: ``"float"`` (default: binary64 Laplace noise) or ``"exact"`` (the discrete
             Laplace on a grid, :mod:`privenv.privacy.exact`: each phase mean exactly ε′-DP,
             ε′ = 2²⁰/⌈2²⁰/ε⌉ ≤ ε, on the doubles the computer releases).
+        beta_rule: ``"tracking"`` (default, line 16) or ``"coin"`` (the public code).
+        stop_candidate: ``"argmax"`` (default, line 10) or ``"leader"`` (the public code).
+        challenger_bonus: ``"none"`` (default: W^G, line 15) or ``"kappa"`` (the public code).
         n_runs: number of runs.
     """
 
@@ -565,6 +643,9 @@ class AdaPTT(DoublingTopTwo):
         "epsilon": Param(EPSILON),
         "bonus": Param(Options(BONUSES)),
         "sampler": Param(SAMPLER),
+        "beta_rule": Param(Options(BETA_RULES)),
+        "stop_candidate": Param(Options(STOP_CANDIDATES)),
+        "challenger_bonus": Param(Options(CHALLENGER_BONUSES)),
     }
 
     def __init__(
@@ -578,6 +659,9 @@ class AdaPTT(DoublingTopTwo):
         beta: float = 0.5,
         reward_mode: str = "sample",
         sampler: str = "float",
+        beta_rule: str = "tracking",
+        stop_candidate: str = "argmax",
+        challenger_bonus: str = "none",
         n_runs: int = 1,
     ) -> None:
         self.set_params(locals())
@@ -588,10 +672,15 @@ class AdaPTT(DoublingTopTwo):
         return sampler_guarantee(self.sampler, "central", self.epsilon, "reward")
 
     def kernel_params(self) -> DoublingParams:
-        kind = BONUS_DAF_TOTAL if self.bonus == "total" else BONUS_DAF_LITERAL  # eq. 11
+        kind = {"total": BONUS_DAF_TOTAL, "literal": BONUS_DAF_LITERAL,  # eq. 11
+                "public-code": BONUS_PUBLIC}[self.bonus]
         family = "adap-tt-star" if self.private_transport else "adap-tt"
-        return self.doubling_params(kind, f"{family} {self.threshold}",  # eq. 12 / 14
-                                    TABLE_BY_GAP if self.private_transport else TABLE)
+        return self.doubling_params(
+            kind, f"{family} {self.threshold}",  # eq. 12 / 14
+            TABLE_BY_GAP if self.private_transport else TABLE,
+            beta_rule=BETA_RULES.index(self.beta_rule),
+            stop_candidate=STOP_CANDIDATES.index(self.stop_candidate),
+            challenger_bonus=CHALLENGER_BONUSES.index(self.challenger_bonus))
 
 
 class AdaPTTStar(AdaPTT):
@@ -632,8 +721,10 @@ class DAFWrapper(AdaPTT):
 
     Args:
         sampling: the sampling rule, above.
-        K, epsilon, delta, threshold, bonus, sigma, beta, reward_mode, sampler, n_runs: as
-            :class:`AdaPTT` (``beta`` is used by the Top Two rule only).
+        beta, beta_rule, challenger_bonus: as :class:`AdaPTT`, read by the Top Two rule only.
+        K, epsilon, delta, threshold, bonus, sigma, reward_mode, sampler, n_runs: as
+            :class:`AdaPTT`.
+        stop_candidate: as :class:`AdaPTT`.
     """
 
     name = "daf-wrapper"
@@ -651,11 +742,14 @@ class DAFWrapper(AdaPTT):
         beta: float = 0.5,
         reward_mode: str = "sample",
         sampler: str = "float",
+        beta_rule: str = "tracking",
+        stop_candidate: str = "argmax",
+        challenger_bonus: str = "none",
         n_runs: int = 1,
     ) -> None:
         self.set_params(locals())
         super().__init__(K, epsilon, delta, threshold, bonus, sigma, beta, reward_mode, sampler,
-                         n_runs)
+                         beta_rule, stop_candidate, challenger_bonus, n_runs)
 
     def kernel_params(self) -> WrapperParams:
         return WrapperParams(*super().kernel_params(), SAMPLING_RULES.index(self.sampling))

@@ -9,10 +9,12 @@ over one run (:mod:`privenv.agents.kernel`). Its ingredients are generic kernel 
 instance implements for its parameter class (:mod:`privenv._jit`):
 
 * the estimator (line 13): :func:`estimate` → (μ̃_a, Ñ_a), :func:`update_estimator`;
-* the transportation cost W_{a,b} (lines 5 and 9): :func:`transport`;
+* the transportation cost W_{a,b} of the TC challenger (line 9): :func:`transport`;
 * the confidence bonus b_a (line 8): :func:`bonus`;
 * the GLR stopping rule (eq. 2, lines 5–7): :func:`glr_excess` = W_{â,b}(μ̃, Ñ) − c_{â,b}(Ñ, δ),
-  after :func:`prepare_stop`.
+  after :func:`prepare_stop`;
+* the choice between leader and challenger (line 10): :func:`pull_leader` (β-tracking,
+  :func:`beta_tracking`, in every instance of the paper).
 
 :class:`TTUCB` (:class:`TTUCBParams`) uses the MLE (Algorithm 2), W^G and b^G (eq. 3) and c^G
 (eq. 4). The local-DP systems :class:`CTBTT` (Algorithm 7) and :class:`GaussianLDPTTUCB`
@@ -21,7 +23,8 @@ the global-DP instances (AdaP-TT, AdaP-TT*, :mod:`privenv.agents.adap_tt`) chang
 the ingredients above.
 
 Ties in every argmax/argmin (recommendation, leader, challenger) go to the smallest arm index
-(numpy's rule; the paper does not specify one). No randomness is used.
+(numpy's rule; the paper does not specify one). The paper's instances use no randomness;
+AdaP-TT's ``beta_rule="coin"`` (the authors' public code) draws one uniform per step.
 """
 
 from __future__ import annotations
@@ -187,8 +190,18 @@ def bonus(p: Any, w: float, total_term: float) -> float:
 
 
 @generic
-def transport(p: Any, mu_a: float, mu_b: float, w_a: float, w_b: float, sigma: float) -> float:
-    """W_{a,b}(μ, ω) at scale σ (lines 5 and 9)."""
+def transport(p: Any, mu_a: float, mu_b: float, w_a: float, w_b: float, sigma: float,
+              total: int) -> float:
+    """W_{a,b}(μ, ω) at scale σ, the cost the TC challenger minimises (line 9); ``total`` =
+    ‖N_n‖₁ (read only by a cost with a time-dependent bonus: AdaP-TT's
+    ``challenger_bonus="kappa"``)."""
+    raise NotImplementedError
+
+
+@generic
+def pull_leader(p: Any, s: TopTwoState, noise: NoiseView, run: int, leader: int) -> bool:
+    """Line 10: whether this step pulls the leader B (else the challenger C); β-tracking
+    (:func:`beta_tracking`) in every instance of the paper."""
     raise NotImplementedError
 
 
@@ -246,28 +259,40 @@ def top_two_act(s: TopTwoState, p: Any, noise: NoiseView, run: int) -> int:
     arm = sampling_rule(p, s, run, total)
     if arm >= 0:  # another sampling rule behind the same estimator and stopping rule
         return arm
-    # line 8: UCB leader B = argmax_a μ̃_a + b_a(Ñ)
-    leader, best = 0, -np.inf
-    total_term = bonus_total_term(p, total)
-    for a in range(K):
-        index = s.mu_tilde[run, a] + bonus(p, s.n_tilde[run, a], total_term)
-        if index > best:
-            leader, best = a, index
+    leader = ucb_leader(p, s, run, total)  # line 8
     # line 9: TC challenger C = argmin_{a ≠ B} W_{B,a}(μ̃, N), with the global counts N
     mu_b = s.mu_tilde[run, leader]
     challenger, best = 0, np.inf  # the first smallest cost (W_{B,B} counts as +∞)
     for a in range(K):
         if a != leader:
             cost = transport(p, mu_b, s.mu_tilde[run, a], s.counts[run, leader], s.counts[run, a],
-                             p.sigma)
+                             p.sigma, total)
             if cost < best:
                 challenger, best = a, cost
-    # line 10: L_B ← L_B + 1; pull B if N^B_B ≤ β·L_B, else C (line 12: N^B_B counts it)
+    return leader if pull_leader(p, s, noise, run, leader) else challenger  # line 10
+
+
+@jit(inline="always")
+def ucb_leader(p: Any, s: TopTwoState, run: int, total: int) -> int:
+    """Line 8: the UCB leader B = argmax_a μ̃_a + b_a(Ñ) (the first largest index)."""
+    leader, best = 0, -np.inf
+    total_term = bonus_total_term(p, total)
+    for a in range(p.K):
+        index = s.mu_tilde[run, a] + bonus(p, s.n_tilde[run, a], total_term)
+        if index > best:
+            leader, best = a, index
+    return leader
+
+
+@jit(inline="always")
+def beta_tracking(p: Any, s: TopTwoState, run: int, leader: int) -> bool:
+    """Line 10's β-tracking: L_B ← L_B + 1, and the leader B is pulled if N^B_B ≤ β·L_B (then
+    N^B_B counts the pull, line 12); else the challenger."""
     s.leader_counts[run, leader] += 1
     if s.leader_pulls[run, leader] <= p.beta * s.leader_counts[run, leader]:
         s.leader_pulls[run, leader] += 1
-        return leader
-    return challenger
+        return True
+    return False
 
 
 @agent_observe.register(TopTwoState)
@@ -342,8 +367,15 @@ def _ttucb_bonus(p: TTUCBParams, w: float, log_total: float) -> float:
 @transport.register(TTUCBParams)
 @jit
 def _ttucb_transport(p: TTUCBParams, mu_a: float, mu_b: float, w_a: float, w_b: float,
-                     sigma: float) -> float:
+                     sigma: float, total: int) -> float:
     return gaussian_transport(mu_a, mu_b, w_a, w_b, sigma)  # W^G, eq. 3
+
+
+@pull_leader.register(TTUCBParams)
+@jit(inline="always")
+def _ttucb_pull_leader(p: TTUCBParams, s: TopTwoState, noise: NoiseView, run: int,
+                       leader: int) -> bool:
+    return beta_tracking(p, s, run, leader)  # line 10
 
 
 @prepare_stop.register(TTUCBParams)

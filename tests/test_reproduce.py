@@ -1,6 +1,7 @@
 """``privenv reproduce huber-fig1`` on a tiny configuration: files, determinism across workers,
 and agreement with ``privenv run``."""
 
+import argparse
 import json
 import shlex
 
@@ -11,6 +12,7 @@ from privenv import agents
 from privenv.cli import main
 from privenv.reproduce import FIGURES, figure
 from privenv.reproduce import huber_fig1 as fig1
+from privenv.reproduce.cells import Execution, default_workers
 
 
 def _figure_agents() -> tuple[str, ...]:
@@ -78,6 +80,28 @@ def test_results_do_not_depend_on_the_number_of_workers(tmp_path):
     for name in ("runs.csv", "curves.csv"):
         assert (tmp_path / "w1" / name).read_bytes() == (tmp_path / "w2" / name).read_bytes()
     assert [r.cell for r in one.results] == [r.cell for r in two.results]
+
+
+def test_one_execution_bundle_or_its_fields_by_keyword(tmp_path):
+    """How a reproduction runs is one :class:`Execution`, built once (from the command line or
+    from keywords); a bad worker count names the parameter; an execution and loose fields
+    together are refused, never merged."""
+    kw = dict(runs=2, horizon=300, agents=AGENTS[:1])
+    ex = Execution(workers=1, progress=False, figure=False)
+    bundled = fig1.reproduce(tmp_path / "b", execution=ex, **kw)
+    loose = fig1.reproduce(tmp_path / "k", workers=1, progress=False, figure=False, **kw)
+    assert (tmp_path / "b" / "runs.csv").read_bytes() == (tmp_path / "k" / "runs.csv").read_bytes()
+    assert bundled.workers == loose.workers == 1
+    assert not (tmp_path / "b" / "huber-fig1.png").exists()
+    with pytest.raises(ValueError, match="workers"):
+        Execution(workers=0)
+    with pytest.raises(TypeError, match="either execution or its fields"):
+        fig1.reproduce(tmp_path / "x", execution=ex, resume=True, **kw)
+    with pytest.raises(TypeError):
+        Execution.of(None, worker=2)  # a misspelt field is an error, not ignored
+    args = argparse.Namespace(workers=None, backend="local", address=None, resume=True)
+    assert Execution.from_args(args) == Execution(resume=True)
+    assert Execution().workers == default_workers()
 
 
 def test_a_cell_equals_its_privenv_run_command(tmp_path, capsys):

@@ -7,7 +7,10 @@ Each figure is a module registered in :data:`FIGURES` under its id. A figure mod
   :func:`privenv.reproduce.cells.add_common_arguments`: ``--quick``, ``--output``, ``--workers``,
   ``--seed``, ``--resume``, ``--backend``, ``--address``);
 * ``main(args) -> int``: run from the parsed options, print a summary table;
-* a Python entry point ``reproduce(output=None, *, quick=False, workers=None, …)``.
+* a Python entry point ``reproduce(output=None, *, quick=False, …, seed=0, execution=None,
+  **options)``: what it computes as parameters, how it runs as one
+  :class:`~privenv.reproduce.cells.Execution` (workers, backend, address, resume, progress,
+  figure — built once by ``main`` from the command line, or from ``options`` by keyword).
 
 Full scale is the default and ``--quick`` a reduced version. A figure's cells are a sweep
 (:func:`privenv.sweep.run_sweep`) written to a results store in its output directory, on local

@@ -1,8 +1,8 @@
-"""Shared pieces of the paper reproductions: command-line options and JSON files.
+"""Shared pieces of the paper reproductions: how they run, command-line options, JSON files.
 
 Cells run through the sweep machinery (:func:`privenv.sweep.run_sweep`): a figure turns its cells
-into a :class:`privenv.sweep.SweepConfig`, runs it into a results store (``results.sqlite`` in
-its output directory) on a backend (local worker processes by default, see
+into a :class:`privenv.sweep.SweepConfig`, runs it with its :class:`Execution` into a results store
+(``results.sqlite`` in its output directory) on a backend (local worker processes by default, see
 :mod:`privenv.backends`), and draws its CSVs and figure from the store. Seeds are fixed per cell,
 so results do not depend on the backend or the number of workers.
 """
@@ -17,14 +17,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+from privenv._validation import check_int
 from privenv.backends import BACKEND_METAVAR, BACKENDS
 from privenv.backends.local import default_workers
 from privenv.results import RunResults, utc_now
 
 if TYPE_CHECKING:
-    from privenv.sweep import SweepConfig, SweepReport
+    from privenv.sweep import ProgressCallback, SweepConfig, SweepReport
 
 #: the results store of a figure, in its output directory
 STORE_NAME = "results.sqlite"
@@ -52,42 +53,99 @@ def add_common_arguments(parser: argparse.ArgumentParser, default_output: str) -
                         help="scheduler address of a distributed backend")
 
 
-def run_figure_sweep(
-    config: SweepConfig,
-    out: Path,
-    *,
-    resume: bool,
-    backend: str,
-    workers: int | None,
-    address: str | None,
-    progress: Any,
-) -> tuple[SweepReport, Path, dict[str, RunResults]]:
-    """Run a figure's sweep into ``out/results.sqlite`` (started afresh unless ``resume``).
+class SweepOutcome(NamedTuple):
+    """What :meth:`Execution.run` returns: the sweep report, the store's path and the stored
+    results by configuration id."""
 
-    Returns the sweep report, the store's path and the stored results by configuration id.
-    Raises ``RuntimeError`` if a cell failed (its error is in the store; ``resume`` retries it).
+    report: SweepReport
+    store: Path
+    results: dict[str, RunResults]
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How a reproduction runs, never what it computes: the same seed and scale give the same
+    numbers whatever these are. Built once — from the command line (:meth:`from_args`) or from a
+    ``reproduce`` call's keywords (:meth:`of`) — and handed to the figure, which runs its sweep
+    with :meth:`run`.
+
+    Args:
+        workers: worker processes of the local backend (``None``: one per CPU; 1 runs in the
+            calling process); checked and resolved on construction when ``backend`` is
+            ``"local"``, left to the backend otherwise.
+        backend: where the cells run: ``"local"`` worker processes (default) or ``"dask"``
+            (:func:`privenv.backends.get_backend`).
+        address: the scheduler address of a distributed backend.
+        resume: keep the cells already in the output's results store (same seed; a figure with
+            more points extends it) and run only the others; by default the store is started
+            afresh.
+        progress: ``True`` for progress on stderr (a bar on a terminal, else a line per finished
+            cell), ``False`` for none, or a mode/callback of :func:`privenv.sweep.run_sweep`.
+        figure: draw the PNG/PDF (needs matplotlib).
     """
-    from privenv.store import Store, StoreError
-    from privenv.sweep import run_sweep
 
-    out.mkdir(parents=True, exist_ok=True)
-    store_path = out / STORE_NAME
-    if Store.is_being_written(store_path):  # never delete a store another run is writing
-        raise StoreError(f"results store {str(store_path)!r} is being written by another "
-                         "reproduction; wait until it ends, or choose another --output")
-    if not resume:
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{store_path}{suffix}").unlink(missing_ok=True)
-    report = run_sweep(config, store_path, backend=backend, workers=workers, address=address,
-                       resume=resume, progress=progress)
-    if report.failed:
-        cell, error = report.failed[0]
-        raise RuntimeError(
-            f"{len(report.failed)} of {report.cells} cells failed (first: {cell.describe()}: "
-            f"{error}); the errors are in {store_path}; rerun with --resume to retry them")
-    with Store(store_path, create=False) as store:
-        stored = {r.config_id: r for r in store.results()}
-    return report, store_path, stored
+    workers: int | None = None
+    backend: str = "local"
+    address: str | None = None
+    resume: bool = False
+    progress: bool | str | ProgressCallback = True
+    figure: bool = True
+
+    def __post_init__(self) -> None:
+        if self.backend == "local":
+            workers = (default_workers() if self.workers is None
+                       else check_int("workers", self.workers, low=1))
+            object.__setattr__(self, "workers", workers)
+
+    @classmethod
+    def of(cls, execution: Execution | None = None, **options: Any) -> Execution:
+        """``execution``, or one built from ``options`` (its fields by name), not both."""
+        if execution is None:
+            return cls(**options)
+        if options:
+            raise TypeError(f"pass either execution or its fields ({', '.join(options)}), "
+                            "not both")
+        return execution
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Execution:
+        """From the options :func:`add_common_arguments` declares."""
+        return cls(workers=args.workers, backend=args.backend, address=args.address,
+                   resume=args.resume)
+
+    @property
+    def worker_count(self) -> int:
+        """The workers a figure records (0 where the backend chooses them)."""
+        return self.workers or 0
+
+    def run(self, config: SweepConfig, out: Path) -> SweepOutcome:
+        """Run a figure's sweep into ``out/results.sqlite`` (started afresh unless
+        :attr:`resume`).
+
+        Raises ``RuntimeError`` if a cell failed (its error is in the store; ``resume`` retries
+        it).
+        """
+        from privenv.store import Store, StoreError
+        from privenv.sweep import run_sweep
+
+        out.mkdir(parents=True, exist_ok=True)
+        store_path = out / STORE_NAME
+        if Store.is_being_written(store_path):  # never delete a store another run is writing
+            raise StoreError(f"results store {str(store_path)!r} is being written by another "
+                             "reproduction; wait until it ends, or choose another --output")
+        if not self.resume:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{store_path}{suffix}").unlink(missing_ok=True)
+        report = run_sweep(config, store_path, backend=self.backend, workers=self.workers,
+                           address=self.address, resume=self.resume, progress=self.progress)
+        if report.failed:
+            cell, error = report.failed[0]
+            raise RuntimeError(
+                f"{len(report.failed)} of {report.cells} cells failed (first: {cell.describe()}: "
+                f"{error}); the errors are in {store_path}; rerun with --resume to retry them")
+        with Store(store_path, create=False) as store:
+            stored = {r.config_id: r for r in store.results()}
+        return SweepOutcome(report, store_path, stored)
 
 
 @dataclass(frozen=True)
@@ -249,8 +307,10 @@ def write_json(path: Path, data: dict[str, Any]) -> Path:
 
 __all__ = [
     "STORE_NAME",
+    "Execution",
     "FigureResult",
     "SpecFigure",
+    "SweepOutcome",
     "add_common_arguments",
     "csv_float",
     "default_workers",
@@ -262,7 +322,6 @@ __all__ = [
     "regret_results",
     "reproduce_or_report",
     "run_metadata",
-    "run_figure_sweep",
     "select",
     "utc_now",
     "write_json",

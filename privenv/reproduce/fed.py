@@ -48,18 +48,17 @@ import numpy as np
 from privenv._validation import check_int
 from privenv.plotting import SlopeFit, loglog_slope
 from privenv.reproduce.cells import (
+    Execution,
     FigureResult,
     add_common_arguments,
-    default_workers,
     finish_figure,
     print_files,
     regret_results,
     reproduce_or_report,
-    run_figure_sweep,
     run_metadata,
     utc_now,
 )
-from privenv.sweep import Configuration, ProgressCallback, SweepConfig, SweepReport
+from privenv.sweep import Configuration, SweepConfig, SweepReport
 
 ENV_ID = "FederatedLinearBandit-v0"
 AGENT = "fed-linucb"
@@ -503,15 +502,11 @@ def reproduce(
     quick: bool = False,
     runs: int | None = None,
     horizon: int | None = None,
-    workers: int | None = None,
     seed: int = 0,
     protocols: Sequence[str] | None = None,
     panels: Sequence[str] | None = None,
-    progress: bool | str | ProgressCallback = True,
-    figure: bool = True,
-    backend: str = "local",
-    address: str | None = None,
-    resume: bool = False,
+    execution: Execution | None = None,
+    **options: Any,
 ) -> Reproduction:
     """Run figure ``spec`` and write its files; returns the results.
 
@@ -520,34 +515,31 @@ def reproduce(
         output: directory (created); default ``results/<id>`` (``…-quick`` with ``quick``).
         quick: the figure's reduced scale instead of its full one.
         runs, horizon: override the scale's.
-        workers, backend, address, resume, progress: as for every reproduction
-            (:func:`privenv.reproduce.cells.run_figure_sweep`).
         seed: the seed of every cell (common random numbers across protocols).
         protocols: restrict the private protocols (the non-private reference always runs).
         panels: restrict the panels (by key, e.g. ``["b"]``).
-        figure: draw the PNG/PDF (needs matplotlib).
+        execution, options: how it runs: an :class:`~privenv.reproduce.cells.Execution`, or
+            its fields (``workers``, ``backend``, ``address``, ``resume``, ``progress``,
+            ``figure``) as keywords.
     """
     base = spec.quick if quick else spec.full
     scale = Scale(base.runs if runs is None else check_int("runs", runs, low=1),
                   base.horizon if horizon is None else check_int("horizon", horizon, low=2),
                   base.env)
-    if backend == "local":
-        workers = default_workers() if workers is None else check_int("workers", workers, low=1)
+    ex = Execution.of(execution, **options)
     cells = make_cells(spec, scale, seed, protocols, panels)
     config = sweep_config(spec, cells).validate()
     out = Path(output if output is not None else spec.default_output + ("-quick" if quick else ""))
     start = time.perf_counter()
-    report, store_path, stored = run_figure_sweep(config, out, resume=resume, backend=backend,
-                                                  workers=workers, address=address,
-                                                  progress=progress)
+    report, store_path, stored = ex.run(config, out)
     results = regret_results(config, cells, stored)
-    rep = Reproduction(spec, out, cells, results, 0.0, workers or 0, sweep=report)
+    rep = Reproduction(spec, out, cells, results, 0.0, ex.worker_count, sweep=report)
     if spec.scaling:
         rep.exponents = privacy_cost_exponents(results)
     rep.simulation_wall_s = time.perf_counter() - start
     rep.files["store"] = store_path
     return finish_figure(rep, start, lambda: write_csvs(rep),
-                         (lambda: draw(rep)) if figure else None, lambda: _metadata(rep, quick))
+                         (lambda: draw(rep)) if ex.figure else None, lambda: _metadata(rep, quick))
 
 
 def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
@@ -625,8 +617,8 @@ def main(args: argparse.Namespace, spec: FigureSpec) -> int:
         panels = [p.strip() for p in args.panels.split(",") if p.strip()]
     rep = reproduce_or_report(spec.id, lambda: reproduce(
         spec, args.output, quick=args.quick, runs=args.runs, horizon=args.horizon,
-        workers=args.workers, seed=args.seed, protocols=protocols, panels=panels,
-        backend=args.backend, address=args.address, resume=args.resume))
+        seed=args.seed, protocols=protocols, panels=panels,
+        execution=Execution.from_args(args)))
     if rep is None:
         return 1
     print(f"{spec.id}: {len(rep.results)} cells, {rep.cells[0].runs} runs, "

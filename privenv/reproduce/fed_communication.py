@@ -45,19 +45,18 @@ from privenv._validation import check_int
 from privenv.plotting import SlopeFit, loglog_slope
 from privenv.reproduce import fed
 from privenv.reproduce.cells import (
+    Execution,
     FigureResult,
     add_common_arguments,
-    default_workers,
     finish_figure,
     print_files,
     regret_results,
     reproduce_or_report,
-    run_figure_sweep,
     run_metadata,
     select,
     utc_now,
 )
-from privenv.sweep import ProgressCallback, SweepConfig, SweepReport
+from privenv.sweep import SweepConfig, SweepReport
 
 ID = "fed-communication"
 DESCRIPTION = ("paper 2: sync rounds, floats and bits per silo of fixed-batch vs data-adaptive "
@@ -187,14 +186,10 @@ def reproduce(
     quick: bool = False,
     runs: int | None = None,
     variants: Sequence[str] = VARIANTS,
-    workers: int | None = None,
     seed: int = 0,
-    progress: bool | str | ProgressCallback = True,
-    figure: bool = True,
-    backend: str = "local",
-    address: str | None = None,
-    resume: bool = False,
     n_boot: int = N_BOOT,
+    execution: Execution | None = None,
+    **options: Any,
 ) -> Reproduction:
     """Run the figure and write its files; returns the results.
 
@@ -203,30 +198,28 @@ def reproduce(
         quick: the reduced scale :data:`QUICK` instead of :data:`FULL`.
         runs: override the scale's.
         variants: keys of :data:`VARIANTS` (default: all).
-        workers, backend, address, resume, progress: as for every reproduction.
         seed: the seed of every cell.
-        figure: draw the PNG/PDF (needs matplotlib).
         n_boot: bootstrap resamples of each exponent interval.
+        execution, options: how it runs: an :class:`~privenv.reproduce.cells.Execution`, or
+            its fields (``workers``, ``backend``, ``address``, ``resume``, ``progress``,
+            ``figure``) as keywords.
     """
     base = QUICK if quick else FULL
     scale = base if runs is None else Scale(runs, base.M, base.T_for_M, base.T, base.M_for_T)
     n_boot = check_int("n_boot", n_boot, low=0)
-    if backend == "local":
-        workers = default_workers() if workers is None else check_int("workers", workers, low=1)
+    ex = Execution.of(execution, **options)
     cells = make_cells(scale, seed, variants)
     config = sweep_config(cells).validate()
     out = Path(output if output is not None else DEFAULT_OUTPUT + ("-quick" if quick else ""))
     start = time.perf_counter()
-    report, store_path, stored = run_figure_sweep(config, out, resume=resume, backend=backend,
-                                                  workers=workers, address=address,
-                                                  progress=progress)
+    report, store_path, stored = ex.run(config, out)
     rep = Reproduction(out, scale, cells, regret_results(config, cells, stored),
-                       workers=workers or 0, sweep=report)
+                       workers=ex.worker_count, sweep=report)
     rep.exponents = sync_exponents(rep, n_boot, seed)
     rep.simulation_wall_s = time.perf_counter() - start
     rep.files["store"] = store_path
     return finish_figure(rep, start, lambda: write_csvs(rep),
-                         (lambda: draw(rep)) if figure else None, lambda: _metadata(rep, quick))
+                         (lambda: draw(rep)) if ex.figure else None, lambda: _metadata(rep, quick))
 
 
 def write_csvs(rep: Reproduction) -> dict[str, Path]:
@@ -337,8 +330,8 @@ def main(args: argparse.Namespace) -> int:
     """Run from parsed command-line options; prints the summary table on stdout."""
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     rep = reproduce_or_report(ID, lambda: reproduce(
-        args.output, quick=args.quick, runs=args.runs, variants=variants, workers=args.workers,
-        seed=args.seed, backend=args.backend, address=args.address, resume=args.resume))
+        args.output, quick=args.quick, runs=args.runs, variants=variants, seed=args.seed,
+        execution=Execution.from_args(args)))
     if rep is None:
         return 1
     print(f"{ID}: {len(rep.cells)} cells, {rep.cells[0].runs} runs, "

@@ -47,21 +47,20 @@ from privenv._stats import sample_sd
 from privenv._validation import check_int, check_real
 from privenv.reproduce import huber_fig1
 from privenv.reproduce.cells import (
+    Execution,
     FigureResult,
     add_common_arguments,
     csv_float,
-    default_workers,
     finish_figure,
     float_list,
     print_files,
     regret_results,
     reproduce_or_report,
-    run_figure_sweep,
     run_metadata,
     utc_now,
 )
 from privenv.reproduce.huber_fig1 import AGENTS, PANELS, Cell, Panel, uniform_regret_rate
-from privenv.sweep import ProgressCallback, SweepConfig, SweepReport
+from privenv.sweep import SweepConfig, SweepReport
 from privenv.theory.huber import ALPHA_MAX_CENTRAL
 
 PAPER = "Wu, Zhou, Tao, Wang, On Private and Robust Bandits (NeurIPS 2023), §7, Figure 1"
@@ -303,13 +302,9 @@ def reproduce(
     horizon: int | None = None,
     values: Sequence[float] | None = None,
     agents: Sequence[str] = AGENTS,
-    workers: int | None = None,
     seed: int = 0,
-    progress: bool | str | ProgressCallback = True,
-    figure: bool = True,
-    backend: str = "local",
-    address: str | None = None,
-    resume: bool = False,
+    execution: Execution | None = None,
+    **options: Any,
 ) -> Reproduction:
     """Run figure ``spec`` (:data:`HUBER_EPSILON`, :data:`HUBER_ALPHA` or
     :data:`HUBER_CONSTANTS`) and write its files.
@@ -320,29 +315,27 @@ def reproduce(
         quick: the figure's reduced scale.
         runs, horizon, values: override the scale's (``values``: the axis' values).
         agents: registry names of agents of the Huber family (default PRAE-R, PRAE-C, DPRSE).
-        workers, backend, address, resume, progress: as for every reproduction.
         seed: the seed of every cell.
-        figure: draw the PNG/PDF (needs matplotlib).
+        execution, options: how it runs: an :class:`~privenv.reproduce.cells.Execution`, or
+            its fields (``workers``, ``backend``, ``address``, ``resume``, ``progress``,
+            ``figure``) as keywords.
     """
     base = spec.quick if quick else spec.full
     scale = replace(base, runs=base.runs if runs is None else runs,
                     horizon=base.horizon if horizon is None else horizon,
                     values=base.values if values is None else tuple(values))
-    if backend == "local":
-        workers = default_workers() if workers is None else check_int("workers", workers, low=1)
+    ex = Execution.of(execution, **options)
     cells = make_cells(spec, scale, seed, agents)
     config = sweep_config(spec, cells).validate()
     out = Path(output if output is not None else spec.default_output + ("-quick" if quick else ""))
     start = time.perf_counter()
-    report, store_path, stored = run_figure_sweep(config, out, resume=resume, backend=backend,
-                                                  workers=workers, address=address,
-                                                  progress=progress)
+    report, store_path, stored = ex.run(config, out)
     rep = Reproduction(spec, out, cells, regret_results(config, cells, stored),
-                       workers=workers or 0, sweep=report,
+                       workers=ex.worker_count, sweep=report,
                        simulation_wall_s=time.perf_counter() - start)
     rep.files["store"] = store_path
     return finish_figure(rep, start, lambda: write_csvs(rep),
-                         (lambda: draw(rep)) if figure else None, lambda: _metadata(rep, quick))
+                         (lambda: draw(rep)) if ex.figure else None, lambda: _metadata(rep, quick))
 
 
 # -- files ----------------------------------------------------------------------------------------
@@ -476,8 +469,8 @@ def main(args: argparse.Namespace, spec: AxisSpec) -> int:
         raise ValueError("agents must name at least one agent")
     rep = reproduce_or_report(spec.id, lambda: reproduce(
         spec, args.output, quick=args.quick, runs=args.runs, horizon=args.horizon,
-        values=args.values, agents=agents, workers=args.workers, seed=args.seed,
-        backend=args.backend, address=args.address, resume=args.resume))
+        values=args.values, agents=agents, seed=args.seed,
+        execution=Execution.from_args(args)))
     if rep is None:
         return 1
     print(f"{spec.id}: {len(rep.cells)} cells, {rep.cells[0].runs} runs, "

@@ -57,17 +57,16 @@ import numpy as np
 from privenv._stats import sample_sd
 from privenv._validation import check_choice, check_int
 from privenv.reproduce.cells import (
+    Execution,
     FigureResult,
     add_common_arguments,
     csv_float,
-    default_workers,
     finish_figure,
     regret_results,
-    run_figure_sweep,
     run_metadata,
     utc_now,
 )
-from privenv.sweep import Configuration, ProgressCallback, SweepConfig, SweepReport
+from privenv.sweep import Configuration, SweepConfig, SweepReport
 
 ID = "huber-fig1"
 DESCRIPTION = ("paper 1, Figure 1 (a-f): PRAE-R, PRAE-C and DPRSE on heavy-tailed bandits with "
@@ -323,15 +322,11 @@ def reproduce(
     quick: bool = False,
     runs: int | None = None,
     horizon: int | None = None,
-    workers: int | None = None,
     seed: int = 0,
     agents: Sequence[str] = AGENTS,
-    progress: bool | str | ProgressCallback = True,
-    figure: bool = True,
-    backend: str = "local",
-    address: str | None = None,
-    resume: bool = False,
     arm_order: str = "index",
+    execution: Execution | None = None,
+    **options: Any,
 ) -> Reproduction:
     """Run the reproduction and write its files; returns the results.
 
@@ -339,18 +334,13 @@ def reproduce(
         output: directory (created); default ``results/huber-fig1`` (``…-quick`` with ``quick``).
         quick: the reduced scale :data:`QUICK` instead of :data:`FULL`.
         runs, horizon: override the scale's.
-        workers: worker processes (default: one per CPU).
         seed: the seed of every cell.
         agents: registry names (default: the figure's :data:`AGENTS`).
-        progress: ``True`` for progress on stderr (a bar on a terminal, else a line per
-            finished cell), ``False`` for none, or a mode/callback of
-            :func:`privenv.sweep.run_sweep`.
-        figure: draw the PNG/PDF (needs matplotlib).
-        backend, address: where the cells run (:func:`privenv.backends.get_backend`).
-        resume: keep the cells already in the output's results store (same scale and seed) and
-            run only the others; by default the store is started afresh.
         arm_order: the order in which a batch visits its active arms, for every agent
             (``"index"``, the default, or ``"random"``; Algorithm 1 does not fix one).
+        execution, options: how it runs: an :class:`~privenv.reproduce.cells.Execution`, or
+            its fields (``workers``, ``backend``, ``address``, ``resume``, ``progress``,
+            ``figure``) as keywords.
 
     Raises:
         RuntimeError: if a cell failed (its error is in the store; ``resume`` retries it).
@@ -358,8 +348,7 @@ def reproduce(
     scale = QUICK if quick else FULL
     runs = scale.runs if runs is None else runs
     horizon = scale.horizon if horizon is None else horizon
-    if backend == "local":
-        workers = default_workers() if workers is None else check_int("workers", workers, low=1)
+    ex = Execution.of(execution, **options)
     from privenv.agents.mab import BatchedElimination
 
     arm_order = check_choice("arm_order", arm_order, BatchedElimination.ARM_ORDERS)
@@ -368,15 +357,13 @@ def reproduce(
     config = sweep_config(cells).validate()
     out = Path(output if output is not None else DEFAULT_OUTPUT + ("-quick" if quick else ""))
     start = time.perf_counter()
-    report, store_path, stored = run_figure_sweep(config, out, resume=resume, backend=backend,
-                                                  workers=workers, address=address,
-                                                  progress=progress)
+    report, store_path, stored = ex.run(config, out)
     results = regret_results(config, cells, stored)
-    rep = Reproduction(out, cells, results, 0.0, workers or 0, sweep=report)
+    rep = Reproduction(out, cells, results, 0.0, ex.worker_count, sweep=report)
     rep.simulation_wall_s = time.perf_counter() - start
     rep.files["store"] = store_path
     return finish_figure(rep, start, lambda: write_csvs(results, out),
-                         (lambda: draw(results, out, runs, horizon)) if figure else None,
+                         (lambda: draw(results, out, runs, horizon)) if ex.figure else None,
                          lambda: _metadata(rep, quick))
 
 
@@ -449,9 +436,8 @@ def main(args: argparse.Namespace) -> int:
         raise ValueError("agents must name at least one agent")
     try:
         rep = reproduce(args.output, quick=args.quick, runs=args.runs, horizon=args.horizon,
-                        workers=args.workers, seed=args.seed, agents=agents,
-                        backend=args.backend, address=args.address, resume=args.resume,
-                        arm_order=args.arm_order)
+                        seed=args.seed, agents=agents, arm_order=args.arm_order,
+                        execution=Execution.from_args(args))
     except RuntimeError as e:  # failed cells: stored with their errors, retried by --resume
         print(f"privenv reproduce {ID}: {e}", file=sys.stderr)
         return 1

@@ -70,21 +70,20 @@ import numpy as np
 from privenv._validation import check_int, check_real
 from privenv.plotting import SlopeFit, loglog_slope
 from privenv.reproduce.cells import (
+    Execution,
     FigureResult,
     add_common_arguments,
     csv_float,
-    default_workers,
     finish_figure,
     int_list,
     print_files,
     regret_results,
     reproduce_or_report,
-    run_figure_sweep,
     run_metadata,
     select,
     utc_now,
 )
-from privenv.sweep import Configuration, ProgressCallback, SweepConfig, SweepReport
+from privenv.sweep import Configuration, SweepConfig, SweepReport
 
 ID = "ldp-linear"
 DESCRIPTION = ("paper 4: log-log regret against T of LPLR-RegCB, LDP-LinUCB, LinUCB and input "
@@ -398,16 +397,12 @@ def reproduce(
     runs: int | None = None,
     horizons: Sequence[int] | None = None,
     epsilon: float = EPSILON,
-    workers: int | None = None,
     seed: int = 0,
     agents: Sequence[str] = AGENTS,
     instances: Sequence[str] | None = None,
-    progress: bool | str | ProgressCallback = True,
-    figure: bool = True,
-    backend: str = "local",
-    address: str | None = None,
-    resume: bool = False,
     n_boot: int = N_BOOT,
+    execution: Execution | None = None,
+    **options: Any,
 ) -> Reproduction:
     """Run the reproduction and write its files; returns the results.
 
@@ -416,15 +411,13 @@ def reproduce(
         quick: the reduced scale :data:`QUICK` instead of :data:`FULL`.
         runs, horizons: override the scale's (at least 2 runs and 2 increasing horizons).
         epsilon: local ε of every private agent.
-        workers: worker processes (default: one per CPU).
         seed: the seed of every cell.
         agents: registry names (default :data:`AGENTS`).
         instances: keys of :data:`INSTANCES` (default: all).
-        progress: as in :func:`privenv.reproduce.huber_fig1.reproduce`.
-        figure: draw the PNG/PDF (needs matplotlib).
-        backend, address: where the cells run (:func:`privenv.backends.get_backend`).
-        resume: keep the cells already in the output's results store.
         n_boot: bootstrap resamples of each slope interval.
+        execution, options: how it runs: an :class:`~privenv.reproduce.cells.Execution`, or
+            its fields (``workers``, ``backend``, ``address``, ``resume``, ``progress``,
+            ``figure``) as keywords.
 
     Raises:
         RuntimeError: if a cell failed (its error is in the store; ``resume`` retries it).
@@ -434,8 +427,7 @@ def reproduce(
     horizons = scale.horizons if horizons is None else tuple(horizons)
     chosen = select("instances", instances, {i.key: i for i in INSTANCES})
     n_boot = check_int("n_boot", n_boot, low=0)
-    if backend == "local":
-        workers = default_workers() if workers is None else check_int("workers", workers, low=1)
+    ex = Execution.of(execution, **options)
     cells = make_cells(agents, runs, horizons, seed, chosen, epsilon)
     if not cells:
         raise ValueError(f"no cell to run: every (instance, agent) pair chosen is skipped "
@@ -443,9 +435,7 @@ def reproduce(
     config = sweep_config(cells).validate()
     out = Path(output if output is not None else DEFAULT_OUTPUT + ("-quick" if quick else ""))
     start = time.perf_counter()
-    report, store_path, stored = run_figure_sweep(config, out, resume=resume, backend=backend,
-                                                  workers=workers, address=address,
-                                                  progress=progress)
+    report, store_path, stored = ex.run(config, out)
     results = regret_results(config, cells, stored)
     simulation_wall_s = time.perf_counter() - start
     uniform: dict[str, dict[int, tuple[float, float]]] = {}
@@ -456,11 +446,11 @@ def reproduce(
         else:
             uniform[inst.key] = dict.fromkeys(hs, uniform_regret_per_round(inst, hs[0]))
     rep = Reproduction(out, cells, results, fit_series(results, n_boot=n_boot, seed=seed),
-                       uniform, 0.0, workers or 0, sweep=report,
+                       uniform, 0.0, ex.worker_count, sweep=report,
                        simulation_wall_s=simulation_wall_s)
     rep.files["store"] = store_path
     return finish_figure(rep, start, lambda: write_csvs(rep),
-                         (lambda: draw(rep)) if figure else None, lambda: _metadata(rep, quick))
+                         (lambda: draw(rep)) if ex.figure else None, lambda: _metadata(rep, quick))
 
 
 NOTES = (
@@ -561,8 +551,8 @@ def main(args: argparse.Namespace) -> int:
     instances = [a.strip() for a in args.instances.split(",") if a.strip()]
     rep = reproduce_or_report(ID, lambda: reproduce(
         args.output, quick=args.quick, runs=args.runs, horizons=args.horizons,
-        epsilon=args.epsilon, workers=args.workers, seed=args.seed, agents=agents,
-        instances=instances, backend=args.backend, address=args.address, resume=args.resume))
+        epsilon=args.epsilon, seed=args.seed, agents=agents, instances=instances,
+        execution=Execution.from_args(args)))
     if rep is None:
         return 1
     c = rep.cells[0]

@@ -49,22 +49,21 @@ from privenv._stats import sample_sd
 from privenv._validation import check_int, check_real
 from privenv.reproduce import ldp_linear
 from privenv.reproduce.cells import (
+    Execution,
     FigureResult,
     add_common_arguments,
     csv_float,
-    default_workers,
     finish_figure,
     float_list,
     int_list,
     print_files,
     regret_results,
     reproduce_or_report,
-    run_figure_sweep,
     run_metadata,
     utc_now,
 )
 from privenv.reproduce.ldp_linear import Cell, Instance, Series
-from privenv.sweep import ProgressCallback, SweepConfig, SweepReport
+from privenv.sweep import SweepConfig, SweepReport
 
 PAPER = ("Li, Simchi-Levi, Wang, On the Optimal Regret of Locally Private Linear Contextual "
          "Bandit (Lemmas 4.3/4.4, Thm 4.7); Zheng et al. 2020 (LDP-LinUCB); Shariff & Sheffet "
@@ -240,14 +239,10 @@ def reproduce(
     horizons: Sequence[int] | None = None,
     epsilons: Sequence[float] | None = None,
     kappa_scales: Sequence[float] | None = None,
-    workers: int | None = None,
     seed: int = 0,
-    progress: bool | str | ProgressCallback = True,
-    figure: bool = True,
-    backend: str = "local",
-    address: str | None = None,
-    resume: bool = False,
     n_boot: int = ldp_linear.N_BOOT,
+    execution: Execution | None = None,
+    **options: Any,
 ) -> Reproduction:
     """Run figure ``spec`` (:data:`LPLR_CONSTANTS` or :data:`LINEAR_EPSILON`) and write its files.
 
@@ -256,10 +251,11 @@ def reproduce(
         output: directory (created); default ``results/<id>`` (``…-quick`` with ``quick``).
         quick: the figure's reduced scale.
         runs, horizons, epsilons, kappa_scales: override the scale's.
-        workers, backend, address, resume, progress: as for every reproduction.
         seed: the seed of every cell.
-        figure: draw the PNG/PDF (needs matplotlib).
         n_boot: bootstrap resamples of each slope interval.
+        execution, options: how it runs: an :class:`~privenv.reproduce.cells.Execution`, or
+            its fields (``workers``, ``backend``, ``address``, ``resume``, ``progress``,
+            ``figure``) as keywords.
     """
     base = spec.quick if quick else spec.full
     scale = replace(
@@ -273,25 +269,22 @@ def reproduce(
         raise ValueError(f"kappa_scales is only used by {LPLR_CONSTANTS.id}, got "
                          f"{list(scale.kappa_scales)}")
     n_boot = check_int("n_boot", n_boot, low=0)
-    if backend == "local":
-        workers = default_workers() if workers is None else check_int("workers", workers, low=1)
+    ex = Execution.of(execution, **options)
     cells = make_cells(spec, scale, seed)
     config = sweep_config(spec, cells).validate()
     out = Path(output if output is not None else spec.default_output + ("-quick" if quick else ""))
     start = time.perf_counter()
-    report, store_path, stored = run_figure_sweep(config, out, resume=resume, backend=backend,
-                                                  workers=workers, address=address,
-                                                  progress=progress)
+    report, store_path, stored = ex.run(config, out)
     results = regret_results(config, cells, stored)
     rep = Reproduction(spec, out, cells, results,
                        ldp_linear.uniform_regret_per_round(spec.instance, scale.horizons[0]),
-                       workers=workers or 0, sweep=report,
+                       workers=ex.worker_count, sweep=report,
                        simulation_wall_s=time.perf_counter() - start)
     if len(scale.horizons) >= 2:
         rep.series = ldp_linear.fit_series(results, n_boot=n_boot, seed=seed)
     rep.files["store"] = store_path
     return finish_figure(rep, start, lambda: write_csvs(rep),
-                         (lambda: draw(rep)) if figure else None, lambda: _metadata(rep, quick))
+                         (lambda: draw(rep)) if ex.figure else None, lambda: _metadata(rep, quick))
 
 
 # -- files ----------------------------------------------------------------------------------------
@@ -476,8 +469,7 @@ def main(args: argparse.Namespace, spec: AxisSpec) -> int:
     rep = reproduce_or_report(spec.id, lambda: reproduce(
         spec, args.output, quick=args.quick, runs=args.runs, horizons=args.horizons,
         epsilons=args.epsilons, kappa_scales=getattr(args, "kappa_scales", None),
-        workers=args.workers, seed=args.seed, backend=args.backend, address=args.address,
-        resume=args.resume))
+        seed=args.seed, execution=Execution.from_args(args)))
     if rep is None:
         return 1
     print(f"{spec.id}: {len(rep.cells)} cells, {rep.cells[0].runs} runs, "

@@ -524,3 +524,99 @@ def test_bad_input_dpa():
         TTUCBDPA(K=3, threshold="private")
     with pytest.raises(ValueError, match="alpha"):
         TTUCBDPA(K=3, alpha=1.0)
+
+
+# -- the authors' public-code choices, as options (docs/results/bai.md) -------------------------
+
+
+def _trace(horizon=6000, seed=6, **kwargs):
+    """(action, state before it) of one AdaP-TT run on μ1 through the Gym loop."""
+    env = gym.make(ENV, instance="mu1", horizon=horizon)
+    agent = make("adap-tt", env, n_runs=1, epsilon=1.0, threshold="empirical", **kwargs)
+    obs, _ = env.reset(seed=seed)
+    agent.reset(seed=seed)
+    trace = []
+    for _ in range(horizon):
+        state = (agent.counts[0].copy(), agent.mu_tilde[0].copy(), agent.n_tilde[0].copy())
+        a = int(agent.act(obs))
+        trace.append((a, state))
+        if a >= agent.K:
+            break
+        obs, reward, *_ = env.step(a)
+        agent.observe(a, reward, obs)
+    return trace, agent
+
+
+def test_public_code_sampling_rule_leader_challenger_and_coin():
+    """``bonus="public-code"``, ``challenger_bonus="kappa"``, ``beta_rule="coin"``: from the state
+    before each step, the leader is argmax μ̃_a + √(log n/(2Ñ_a)) + log n/(εÑ_a) and the
+    challenger argmin_{a≠B} (μ̃_B − μ̃_a + 1/(1 + √n))/√(1/N_B + 1/N_a) (n = pulls so far); the
+    pulled arm is one of them, the leader in a fraction β of the steps where they differ
+    (two-sided binomial test, false alarm 10⁻³ at the fixed seed), and the β-tracking counters
+    are never touched."""
+    trace, agent = _trace(bonus="public-code", challenger_bonus="kappa", beta_rule="coin")
+    leader_pulls = other = 0
+    for a, (counts, mu, w) in trace[agent.K:]:
+        if a >= agent.K:
+            break
+        n = int(counts.sum())
+        leader = int(np.argmax(mu + np.sqrt(np.log(n) / (2 * w)) + np.log(n) / w))
+        cost = (mu[leader] - mu + 1 / (1 + math.sqrt(n))) / np.sqrt(1 / counts[leader] + 1 / counts)
+        cost[leader] = np.inf
+        challenger = int(np.argmin(cost))
+        assert a in (leader, challenger)
+        if leader != challenger:
+            leader_pulls += a == leader
+            other += 1
+    assert other > 1000
+    assert binom.cdf(leader_pulls, other, 0.5) > 5e-4
+    assert binom.sf(leader_pulls - 1, other, 0.5) > 5e-4
+    assert (agent.leader_counts == 0).all() and (agent.leader_pulls == 0).all()
+    tracking, _ = _trace(bonus="public-code", challenger_bonus="kappa")
+    assert [a for a, _ in tracking] != [a for a, _ in trace]
+
+
+@pytest.mark.parametrize("candidate", ["argmax", "leader"])
+def test_stop_candidate_at_the_stop(candidate):
+    """At the stop (right after a phase end), every pair (c, b), b ≠ c, passes the empirical rule
+    with the squared gap: c = â = argmax μ̃ (Algorithm 9) or c = the UCB leader of that phase end
+    (``stop_candidate="leader"``, the public code); the recommendation is â either way."""
+    agent = AdaPTT(K=5, epsilon=1.0, threshold="empirical", stop_candidate=candidate,
+                   reward_mode="cost", n_runs=20)
+    simulate(agent, ENV, n_runs=20, seed=2, horizon=10**6, env_kwargs={"instance": "mu3"})
+    assert agent.stopped.all()
+    differs = 0
+    for r in range(agent.n_runs):
+        mu, w, tau = agent.mu_tilde[r], agent.n_tilde[r], int(agent.stopping_time[r])
+        a_hat = int(np.argmax(mu))
+        assert agent.recommendation[r] == a_hat
+        c = a_hat if candidate == "argmax" else int(np.argmax(mu + daf_bonus(w, k_fn(tau), 1.0)))
+        differs += c != a_hat
+        others = np.arange(agent.K) != c
+        stat = 0.5 * (mu[c] - mu[others]) ** 2 / (1 / w[c] + 1 / w[others])
+        assert (stat >= daf_empirical_threshold(w[c], w[others], DELTA, 1.0)).all()
+    if candidate == "argmax":
+        assert differs == 0
+
+
+def test_released_pulls_omit_unfinished_phases(recorded):
+    """``released_pulls`` = Σ_a (the count at arm a's last phase end) ≤ τ: the stopping time the
+    public code reports."""
+    agent, res = recorded
+    last = {}
+    for (_, r, a, c, _) in agent.releases:
+        last[(r, a)] = c
+    expected = [sum(last[(r, a)] for a in range(agent.K)) for r in range(agent.n_runs)]
+    assert res.episode["released_pulls"].tolist() == expected
+    assert (res.episode["released_pulls"] < res.episode["stopping_time"]).all()
+
+
+def test_paper_defaults_draw_no_coin_and_keep_the_runs():
+    """The defaults are Algorithm 9's: the same runs as with every option set to its default by
+    name (the golden tests keep the numbers of earlier versions)."""
+    kw = dict(n_runs=4, seed=1, horizon=10**6, env_kwargs={"instance": "mu3"})
+    base = simulate("adap-tt", ENV, agent_kwargs={"epsilon": 0.5}, **kw)
+    named = simulate("adap-tt", ENV, agent_kwargs={
+        "epsilon": 0.5, "beta_rule": "tracking", "stop_candidate": "argmax",
+        "challenger_bonus": "none", "bonus": "total"}, **kw)
+    assert np.array_equal(base.episode["stopping_time"], named.episode["stopping_time"])

@@ -1,0 +1,414 @@
+"""What a stopping-time reproduction of paper 3 runs: its figures, points, lower bounds and cost.
+
+The figures (:class:`FigureSpec`: ``bai-local`` and ``bai-global``, run by
+:mod:`privenv.reproduce.bai`), the paper's theory at each point (lower bounds, the regime switch,
+the asymptotic upper bounds) and the plan of a reproduction (:func:`plan`), with its cost
+estimated before anything runs.
+
+**Points and cells.** A *point* is (instance, agent, threshold, ε); an agent without an ``epsilon``
+parameter (TTUCB) has one point per instance and threshold, drawn as a horizontal line. Top Two
+agents (those with a ``threshold`` parameter) run with the thresholds chosen by ``--threshold``:
+``theory`` (the δ-correct thresholds of the lemmas) or ``empirical`` (the authors' public-code
+rules, Remark 53 — what the paper's figures used), or ``both`` (the default: the
+comparison is reported for both). Every point is one configuration of a sweep
+(:mod:`privenv.sweep`) on ``BestArmIdentification-v0`` with the same integer seed (common random
+numbers: run *i* of every point sees the same reward streams), split into cells of ``--chunk``
+runs that the backend runs in parallel, most expensive first.
+
+**Compute cost.** Each run is played to its own stop inside compiled code
+(:mod:`privenv.agents.kernel`): a run costs its own stopping time × the agent's cost per pull
+(:data:`PULL_SECONDS`, measured), and a run that has stopped costs nothing. The cost is estimated
+before running from the lower bound, E[τ] ≈ :data:`INFLATION` × bound, capped at the budget. The
+estimate is printed (and with ``--dry-run`` only printed). Full scale is days on a small
+machine: CTB-TT's τ grows like ε⁻² (the local bound alone is ≈ 10⁸ at ε = 0.01 on μ1), so at
+ε ≤ 0.1 on μ1, μ2, μ6 its runs reach the 10⁸-pull budget, about 2.2 CPU-hours per 1000 runs; the
+estimate for all of ``bai-local`` is about 2.3 CPU-days (both thresholds) and for ``bai-global``
+about 19 CPU-hours (AdaP-TT and AdaP-TT* at ε = 0.001 take 10⁷–10⁸ steps). The E[τ]/bound factors
+were measured on μ4/μ5, then raised where 1000 runs on μ1/μ2 measured more.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from privenv._validation import check_choice, check_epsilon, check_int
+from privenv.parameters import Param
+from privenv.sweep import Configuration, SweepConfig
+
+ENV_ID = "BestArmIdentification-v0"
+#: the risk of every experiment of paper 3
+DELTA = 0.01
+#: the instances of Appendix I, in order
+INSTANCES: tuple[str, ...] = ("mu1", "mu2", "mu3", "mu4", "mu5", "mu6")
+THRESHOLDS: tuple[str, ...] = ("theory", "empirical")
+THRESHOLD_CHOICES: tuple[str, ...] = (*THRESHOLDS, "both")
+#: level of the one-sided Clopper–Pearson bounds on the error probability
+CONFIDENCE = 0.95
+#: ε grids of Appendix I
+LOCAL_EPSILONS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9,
+                                     1.0, 10.0, 100.0)
+GLOBAL_EPSILONS: tuple[float, ...] = (0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6,
+                                      0.7, 0.8, 0.9, 1.0, 10.0, 100.0, 1000.0)
+
+# -- cost model (printed before running; an order of magnitude, not a promise) --------------------
+#: CPU seconds per pull of one run, per agent (the fast path, K = 5, measured on the 2-core
+#: development machine: with ``python benchmarks/bai.py`` on μ1, 300 and 1000 runs — TTUCB
+#: 62–73 ns, CTB-TT 68–76, AdaP-TT 49–52 — and on μ4 at ε = 1, 20 runs, the fastest of 3 —
+#: TTUCB 102 (runs of about 3 000 pulls: the per-run setup weighs), TTUCB-DPA 55, CTB-TT 73,
+#: Gaussian-LDP TTUCB 77, AdaP-TT 48, AdaP-TT* 52, DP-SE 12; the larger, rounded up to the next
+#: 10 ns); other agents get the largest
+PULL_SECONDS: dict[str, float] = {
+    "ttucb": 110e-9, "ttucb-dpa": 60e-9, "ctb-tt": 80e-9, "gaussian-ldp-ttucb": 80e-9,
+    "adap-tt": 60e-9, "adap-tt-star": 60e-9, "dp-se": 20e-9,
+}
+#: E[τ] / lower bound per (agent, threshold) (measured at 20–100 runs on μ1…μ6 for TTUCB and on
+#: μ4/μ5 at ε ∈ {0.1, 0.3, 1, 10} for the others, rounded up; others get the largest): TTUCB
+#: 5–21× T*_KL·log(1/(2.4δ)) with the theory thresholds, 8–31× with the empirical ones; CTB-TT
+#: 26–52× / 38–76× the local bound (largest next to the switch, where the bound's max{·} is
+#: loosest); AdaP-TT 46–71× / 17–38×, AdaP-TT* 33–160× / 5–47×, DP-SE 18–31× the global bound;
+#: then at 1000 runs on μ1/μ2 (ε ∈ {0.1, 1, 10}, empirical thresholds): AdaP-TT 47–136×,
+#: AdaP-TT* 47–263×, DP-SE 25–74× (the largest values are used)
+INFLATION: dict[tuple[str, str | None], float] = {
+    ("ttucb", "theory"): 25.0, ("ttucb", "empirical"): 35.0,
+    ("ctb-tt", "theory"): 55.0, ("ctb-tt", "empirical"): 80.0,
+    ("adap-tt", "theory"): 75.0, ("adap-tt", "empirical"): 140.0,
+    ("adap-tt-star", "theory"): 160.0, ("adap-tt-star", "empirical"): 270.0,
+    ("dp-se", None): 75.0,
+}
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Which points a reproduction runs and how many runs each."""
+
+    instances: tuple[str, ...]
+    epsilons: tuple[float, ...]
+    runs: int
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """One stopping-time-vs-ε figure of paper 3.
+
+    Args:
+        id: the figure id (``privenv reproduce <id>``).
+        model: ``"local"`` or ``"global"`` (which lower bound and regime switch).
+        description: one line for ``privenv reproduce --list``.
+        paper: the figures of paper 3 it reproduces.
+        agents: registry names; agents without ``epsilon`` are non-private references.
+        full, quick: the paper's scale and the ``--quick`` scale.
+    """
+
+    id: str
+    model: str
+    description: str
+    paper: str
+    agents: tuple[str, ...]
+    full: Scale
+    quick: Scale
+
+    @property
+    def default_output(self) -> str:
+        return f"results/{self.id}"
+
+    def lower_bounds(self, instance: str, epsilon: float | None) -> dict[str, float]:
+        """The lower bounds on E[τ_δ] at ε (``None``: the non-private bound T*_KL·log)."""
+        return dict(_lower_bounds(self.model, instance, epsilon))
+
+    def switch(self, instance: str) -> float:
+        """The ε at which the (relaxed) lower bound switches from the privacy term to T*_KL."""
+        return _switch(self.model, instance)
+
+
+LOCAL = FigureSpec(
+    id="bai-local",
+    model="local",
+    description=("paper 3, Fig. 1 & 3: stopping time vs ε of CTB-TT (ε-local DP) and TTUCB on "
+                 "μ1…μ6, with the local lower bound"),
+    paper="Fig. 1 and Fig. 3 (§5.1, Appendix I)",
+    agents=("ttucb", "ctb-tt"),
+    full=Scale(INSTANCES, LOCAL_EPSILONS, 1000),
+    # μ4/μ5: the cheapest instances whose τ is still well above the K initial pulls; ε from the
+    # high-privacy side of the switch (≈ 0.6) to the flat regime
+    quick=Scale(("mu4", "mu5"), (0.5, 1.0, 10.0), 100),
+)
+
+GLOBAL = FigureSpec(
+    id="bai-global",
+    model="global",
+    description=("paper 3, Fig. 2, 4 & 5: stopping time vs ε of AdaP-TT, AdaP-TT*, DP-SE "
+                 "(ε-global DP) and TTUCB on μ1…μ6, with the global lower bound"),
+    paper="Fig. 2, Fig. 4 and Fig. 5 (§5.2, Appendix I)",
+    agents=("ttucb", "adap-tt", "adap-tt-star", "dp-se"),
+    full=Scale(INSTANCES, GLOBAL_EPSILONS, 1000),
+    # switches at ε ≈ 0.2 (μ4) and 0.34 (μ5)
+    quick=Scale(("mu4", "mu5"), (0.1, 1.0, 10.0), 100),
+)
+
+FIGURES: dict[str, FigureSpec] = {LOCAL.id: LOCAL, GLOBAL.id: GLOBAL}
+
+
+# -- theory (cached: the exact global bound is a numerical optimisation) -------------------------
+
+
+def _log_factor(delta: float = DELTA) -> float:
+    return math.log(1.0 / (2.4 * delta))
+
+
+@functools.cache
+def characteristic_times(instance: str) -> dict[str, float]:
+    """T*_KL, T*_TV and T*_TV² of an instance (paper 3, eq. 1)."""
+    from privenv.problems.bai import INSTANCES as MEANS
+    from privenv.theory import bai as th
+
+    mu = MEANS[instance]
+    return {"T_KL": th.characteristic_time_kl(mu), "T_TV": th.characteristic_time_tv(mu),
+            "T_TV2": th.characteristic_time_tv2(mu)}
+
+
+@functools.cache
+def _lower_bounds(model: str, instance: str,
+                  epsilon: float | None) -> tuple[tuple[str, float], ...]:
+    from privenv.problems.bai import INSTANCES as MEANS
+    from privenv.theory import bai as th
+
+    L = _log_factor()
+    t = characteristic_times(instance)
+    if epsilon is None:
+        return (("non-private bound T*_KL·log(1/2.4δ) (Lemma 5)", t["T_KL"] * L),)
+    if model == "local":
+        return (("local-DP bound (Cor. 11)",
+                 max(t["T_KL"], t["T_TV2"] / th.c_local(epsilon)) * L),)
+    exact = th.global_dp_lower_bound(MEANS[instance], epsilon)
+    return (("global-DP bound (Thm 17)", exact * L),
+            ("relaxation max{T*_KL, T*_TV/ε} (Cor. 18)", max(t["T_KL"], t["T_TV"] / epsilon) * L))
+
+
+@functools.cache
+def upper_bound(agent: str, instance: str, epsilon: float | None) -> tuple[str, float] | None:
+    """The paper's asymptotic upper bound on E[τ_δ] for ``agent`` (lim sup E[τ_δ]/log(1/δ) ≤ R),
+    as (source, R·log(1/δ)) at δ = :data:`DELTA`, or ``None`` where the paper states none:
+    TTUCB T*_{KL,β}(ν) and CTB-TT T*_{KL,β}(ν_ε) = (1 + 2/(e^ε − 1))²T*_{KL,β}(ν) (§3.2, after
+    Lemma 12), AdaP-TT Theorem 22, AdaP-TT* Theorem 24 (β = 1/2, σ = 1/2). They drop the
+    second-order terms in log(1/δ): a δ → 0 rate, not a bound at δ = 0.01."""
+    from privenv.problems.bai import INSTANCES as MEANS
+    from privenv.theory import bai as th
+
+    mu, L = MEANS[instance], math.log(1.0 / DELTA)
+    T_beta = th.characteristic_time_kl_beta(mu, 0.5, "gaussian", 0.5)
+    if agent == "ttucb":
+        return "T*_KL,β(ν) (Jourdan & Degenne 2024)", T_beta * L
+    if epsilon is None:
+        return None
+    if agent == "ctb-tt":
+        return "T*_KL,β(ν_ε) (§3.2)", th.ctb_factor(epsilon) * T_beta * L
+    if agent == "adap-tt":
+        return "Theorem 22", th.adap_tt_upper_bound(mu, epsilon) * L
+    if agent == "adap-tt-star":
+        return "Theorem 24", th.adap_tt_star_upper_bound(mu, epsilon) * L
+    return None
+
+
+@functools.cache
+def _switch(model: str, instance: str) -> float:
+    from privenv.problems.bai import INSTANCES as MEANS
+    from privenv.theory import bai as th
+
+    if model == "local":
+        return th.local_regime_switch_epsilon(MEANS[instance])
+    return th.global_regime_switch_epsilon(MEANS[instance])
+
+
+# -- points ---------------------------------------------------------------------------------------
+
+
+def _agent_params(agent: str) -> dict[str, Param]:
+    """The agent's declared parameters."""
+    from privenv.agents import agent_class
+
+    try:
+        cls = agent_class(agent)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"agent {agent!r} is registered but cannot be imported: {e}") from e
+    return cls.parameters
+
+
+def is_private(agent: str) -> bool:
+    """Whether the agent takes a privacy budget ``epsilon`` (else it is a non-private reference,
+    one point per instance)."""
+    return "epsilon" in _agent_params(agent)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One point of a figure: an agent with its threshold at one ε on one instance."""
+
+    instance: str
+    agent: str
+    epsilon: float | None  # None: a non-private agent (ε-independent)
+    threshold: str | None  # None: the agent has no threshold choice
+    delta: float = DELTA
+
+    @property
+    def label(self) -> str:
+        return self.agent + (f" [{self.threshold}]" if self.threshold else "")
+
+    @property
+    def agent_kwargs(self) -> dict[str, Any]:
+        params = _agent_params(self.agent)
+        kw: dict[str, Any] = {}
+        if self.epsilon is not None:
+            kw["epsilon"] = self.epsilon
+        if "delta" in params:
+            kw["delta"] = self.delta
+        if self.threshold is not None:
+            kw["threshold"] = self.threshold
+        return kw
+
+    @property
+    def env_kwargs(self) -> dict[str, Any]:
+        """The instance, plus the env arguments the agent requires (e.g. rewards as samples)."""
+        from privenv.agents import env_kwargs_for
+
+        return env_kwargs_for(self.agent, {"instance": self.instance})
+
+    def configuration(self, horizon: int | None) -> Configuration:
+        return Configuration(ENV_ID, self.env_kwargs, self.agent, self.agent_kwargs, horizon)
+
+
+def make_points(spec: FigureSpec, instances: Sequence[str], epsilons: Sequence[float],
+                agents: Sequence[str], threshold: str = "both") -> list[Point]:
+    """Every point, instance-major; non-private agents once per instance and threshold."""
+    from privenv.agents import REGISTRY
+
+    threshold = check_choice("threshold", threshold, THRESHOLD_CHOICES)
+    thresholds = THRESHOLDS if threshold == "both" else (threshold,)
+    if not instances:
+        raise ValueError(f"instances must name at least one of {', '.join(INSTANCES)}")
+    for inst in instances:
+        check_choice("instances", inst, INSTANCES)
+    if not epsilons:
+        raise ValueError("epsilons must contain at least one ε > 0")
+    epsilons = sorted({check_epsilon(e, "epsilons") for e in epsilons})
+    if not agents:
+        raise ValueError(f"agents must name at least one agent (figure agents: "
+                         f"{', '.join(spec.agents)})")
+    for a in agents:
+        if a not in REGISTRY:
+            raise ValueError(f"unknown agent {a!r} in agents; known agents: "
+                             f"{', '.join(sorted(REGISTRY))}")
+    points = []
+    for inst in dict.fromkeys(instances):
+        for a in dict.fromkeys(agents):
+            ths: tuple[str | None, ...] = (
+                thresholds if "threshold" in _agent_params(a) else (None,))
+            eps: Sequence[float | None] = epsilons if is_private(a) else (None,)
+            points += [Point(inst, a, e, th) for th in ths for e in eps]
+    return points
+
+
+def estimated_steps(spec: FigureSpec, point: Point, horizon: int) -> float:
+    """Estimated pulls of one run of this point: INFLATION × the lower bound, capped at the
+    budget ``horizon``."""
+    lb = spec.lower_bounds(point.instance, point.epsilon)
+    factor = INFLATION.get((point.agent, point.threshold), max(INFLATION.values()))
+    return min(float(horizon), factor * max(lb.values()))
+
+
+def estimated_seconds(spec: FigureSpec, point: Point, horizon: int, runs: int) -> float:
+    """Estimated CPU seconds of all the runs of this point (runs cost their own pulls: how they
+    are split into cells does not matter)."""
+    per_pull = PULL_SECONDS.get(point.agent, max(PULL_SECONDS.values()))
+    return runs * estimated_steps(spec, point, horizon) * per_pull
+
+
+def default_chunk(runs: int) -> int:
+    """Runs per cell by default: two halves from 200 runs on, so that the most expensive point
+    (at full scale CTB-TT or AdaP-TT at the smallest ε, which dominates the total) runs on two
+    workers (a run costs the same in any cell)."""
+    return runs if runs < 200 else -(-runs // 2)
+
+
+@dataclass
+class Plan:
+    """What a reproduction will run, with its estimated cost."""
+
+    spec: FigureSpec
+    points: list[Point]
+    runs: int
+    horizon: int
+    seed: int
+    chunk: int
+    estimates: dict[Point, float]  # CPU seconds per point
+
+    @property
+    def total_seconds(self) -> float:
+        return float(sum(self.estimates.values()))
+
+    def sweep_config(self) -> SweepConfig:
+        """One configuration per point, the most expensive first (so that the long cells start
+        first and the workers finish together)."""
+        order = sorted(self.points, key=lambda p: -self.estimates[p])
+        return SweepConfig(tuple(p.configuration(self.horizon) for p in order), runs=self.runs,
+                           chunk=self.chunk, seed=self.seed, n_checkpoints=1, name=self.spec.id)
+
+    def describe_cost(self, workers: int) -> str:
+        n_cells = len(self.points) * -(-self.runs // self.chunk)
+        top = sorted(self.points, key=lambda p: -self.estimates[p])[:5]
+        lines = [
+            f"{self.spec.id}: {len(self.points)} points × {self.runs} runs in {n_cells} cells of "
+            f"≤ {self.chunk} runs, budget {self.horizon:.3g} pulls per run",
+            f"estimated cost (lower bound × E[τ]/bound factor, not a promise): "
+            f"{duration_text(self.total_seconds)} CPU, "
+            f"≈ {duration_text(self.total_seconds / workers)} on {workers} worker(s); most "
+            "expensive points:",
+        ]
+        for p in top:
+            steps = estimated_steps(self.spec, p, self.horizon)
+            capped = " (reaches the budget)" if steps >= self.horizon else ""
+            eps = "" if p.epsilon is None else f" ε = {p.epsilon:g}"
+            lines.append(f"  {p.instance} {p.label}{eps}: ~{steps:.2g} steps{capped}, "
+                         f"{duration_text(self.estimates[p])}")
+        return "\n".join(lines)
+
+
+def duration_text(seconds: float) -> str:
+    """A duration for people: seconds, minutes, hours or days."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def plan(spec: FigureSpec, *, quick: bool = False, instances: Sequence[str] | None = None,
+         epsilons: Sequence[float] | None = None, runs: int | None = None,
+         agents: Sequence[str] | None = None, threshold: str = "both",
+         horizon: int | None = None, chunk: int | None = None, seed: int = 0) -> Plan:
+    """The points of a reproduction and their estimated cost (nothing runs)."""
+    from privenv.envs.bai import DEFAULT_HORIZON
+
+    scale = spec.quick if quick else spec.full
+    runs = check_int("runs", scale.runs if runs is None else runs, low=1)
+    horizon = check_int("horizon", DEFAULT_HORIZON if horizon is None else horizon, low=2)
+    chunk = check_int("chunk", default_chunk(runs) if chunk is None else chunk, low=1)
+    seed = check_int("seed", seed, low=0)
+    points = make_points(spec, scale.instances if instances is None else instances,
+                         scale.epsilons if epsilons is None else epsilons,
+                         spec.agents if agents is None else agents, threshold)
+    estimates = {p: estimated_seconds(spec, p, horizon, runs) for p in points}
+    return Plan(spec, points, runs, horizon, seed, min(chunk, runs), estimates)
+
+
+
+__all__ = ["CONFIDENCE", "DELTA", "ENV_ID", "FIGURES", "GLOBAL", "GLOBAL_EPSILONS", "INFLATION",
+           "INSTANCES", "LOCAL", "LOCAL_EPSILONS", "PULL_SECONDS", "THRESHOLDS",
+           "THRESHOLD_CHOICES", "FigureSpec", "Plan", "Point", "Scale", "characteristic_times",
+           "default_chunk", "duration_text", "estimated_seconds", "estimated_steps", "is_private",
+           "make_points", "plan", "upper_bound"]
