@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from privenv.reproduce import (
+    bai_delta,
     bai_global,
     bai_local,
     fed,
@@ -44,6 +45,7 @@ FIGURES: dict[str, Any] = {
     **{spec.id: SpecFigure(huber_axes, spec) for spec in huber_axes.FIGURES.values()},
     bai_local.ID: bai_local,
     bai_global.ID: bai_global,
+    bai_delta.ID: bai_delta,
     ldp_linear.ID: ldp_linear,
     ldp_estimation.ID: ldp_estimation,
     **{spec.id: SpecFigure(linear_axes, spec) for spec in linear_axes.FIGURES.values()},

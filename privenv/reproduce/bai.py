@@ -60,7 +60,7 @@ from privenv.reproduce.bai_plan import (
     make_points,
     plan,
 )
-from privenv.reproduce.bai_results import PointResult, Reproduction, draw, write_csvs
+from privenv.reproduce.bai_results import PointResult, Reproduction, write_csvs
 from privenv.reproduce.cells import (
     Execution,
     add_common_arguments,
@@ -83,22 +83,25 @@ def reproduce(
     epsilons: Sequence[float] | None = None,
     runs: int | None = None,
     agents: Sequence[str] | None = None,
-    threshold: str = "both",
+    threshold: str | None = None,
     horizon: int | None = None,
     chunk: int | None = None,
     seed: int = 0,
+    deltas: Sequence[float] | None = None,
     log: Callable[[str], None] | None = None,
     execution: Execution | None = None,
     **options: Any,
 ) -> Reproduction:
-    """Run a stopping-time-vs-ε reproduction and write its files; returns the results.
+    """Run a stopping-time reproduction and write its files; returns the results.
 
     Args:
-        spec: :data:`LOCAL` or :data:`GLOBAL`.
+        spec: :data:`LOCAL`, :data:`GLOBAL` or :data:`~privenv.reproduce.bai_delta.DEFINITION`.
         output: directory (created); default ``results/<id>`` (``…-quick`` with ``quick``).
         quick: the figure's quick scale (instances, ε, runs) instead of the full one.
-        instances, epsilons, runs, agents: override the scale's (restrict a reproduction).
-        threshold: ``"theory"``, ``"empirical"`` or ``"both"`` for the Top Two agents.
+        instances, epsilons, runs, agents, deltas: override the scale's (restrict a
+            reproduction).
+        threshold: ``"theory"``, ``"empirical"`` or ``"both"`` for the Top Two agents (default:
+            the figure's, ``spec.threshold``).
         horizon: the sample budget per run (default: the env's, 10⁸).
         chunk: runs per cell (default :func:`default_chunk`).
         seed: the seed of every point.
@@ -110,7 +113,8 @@ def reproduce(
         RuntimeError: if a cell failed (its error is in the store; ``resume`` retries it).
     """
     pl = plan(spec, quick=quick, instances=instances, epsilons=epsilons, runs=runs,
-              agents=agents, threshold=threshold, horizon=horizon, chunk=chunk, seed=seed)
+              agents=agents, threshold=spec.threshold if threshold is None else threshold,
+              horizon=horizon, chunk=chunk, seed=seed, deltas=deltas)
     ex = Execution.of(execution, **options)
     if log is not None:
         log(pl.describe_cost(ex.workers or default_workers()))
@@ -125,8 +129,8 @@ def reproduce(
     rep = Reproduction(spec, out, pl, results, 0.0, ex.worker_count, sweep=report)
     rep.simulation_wall_s = time.perf_counter() - start
     rep.files["store"] = store_path
-    return finish_figure(rep, start, lambda: write_csvs(spec, results, out, pl.seed),
-                         (lambda: draw(spec, results, out, pl.runs)) if ex.figure else None,
+    return finish_figure(rep, start, lambda: spec.write_files(results, out, pl.seed),
+                         (lambda: spec.draw(results, out, pl.runs)) if ex.figure else None,
                          lambda: _metadata(rep, quick))
 
 
@@ -134,6 +138,7 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
     from privenv.problems.bai import INSTANCES as MEANS
 
     spec, pl = rep.spec, rep.plan
+    deltas = sorted({p.delta for p in pl.points}, reverse=True)
     points = []
     for r in rep.results:
         p = r.point
@@ -156,7 +161,7 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
         "argv": list(sys.argv),
         "quick": quick,
         "env": ENV_ID,
-        "delta": DELTA,
+        "delta": deltas[0] if len(deltas) == 1 else deltas,
         "runs": pl.runs,
         "budget": pl.horizon,
         "seed": pl.seed,
@@ -186,13 +191,14 @@ def _names(text: str, what: str) -> list[str]:
     return items
 
 
-def _floats(text: str) -> list[float]:
+def _floats(text: str, what: str = "epsilons", allowed: str = "> 0") -> list[float]:
     out = []
-    for x in _names(text, "epsilons"):
+    for x in _names(text, what):
         try:
             out.append(float(x))
         except ValueError:
-            raise ValueError(f"epsilons must be comma-separated numbers > 0, got {x!r}") from None
+            raise ValueError(f"{what} must be comma-separated numbers {allowed}, got {x!r}"
+                             ) from None
     return out
 
 
@@ -211,11 +217,16 @@ def add_arguments(parser: argparse.ArgumentParser, spec: FigureSpec) -> None:
                         help=f"runs per point (default {f.runs}; {q.runs} with --quick)")
     parser.add_argument("--agents", default=",".join(spec.agents),
                         help=f"comma-separated agent names (default: {','.join(spec.agents)})")
-    parser.add_argument("--threshold", choices=THRESHOLD_CHOICES, default="both",
+    parser.add_argument("--threshold", choices=THRESHOLD_CHOICES, default=spec.threshold,
                         help="stopping thresholds of the Top Two agents: the δ-correct ones of "
                              "the paper's lemmas (theory), the authors' code (empirical, what "
-                             "the paper's figures used) or both (default: the comparison is "
-                             "reported under both)")
+                             "the paper's figures used) or both (the comparison is reported "
+                             f"under both); default: {spec.threshold}")
+    if len(f.deltas) > 1:
+        parser.add_argument("--deltas", default=None, metavar="LIST",
+                            help=f"comma-separated risks δ (default: "
+                                 f"{','.join(f'{d:g}' for d in f.deltas)}; "
+                                 f"{','.join(f'{d:g}' for d in q.deltas)} with --quick)")
     parser.add_argument("--horizon", type=int, default=None, metavar="BUDGET",
                         help="sample budget per run (default: the env's, 1e8); runs reaching it "
                              "are reported as non-stopping")
@@ -234,6 +245,8 @@ def main(args: argparse.Namespace, spec: FigureSpec) -> int:
         epsilons=None if args.epsilons is None else _floats(args.epsilons),
         runs=args.runs, agents=_names(args.agents, "agents"), threshold=args.threshold,
         horizon=args.horizon, chunk=args.chunk, seed=args.seed,
+        deltas=(None if getattr(args, "deltas", None) is None
+                else _floats(args.deltas, "deltas", "in (0, 1)")),
     )
     if args.dry_run:
         pl = plan(spec, **kwargs)
@@ -246,21 +259,27 @@ def main(args: argparse.Namespace, spec: FigureSpec) -> int:
         print(f"privenv reproduce {spec.id}: {e}", file=sys.stderr)
         return 1
     pl = rep.plan
-    print(f"{spec.id}: {len(pl.points)} points, {pl.runs} runs each, δ = {DELTA:g}, budget "
+    deltas = ", ".join(f"{d:g}" for d in sorted({p.delta for p in pl.points}, reverse=True))
+    print(f"{spec.id}: {len(pl.points)} points, {pl.runs} runs each, δ = {deltas}, budget "
           f"{pl.horizon:.3g}, {rep.sweep.backend}, wall time {rep.wall_s:.1f} s "
           f"(estimated {duration_text(pl.total_seconds)} CPU)")
     print(f"stopping time τ (mean ± sd over runs; non-stopping runs count as the budget), the "
           f"lower bound × log(1/(2.4δ)), wrong recommendations with their one-sided "
           f"{100 * CONFIDENCE:g} % Clopper–Pearson upper bound:")
     print(rep.table())
-    bad = [r for r in rep.results if r.error_bounds()[0] > DELTA]
+    bad = [r for r in rep.results if r.error_bounds()[0] > r.point.delta]
     below = [r for r in rep.results if r.tau_mean < r.lower_bound]
+
+    def where(r: PointResult) -> str:
+        return f"{r.point.instance} {r.point.label} ε={r.point.epsilon} δ={r.point.delta:g}"
+
     print(f"error ≤ δ consistent at every point: {'yes' if not bad else 'NO'}"
-          + "".join(f"\n  rejected: {r.point.instance} {r.point.label} ε={r.point.epsilon}"
-                    for r in bad))
+          + "".join(f"\n  rejected: {where(r)}" for r in bad))
     print(f"every mean τ above its lower bound: {'yes' if not below else 'NO'}"
-          + "".join(f"\n  below: {r.point.instance} {r.point.label} ε={r.point.epsilon}"
-                    for r in below))
+          + "".join(f"\n  below: {where(r)}" for r in below))
+    summary = spec.summary(rep.results)
+    if summary:
+        print(summary)
     for name, path in rep.files.items():
         print(f"{name:>9}: {path}")
     return 0

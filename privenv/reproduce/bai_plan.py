@@ -33,9 +33,10 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from privenv._validation import check_choice, check_epsilon, check_int
+from privenv._validation import check_choice, check_delta, check_epsilon, check_int
 from privenv.parameters import Param
 from privenv.sweep import Configuration, SweepConfig
 
@@ -88,6 +89,7 @@ class Scale:
     instances: tuple[str, ...]
     epsilons: tuple[float, ...]
     runs: int
+    deltas: tuple[float, ...] = (DELTA,)
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,8 @@ class FigureSpec:
         paper: the figures of paper 3 it reproduces.
         agents: registry names; agents without ``epsilon`` are non-private references.
         full, quick: the paper's scale and the ``--quick`` scale.
+        threshold: the Top Two agents' thresholds by default (``"both"``, ``"theory"`` or
+            ``"empirical"``).
     """
 
     id: str
@@ -110,14 +114,37 @@ class FigureSpec:
     agents: tuple[str, ...]
     full: Scale
     quick: Scale
+    threshold: str = "both"
 
     @property
     def default_output(self) -> str:
         return f"results/{self.id}"
 
-    def lower_bounds(self, instance: str, epsilon: float | None) -> dict[str, float]:
-        """The lower bounds on E[τ_δ] at ε (``None``: the non-private bound T*_KL·log)."""
-        return dict(_lower_bounds(self.model, instance, epsilon))
+    def lower_bounds(self, instance: str, epsilon: float | None,
+                     delta: float = DELTA) -> dict[str, float]:
+        """The lower bounds on E[τ_δ] at ε and δ (``None``: the non-private bound T*_KL·log)."""
+        return dict(lower_bounds_at(self.model, instance, epsilon, delta))
+
+    def point_bounds(self, point: Point) -> dict[str, float]:
+        """The lower bounds that apply at ``point`` (the figure's model at its ε and δ)."""
+        return self.lower_bounds(point.instance, point.epsilon, point.delta)
+
+    # what a figure writes and prints (a figure with another axis overrides them)
+    def write_files(self, results: Sequence[Any], output: Path, seed: int) -> dict[str, Path]:
+        """The figure's CSVs (:func:`~privenv.reproduce.bai_results.write_csvs`)."""
+        from privenv.reproduce.bai_results import write_csvs
+
+        return write_csvs(self, results, output, seed)
+
+    def draw(self, results: Sequence[Any], output: Path, runs: int) -> list[Path]:
+        """The figure's PNG and PDF (:func:`~privenv.reproduce.bai_results.draw`)."""
+        from privenv.reproduce.bai_results import draw
+
+        return draw(self, results, output, runs)
+
+    def summary(self, results: Sequence[Any]) -> str:
+        """What the command prints after its table and checks (nothing by default)."""
+        return ""
 
     def switch(self, instance: str) -> float:
         """The ε at which the (relaxed) lower bound switches from the privacy term to T*_KL."""
@@ -171,46 +198,62 @@ def characteristic_times(instance: str) -> dict[str, float]:
 
 
 @functools.cache
-def _lower_bounds(model: str, instance: str,
-                  epsilon: float | None) -> tuple[tuple[str, float], ...]:
+def lower_constants(model: str, instance: str,
+                    epsilon: float | None) -> tuple[tuple[str, float], ...]:
+    """The characteristic times T* of the lower bounds E[τ_δ] ≥ T*·log(1/(2.4δ)), as (name, T*):
+    T*_KL (Lemma 5) for ``epsilon=None``; else max{T*_KL, T*_TV²/c(ε)} (Cor. 11) for
+    ``model="local"``, T*_g(ε) (Theorem 17, exact) and its relaxation max{T*_KL, T*_TV/ε}
+    (Cor. 18) for ``"global"``."""
     from privenv.problems.bai import INSTANCES as MEANS
     from privenv.theory import bai as th
 
-    L = _log_factor()
     t = characteristic_times(instance)
     if epsilon is None:
-        return (("non-private bound T*_KL·log(1/2.4δ) (Lemma 5)", t["T_KL"] * L),)
+        return (("non-private bound T*_KL·log(1/2.4δ) (Lemma 5)", t["T_KL"]),)
     if model == "local":
-        return (("local-DP bound (Cor. 11)",
-                 max(t["T_KL"], t["T_TV2"] / th.c_local(epsilon)) * L),)
-    exact = th.global_dp_lower_bound(MEANS[instance], epsilon)
-    return (("global-DP bound (Thm 17)", exact * L),
-            ("relaxation max{T*_KL, T*_TV/ε} (Cor. 18)", max(t["T_KL"], t["T_TV"] / epsilon) * L))
+        return (("local-DP bound (Cor. 11)", max(t["T_KL"], t["T_TV2"] / th.c_local(epsilon))),)
+    return (("global-DP bound (Thm 17)", th.global_dp_lower_bound(MEANS[instance], epsilon)),
+            ("relaxation max{T*_KL, T*_TV/ε} (Cor. 18)", max(t["T_KL"], t["T_TV"] / epsilon)))
 
 
 @functools.cache
-def upper_bound(agent: str, instance: str, epsilon: float | None) -> tuple[str, float] | None:
-    """The paper's asymptotic upper bound on E[τ_δ] for ``agent`` (lim sup E[τ_δ]/log(1/δ) ≤ R),
-    as (source, R·log(1/δ)) at δ = :data:`DELTA`, or ``None`` where the paper states none:
-    TTUCB T*_{KL,β}(ν) and CTB-TT T*_{KL,β}(ν_ε) = (1 + 2/(e^ε − 1))²T*_{KL,β}(ν) (§3.2, after
-    Lemma 12), AdaP-TT Theorem 22, AdaP-TT* Theorem 24 (β = 1/2, σ = 1/2). They drop the
-    second-order terms in log(1/δ): a δ → 0 rate, not a bound at δ = 0.01."""
+def lower_bounds_at(model: str, instance: str, epsilon: float | None,
+                    delta: float = DELTA) -> tuple[tuple[str, float], ...]:
+    """The bounds of :func:`lower_constants` on E[τ_δ], × log(1/(2.4δ)), as (name, bound)."""
+    L = _log_factor(delta)
+    return tuple((name, c * L) for name, c in lower_constants(model, instance, epsilon))
+
+
+@functools.cache
+def upper_constant(agent: str, instance: str, epsilon: float | None) -> tuple[str, float] | None:
+    """The paper's asymptotic rate R of ``agent`` (lim sup_{δ→0} E[τ_δ]/log(1/δ) ≤ R) as
+    (source, R), or ``None`` where the paper states none: TTUCB T*_{KL,β}(ν) and CTB-TT
+    T*_{KL,β}(ν_ε) = (1 + 2/(e^ε − 1))²T*_{KL,β}(ν) (§3.2, after Lemma 12), AdaP-TT Theorem 22,
+    AdaP-TT* Theorem 24 (β = 1/2, σ = 1/2)."""
     from privenv.problems.bai import INSTANCES as MEANS
     from privenv.theory import bai as th
 
-    mu, L = MEANS[instance], math.log(1.0 / DELTA)
+    mu = MEANS[instance]
     T_beta = th.characteristic_time_kl_beta(mu, 0.5, "gaussian", 0.5)
     if agent == "ttucb":
-        return "T*_KL,β(ν) (Jourdan & Degenne 2024)", T_beta * L
+        return "T*_KL,β(ν) (Jourdan & Degenne 2024)", T_beta
     if epsilon is None:
         return None
     if agent == "ctb-tt":
-        return "T*_KL,β(ν_ε) (§3.2)", th.ctb_factor(epsilon) * T_beta * L
+        return "T*_KL,β(ν_ε) (§3.2)", th.ctb_factor(epsilon) * T_beta
     if agent == "adap-tt":
-        return "Theorem 22", th.adap_tt_upper_bound(mu, epsilon) * L
+        return "Theorem 22", th.adap_tt_upper_bound(mu, epsilon)
     if agent == "adap-tt-star":
-        return "Theorem 24", th.adap_tt_star_upper_bound(mu, epsilon) * L
+        return "Theorem 24", th.adap_tt_star_upper_bound(mu, epsilon)
     return None
+
+
+def upper_bound(agent: str, instance: str, epsilon: float | None,
+                delta: float = DELTA) -> tuple[str, float] | None:
+    """:func:`upper_constant` as (source, R·log(1/δ)). The theorems drop the second-order terms
+    in log(1/δ): a δ → 0 rate, not a bound at a given δ such as 0.01."""
+    rate = upper_constant(agent, instance, epsilon)
+    return None if rate is None else (rate[0], rate[1] * math.log(1.0 / delta))
 
 
 @functools.cache
@@ -281,8 +324,9 @@ class Point:
 
 
 def make_points(spec: FigureSpec, instances: Sequence[str], epsilons: Sequence[float],
-                agents: Sequence[str], threshold: str = "both") -> list[Point]:
-    """Every point, instance-major; non-private agents once per instance and threshold."""
+                agents: Sequence[str], threshold: str = "both",
+                deltas: Sequence[float] = (DELTA,)) -> list[Point]:
+    """Every point, instance-major; non-private agents once per instance, threshold and δ."""
     from privenv.agents import REGISTRY
 
     threshold = check_choice("threshold", threshold, THRESHOLD_CHOICES)
@@ -301,20 +345,23 @@ def make_points(spec: FigureSpec, instances: Sequence[str], epsilons: Sequence[f
         if a not in REGISTRY:
             raise ValueError(f"unknown agent {a!r} in agents; known agents: "
                              f"{', '.join(sorted(REGISTRY))}")
+    if not deltas:
+        raise ValueError("deltas must contain at least one δ in (0, 1)")
+    deltas = sorted({check_delta(d, "deltas") for d in deltas}, reverse=True)
     points = []
     for inst in dict.fromkeys(instances):
         for a in dict.fromkeys(agents):
             ths: tuple[str | None, ...] = (
                 thresholds if "threshold" in _agent_params(a) else (None,))
             eps: Sequence[float | None] = epsilons if is_private(a) else (None,)
-            points += [Point(inst, a, e, th) for th in ths for e in eps]
+            points += [Point(inst, a, e, th, d) for th in ths for d in deltas for e in eps]
     return points
 
 
 def estimated_steps(spec: FigureSpec, point: Point, horizon: int) -> float:
     """Estimated pulls of one run of this point: INFLATION × the lower bound, capped at the
     budget ``horizon``."""
-    lb = spec.lower_bounds(point.instance, point.epsilon)
+    lb = spec.point_bounds(point)
     factor = INFLATION.get((point.agent, point.threshold), max(INFLATION.values()))
     return min(float(horizon), factor * max(lb.values()))
 
@@ -370,7 +417,8 @@ class Plan:
         for p in top:
             steps = estimated_steps(self.spec, p, self.horizon)
             capped = " (reaches the budget)" if steps >= self.horizon else ""
-            eps = "" if p.epsilon is None else f" ε = {p.epsilon:g}"
+            eps = ("" if p.epsilon is None else f" ε = {p.epsilon:g}") + (
+                "" if p.delta == DELTA else f" δ = {p.delta:g}")
             lines.append(f"  {p.instance} {p.label}{eps}: ~{steps:.2g} steps{capped}, "
                          f"{duration_text(self.estimates[p])}")
         return "\n".join(lines)
@@ -390,7 +438,8 @@ def duration_text(seconds: float) -> str:
 def plan(spec: FigureSpec, *, quick: bool = False, instances: Sequence[str] | None = None,
          epsilons: Sequence[float] | None = None, runs: int | None = None,
          agents: Sequence[str] | None = None, threshold: str = "both",
-         horizon: int | None = None, chunk: int | None = None, seed: int = 0) -> Plan:
+         horizon: int | None = None, chunk: int | None = None, seed: int = 0,
+         deltas: Sequence[float] | None = None) -> Plan:
     """The points of a reproduction and their estimated cost (nothing runs)."""
     from privenv.envs.bai import DEFAULT_HORIZON
 
@@ -401,14 +450,14 @@ def plan(spec: FigureSpec, *, quick: bool = False, instances: Sequence[str] | No
     seed = check_int("seed", seed, low=0)
     points = make_points(spec, scale.instances if instances is None else instances,
                          scale.epsilons if epsilons is None else epsilons,
-                         spec.agents if agents is None else agents, threshold)
+                         spec.agents if agents is None else agents, threshold,
+                         scale.deltas if deltas is None else deltas)
     estimates = {p: estimated_seconds(spec, p, horizon, runs) for p in points}
     return Plan(spec, points, runs, horizon, seed, min(chunk, runs), estimates)
-
-
 
 __all__ = ["CONFIDENCE", "DELTA", "ENV_ID", "FIGURES", "GLOBAL", "GLOBAL_EPSILONS", "INFLATION",
            "INSTANCES", "LOCAL", "LOCAL_EPSILONS", "PULL_SECONDS", "THRESHOLDS",
            "THRESHOLD_CHOICES", "FigureSpec", "Plan", "Point", "Scale", "characteristic_times",
            "default_chunk", "duration_text", "estimated_seconds", "estimated_steps", "is_private",
-           "make_points", "plan", "upper_bound"]
+           "lower_bounds_at", "lower_constants", "make_points", "plan", "upper_bound",
+           "upper_constant"]

@@ -67,7 +67,7 @@ class PointResult:
             correct=np.asarray(ep.get("correct", np.zeros(n, dtype=bool)), dtype=bool),
             extra=extra, privacy=stored.privacy.as_dict(), agent_params=stored.agent_params,
             wall_s=stored.wall_s, horizon=stored.horizon,
-            lower_bounds=spec.lower_bounds(point.instance, point.epsilon),
+            lower_bounds=spec.point_bounds(point),
             switch=spec.switch(point.instance), estimated_s=estimated_s,
         )
 
@@ -131,7 +131,7 @@ class PointResult:
                        "high privacy" if p.epsilon < self.switch else "low privacy"),
             "wall_s": self.wall_s, "estimated_s": self.estimated_s,
         }
-        ub = upper_bound(p.agent, p.instance, p.epsilon)
+        ub = upper_bound(p.agent, p.instance, p.epsilon, p.delta)
         row.update({"upper_bound_asymptotic": ub[1] if ub else "",
                     "upper_bound_source": ub[0] if ub else "",
                     "tau_over_upper_bound": self.tau_mean / ub[1] if ub else ""})
@@ -143,11 +143,14 @@ class PointResult:
 
 def ttucb_ratios(results: Sequence[PointResult]) -> dict[Point, float]:
     """E[τ] of each private point over that of TTUCB on the same instance with the same
-    threshold choice (when the figure has that TTUCB point): the measured price of privacy."""
-    ref = {(r.point.instance, r.point.threshold): r.tau_mean for r in results
-           if r.point.agent == "ttucb"}
-    return {r.point: r.tau_mean / ref[(r.point.instance, r.point.threshold)] for r in results
-            if r.point.epsilon is not None and (r.point.instance, r.point.threshold) in ref}
+    threshold choice and δ (when the figure has that TTUCB point): the measured price of
+    privacy."""
+    def key(p: Point) -> tuple[str, str | None, float]:
+        return p.instance, p.threshold, p.delta
+
+    ref = {key(r.point): r.tau_mean for r in results if r.point.agent == "ttucb"}
+    return {r.point: r.tau_mean / ref[key(r.point)] for r in results
+            if r.point.epsilon is not None and key(r.point) in ref}
 
 
 @dataclass
@@ -164,19 +167,22 @@ class Reproduction:
 
     def table(self) -> str:
         """One line per point: τ mean ± sd, τ/bound, errors with their 95 % upper bound,
-        non-stopping runs."""
+        non-stopping runs (and δ, when the points do not share one)."""
         w = max([26, *(len(r.point.label) for r in self.results)])  # the longest agent label
-        head = (f"{'instance':<8} {'agent':<{w}} {'ε':>7} {'τ mean ± sd':>23} {'bound':>9} "
+        several = len({r.point.delta for r in self.results}) > 1
+        head = (f"{'instance':<8} {'agent':<{w}} {'ε':>7} " + ("     δ " if several else "")
+                + f"{'τ mean ± sd':>23} {'bound':>9} "
                 f"{'τ/bound':>7} {'errors (ucb95)':>16} {'non-stop':>8} {'×TTUCB':>7}")
         lines = [head, "-" * len(head)]
         ratios = ttucb_ratios(self.results)
         for r in self.results:
             p = r.point
             eps = "—" if p.epsilon is None else f"{p.epsilon:g}"
+            eps += f" {p.delta:>6.0e}" if several else ""
             _, hi = r.error_bounds()
             tau = f"{r.tau_mean:.4g} ± {r.tau_sd:.3g}"
             err = f"{r.errors}/{r.runs} ({hi:.3f})"
-            lines.append(f"{p.instance:<8} {p.label:<{w}} {eps:>7} {tau:>23} "
+            lines.append(f"{p.instance:<8} {p.label:<{w}} {eps:>{14 if several else 7}} {tau:>23} "
                          f"{r.lower_bound:>9.3g} {r.tau_mean / r.lower_bound:>7.1f} {err:>16} "
                          f"{r.non_stopping:>8} "
                          + (f"{ratios[p]:>7.2f}" if p in ratios else f"{'':>7}"))
@@ -184,9 +190,10 @@ class Reproduction:
 
 
 def write_csvs(spec: FigureSpec, results: Sequence[PointResult], output: Path,
-               seed: int) -> dict[str, Path]:
-    """``points.csv`` (one row per point) and ``runs.csv`` (one row per run). Nothing
-    timing-dependent goes into ``runs.csv``; ``points.csv`` ends with the wall times."""
+               seed: int, with_delta: bool = False) -> dict[str, Path]:
+    """``points.csv`` (one row per point) and ``runs.csv`` (one row per run, with a ``delta``
+    column if ``with_delta``). Nothing timing-dependent goes into ``runs.csv``; ``points.csv``
+    ends with the wall times."""
     ratios = ttucb_ratios(results)
     rows = []
     for r in results:
@@ -206,14 +213,14 @@ def write_csvs(spec: FigureSpec, results: Sequence[PointResult], output: Path,
         w.writerows(rows)
     with runs_path.open("w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
-        w.writerow(["instance", "agent", "threshold", "epsilon", "seed", "run", "stopping_time",
-                    "recommendation", "correct", "stopped"])
+        w.writerow(["instance", "agent", "threshold", "epsilon", *(["delta"] * with_delta),
+                    "seed", "run", "stopping_time", "recommendation", "correct", "stopped"])
         for r in results:
             p = r.point
             for i in range(r.runs):
                 w.writerow([p.instance, p.agent, p.threshold or "",
-                            "" if p.epsilon is None else p.epsilon, seed, i,
-                            int(r.stopping_time[i]), int(r.recommendation[i]),
+                            "" if p.epsilon is None else p.epsilon, *([p.delta] * with_delta),
+                            seed, i, int(r.stopping_time[i]), int(r.recommendation[i]),
                             int(r.correct[i]), int(r.recommendation[i] >= 0)])
     return {"points": points_path, "runs": runs_path}
 
