@@ -561,3 +561,79 @@ def test_the_help_test_covers_every_figure():
     assert {p[1] for p in COMMAND_PATHS if len(p) == 2 and p[0] == "reproduce"} == set(FIGURES)
     assert {"run", "sweep", "export", "plot", "audit", "envs", "agents", "reproduce"} <= {
         p[0] for p in COMMAND_PATHS if len(p) == 1}
+
+
+# -- sizes: refused before anything of the run is built (privenv._memory) ----------------------
+
+#: sizes a run allocates from, each beyond its range or beyond memory: refused before any env
+#: is built (before, the first hung > 150 s at 6.4 GB, LinUCB's d reached 9 GB before a
+#: MemoryError, the horizon ran without end)
+CLI_SIZES: list[tuple[list[str], str]] = [
+    (["run", "--runs", "2", "--horizon", "50", "--agent", "ucb1", "--set", "env.K=100000000"],
+     "K must be at most 10**6 for a run"),
+    (["run", "--runs", "2", "--horizon", "50", "--env", "LinearContextualBandit-v0", "--agent",
+      "linucb", "--set", "env.d=100000"], "d must be at most 10**4 for a run"),
+    (["run", "--runs", "2", "--horizon", str(10**12), "--agent", "ucb1"],
+     "horizon must be at most 10**10 for a run"),
+    (["run", "--runs", str(10**12), "--horizon", "5", "--agent", "ucb1"], "memory"),
+    (["run", "--runs", "2", "--horizon", "10", "--env", "FederatedLinearBandit-v0", "--agent",
+      "fed-linucb", "--set", "env.M=100000"], "M must be at most 10**4 for a run"),
+    (["sweep", "{checkpoints}", "--store", "{store}"],
+     "n_checkpoints must be an integer in [1, 50]"),
+    (["sweep", "{huge_k}", "--store", "{store}"], "K must be at most 10**6 for a run"),
+]
+
+
+def _configs(tmp_path) -> dict[str, str]:
+    import json
+
+    base = {"runs": 2, "horizon": 50, "instances": [{"env": "HuberBandit-v0"}],
+            "agents": [{"name": "ucb1"}]}
+    files = {"checkpoints": {**base, "n_checkpoints": 10**8},
+             "huge_k": {**base, "instances": [{"env": "HuberBandit-v0",
+                                               "params": {"K": 10**8}}]},
+             "config": base}
+    out = {"store": str(tmp_path / "s.sqlite"), "out": str(tmp_path / "figure")}
+    for name, config in files.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(config))
+        out[name] = str(path)
+    return out
+
+
+def _no_build(*args, **kwargs):
+    raise AssertionError("an env was built before the sizes were checked")
+
+
+@pytest.mark.parametrize("args,phrase", CLI_SIZES, ids=[" ".join(a) for a, _ in CLI_SIZES])
+def test_sizes_are_refused_in_one_line_before_any_env_is_built(capsys, monkeypatch, tmp_path,
+                                                               args, phrase):
+    from privenv.cli import main
+
+    files = _configs(tmp_path)
+    args = [a.format(**files) for a in args]
+    monkeypatch.setattr(gym, "make", _no_build)
+    monkeypatch.setattr(gym, "make_vec", _no_build)
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"privenv {args[0]}: error: ") and phrase in captured.err
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert not (tmp_path / "s.sqlite").exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["sweep", "{config}", "--store", "{store}", "--workers", "100000"],
+    ["reproduce", "huber-fig1", "--quick", "--workers", "100000", "--output", "{out}"],
+], ids=["sweep", "reproduce"])
+def test_more_workers_than_memory_holds_are_refused_before_any_cell_runs(capsys, tmp_path, args):
+    """``--workers 100000`` was accepted silently; now one line with the estimate (each worker
+    process holds at least 4 MiB of its own) and the most workers this machine holds."""
+    from privenv.cli import main
+
+    args = [a.format(**_configs(tmp_path)) for a in args]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"privenv {args[0]}: error: workers=100000 (")
+    assert "use at most" in err and err.count("\n") == 1
+    assert not (tmp_path / "s.sqlite").exists()
+    assert not list((tmp_path / "figure").glob("*.sqlite"))
