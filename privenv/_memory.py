@@ -1,31 +1,59 @@
-"""Memory estimates checked before a batch of runs is allocated.
+"""Sizes checked before a run allocates anything: sanity ranges, and memory estimated from sizes.
 
-A batch of ``n_runs`` runs holds per-run state in the env (reward streams, counts), the agent
-(statistics, noise buffers) and the runner (the regret checkpoints). Asking for more runs than
-memory holds must be a clear ``ValueError`` naming the limit — not a ``MemoryError`` traceback
-halfway through building the env, nor the kernel's out-of-memory killer once the pages are
-touched. :func:`check_runs_fit` estimates the bytes of a batch and refuses it when the estimate
-exceeds :func:`memory_limit`.
+A run allocates from a few sizes: the arms K (actions per silo), the actions A, the feature
+dimension d, the silos M, the horizon, the regret checkpoints, the runs of a batch and the worker
+processes of a sweep. :func:`simulate <privenv.simulation.simulate>`, ``privenv run``, sweeps
+(:meth:`SweepConfig.validate <privenv.sweep.SweepConfig.validate>` and
+:func:`run_sweep <privenv.sweep.run_sweep>`) and the reproductions, which run sweeps, check them
+here before any env or agent of the run is built, and refuse in one line naming the parameter
+and its allowed range or the estimate (``ValueError``; on the command line, exit code 2):
 
-The estimate is measured, not guessed: the env and agent are built (and reset) for 1 and for
-``1 + PROBE_RUNS`` runs under :mod:`tracemalloc`, which numpy reports its array buffers to, and
-the difference per run is scaled to ``n_runs``. The probe costs two small builds, so it runs only
-for batches of at least :data:`PROBE_FROM` runs; smaller batches are checked against the runner's
-own per-run arrays (a lower bound), which catch absurd requests at no cost.
+1. **Sanity ranges** (:data:`SIZE_LIMITS`): each size against the largest value a run is set up
+   for. Beyond it a run would spend minutes before its first step or hours per run, which a typo
+   (``K=100000000``, a horizon of 10¹²) far more often explains than an experiment; a Gymnasium
+   env built directly (``gym.make``) is not limited.
+2. **Memory** (:func:`run_bytes`): the bytes of one run estimated from its sizes alone, without
+   building anything, as a *lower bound*: the arrays every env of the family and every agent
+   declaring that size must hold (a K-armed env's per-arm stream state, an agent's per-arm
+   counts, a d × d Gram matrix, …; checked against every registered agent in
+   ``tests/test_memory.py``). A batch whose lower bound exceeds the memory this process may
+   allocate (:func:`memory_limit`) cannot fit, so refusing it never refuses a run that would
+   have fit.
+3. **Workers** (:func:`check_workers`): each worker process of a sweep costs at least
+   :data:`WORKER_BYTES` of its own, plus a cell running in it.
+
+This module imports no env, agent or runner (only the results record's defaults): the caller
+reads the sizes from the env's public description and the agent's declared problem quantities
+and passes them in (:func:`privenv.simulation.estimate_run_bytes`).
 """
 
 from __future__ import annotations
 
 import os
 import resource
-import tracemalloc
-from collections.abc import Callable
+from collections.abc import Collection, Mapping
 from typing import Any
 
-#: batches of at least this many runs are measured (:func:`per_run_bytes`) before they are built
-PROBE_FROM = 1024
-#: runs added for the measurement (the per-run cost is the difference of two builds)
-PROBE_RUNS = 4
+import numpy as np
+
+from privenv.results import DEFAULT_CHECKPOINTS
+
+#: size → (the largest value a run is set up for, what it counts and why the limit)
+SIZE_LIMITS: dict[str, tuple[int, str]] = {
+    "K": (10**6, "arms: each run seeds one reward stream per arm, about 3 µs and 32 B or more "
+                 "each, before its first step"),
+    "A": (10**6, "actions: each round draws the features of every action"),
+    "d": (10**4, "feature dimensions: a d × d matrix is 800 MB per run at d = 10**4"),
+    "M": (10**4, "silos: each round steps every silo"),
+    "horizon": (10**10, "steps per run: 10**10 steps take minutes to hours per run at 20-500 ns "
+                        "a step"),
+}
+_LIMIT_TEXT = {10**4: "10**4", 10**6: "10**6", 10**10: "10**10"}
+
+#: bytes a forked worker process holds of its own after running a small cell (measured: 6.1 MB
+#: private dirty memory, ``/proc/PID/smaps_rollup``, Python 3.11, Linux; a spawned one holds
+#: 104 MB): the lower bound counted per worker
+WORKER_BYTES = 4 * 2**20
 
 
 def memory_limit() -> tuple[int, str]:
@@ -78,69 +106,93 @@ def check_fits(what: str, n_bytes: float, advice: str) -> None:
     """Raise ``ValueError`` if ``n_bytes`` exceed :func:`memory_limit`."""
     limit, source = memory_limit()
     if n_bytes > limit:
-        raise ValueError(f"{what} needs about {format_bytes(n_bytes)} of memory, more than the "
-                         f"{format_bytes(limit)} {source}; {advice}")
+        raise ValueError(f"{what} needs at least {format_bytes(n_bytes)} of memory, more than "
+                         f"the {format_bytes(limit)} {source}; {advice}")
 
 
-def runner_bytes_per_run(n_checkpoints: int) -> int:
+# -- sizes --------------------------------------------------------------------------------------
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def check_sizes(sizes: Mapping[str, Any], prefix: str = "") -> None:
+    """Refuse (``ValueError``) a size of :data:`SIZE_LIMITS` beyond its range. Values that are
+    not integers are left to the constructor that takes them (its own one-line error).
+    ``prefix`` names where the size was given (``"env."`` for ``--set env.K=…``)."""
+    for name, (high, why) in SIZE_LIMITS.items():
+        value = sizes.get(name)
+        if _is_int(value) and int(value) > high:
+            raise ValueError(f"{prefix}{name} must be at most {_LIMIT_TEXT[high]} for a run "
+                             f"({why}), got {int(value)}")
+
+
+def check_checkpoints(n_checkpoints: int, horizon: int) -> None:
+    """At most one regret checkpoint per step: ``n_checkpoints`` ≤ the horizon (the default 40
+    is always allowed; with a shorter horizon every step is a checkpoint)."""
+    high = max(int(horizon), DEFAULT_CHECKPOINTS)
+    if n_checkpoints > high:
+        raise ValueError(f"n_checkpoints must be an integer in [1, {high}] (at most one per step "
+                         f"of the horizon {int(horizon)}, or the default {DEFAULT_CHECKPOINTS}), "
+                         f"got {n_checkpoints}")
+
+
+def runner_bytes_per_run(n_checkpoints: int, horizon: int | None = None) -> int:
     """The runner's own arrays per run: regret checkpoints, running regret, steps, done flag and
     the episode values (stopping time, recommendation, correct)."""
-    return 8 * (n_checkpoints + 2) + 1 + 17
+    points = n_checkpoints if horizon is None else min(n_checkpoints, int(horizon))
+    return 8 * (points + 2) + 1 + 17
 
 
-def per_run_bytes(build: Callable[[int], Any]) -> float:
-    """Bytes per run of what ``build(n_runs)`` allocates and keeps (measured under
-    :mod:`tracemalloc` for 1 and ``1 + PROBE_RUNS`` runs)."""
-    started = not tracemalloc.is_tracing()
-    if started:
-        tracemalloc.start()
-    try:
-        sizes = []
-        for n in (1, 1 + PROBE_RUNS):
-            before = tracemalloc.get_traced_memory()[0]
-            kept = build(n)
-            sizes.append(tracemalloc.get_traced_memory()[0] - before)
-            del kept
-    finally:
-        if started:
-            tracemalloc.stop()
-    return max(sizes[1] - sizes[0], 0) / PROBE_RUNS
+def run_bytes(family: str, sizes: Mapping[str, int], agent_keys: Collection[str] = ()) -> int:
+    """A lower bound of the bytes one run of a ``family`` env holds, from its ``sizes`` (its
+    public description: ``K``, ``d``, ``A``, ``M``) and, for an agent, the problem quantities it
+    declares (``agent_keys``, e.g. ``{"K"}`` or ``{"M", "K", "d"}``):
+
+    * env: a K-armed env (``huber``, ``bai``) the state of one reward stream per arm (a PCG64
+      state, 32 B); a linear env one round's features (A·d, float32 at least); a federated env
+      every silo's (M·K·d);
+    * agent: declaring K, a count and a sum per arm (16 B); declaring d, a d × d matrix, packed
+      symmetric at least (4·d² B; 8·d² in float64), one per silo if it declares M, one per
+      action if it declares A (LPLR's per-action statistics).
+    """
+    K, A, d, M = (int(sizes.get(k) or 0) for k in ("K", "A", "d", "M"))
+    env = {"huber": 32 * K, "bai": 32 * K, "linear": 4 * A * d,
+           "federated": 4 * M * K * d}.get(family, 0)
+    agent = 0
+    if "K" in agent_keys and family in ("huber", "bai"):
+        agent += 16 * K
+    if "d" in agent_keys:
+        copies = M if "M" in agent_keys else A if "A" in agent_keys else 1
+        agent += 4 * d * d * max(copies, 1)
+    return env + agent
 
 
-def check_runs_fit(n_runs: int, n_checkpoints: int, build: Callable[[int], Any] | None,
-                   what: str = "", advice: str = "") -> None:
-    """Refuse (``ValueError``) a batch of ``n_runs`` runs whose estimated memory exceeds the
-    limit. ``build(k)`` builds the env and agent for ``k`` runs (``None``: only the runner's
-    arrays are counted, e.g. when the caller built them already)."""
+def check_runs_fit(n_runs: int, per_run: int, what: str = "", advice: str = "",
+                   sizes: Mapping[str, Any] | None = None) -> None:
+    """Refuse (``ValueError``) a batch of ``n_runs`` runs of ``per_run`` bytes each that memory
+    cannot hold (``sizes``: the sizes of a run, named when one run alone does not fit)."""
+    named = ", ".join(f"{k}={v}" for k, v in (sizes or {}).items() if k in SIZE_LIMITS)
+    check_fits(f"one run ({named})" if named else "one run", per_run,
+               "use smaller sizes")
     what = what or f"n_runs={n_runs}"
     advice = advice or ("simulate fewer runs at a time (first_run= slices of runs, or a sweep "
                         "with a smaller chunk)")
-    per_run = runner_bytes_per_run(n_checkpoints)
-    check_fits(what, n_runs * per_run, advice)
-    if build is not None and n_runs >= PROBE_FROM:
-        per_run += per_run_bytes(build)
-        check_fits(f"{what} ({format_bytes(per_run)} per run)", n_runs * per_run, advice)
+    check_fits(f"{what} ({format_bytes(per_run)} per run)", n_runs * per_run, advice)
 
 
-def check_simulation_fits(agent: Any, env_id: str, n_runs: int, horizon: int | None,
-                          wrappers: Any, env_kwargs: dict[str, Any],
-                          agent_kwargs: dict[str, Any], n_checkpoints: int) -> None:
-    """:func:`check_runs_fit` for :func:`privenv.simulation.simulate` of a registered env id
-    (and a registered agent name, else the env alone is measured)."""
-    from privenv.agents import env_kwargs_for, make
-    from privenv.simulation import make_vector_env
-
-    def build(k: int) -> Any:
-        venv = make_vector_env(env_id, k, horizon, wrappers, **env_kwargs_for(agent, env_kwargs))
-        venv.reset(seed=0)
-        if not isinstance(agent, str):
-            return venv
-        built = make(agent, venv, k, **agent_kwargs)
-        built.reset(seed=0)
-        return venv, built
-
-    check_runs_fit(n_runs, n_checkpoints, build)
+def check_workers(workers: int, cell_bytes: int = 0) -> None:
+    """Refuse ``workers`` worker processes that memory cannot hold, each at least
+    :data:`WORKER_BYTES` of its own plus a cell of ``cell_bytes``."""
+    per_worker = WORKER_BYTES + int(cell_bytes)
+    limit, _ = memory_limit()
+    most = max(limit // per_worker, 1)
+    check_fits(f"workers={workers} ({format_bytes(per_worker)} per worker process: its own "
+               f"memory and a cell)", workers * per_worker,
+               f"use at most {most} workers")
 
 
-__all__ = ["PROBE_FROM", "check_fits", "check_runs_fit", "check_simulation_fits",
-           "format_bytes", "memory_limit", "per_run_bytes"]
+__all__ = ["SIZE_LIMITS", "WORKER_BYTES", "check_checkpoints",
+           "check_fits", "check_runs_fit", "check_sizes", "check_workers", "format_bytes",
+           "memory_limit", "run_bytes", "runner_bytes_per_run"]

@@ -21,9 +21,23 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from privenv._memory import check_simulation_fits
+from privenv._memory import (
+    check_checkpoints,
+    check_runs_fit,
+    check_sizes,
+    run_bytes,
+    runner_bytes_per_run,
+)
 from privenv._validation import check_int
-from privenv.agents import Agent, as_batched, env_kwargs_for, make
+from privenv.agents import (
+    Agent,
+    agent_class,
+    as_batched,
+    env_kwargs_for,
+    family_of,
+    make,
+    public_info_of,
+)
 from privenv.privacy.guarantee import PrivacyGuarantee, system_guarantee
 from privenv.problems.base import Problem
 from privenv.results import RunResults, versions
@@ -103,6 +117,45 @@ def check_wrappers(wrappers: Any) -> tuple[Wrapper, ...]:
     return tuple(wrappers)
 
 
+def estimate_run_bytes(env: Any, agent: Any, n_checkpoints: int,
+                       horizon: int | None = None, env_kwargs: dict[str, Any] | None = None
+                       ) -> tuple[int, dict[str, int]]:
+    """A lower bound of the bytes one run of ``agent`` on ``env`` holds, from sizes alone,
+    before anything of the run is allocated; checks the sizes first (one ``ValueError`` naming
+    the parameter: the ranges of :data:`privenv._memory.SIZE_LIMITS`, the checkpoints against
+    the horizon).
+
+    ``env``: a registered id, whose sizes are read from ``env_kwargs`` as its problem would
+    resolve them (:func:`privenv.envs.env_sizes`: nothing is built), with ``horizon`` (``None``:
+    the id's default); or a built env (not yet reset), whose sizes are its public description.
+    ``agent``: a registered name, whose declared problem quantities say what it allocates, or a
+    built agent (allocated already: nothing is added). The bound is
+    :func:`privenv._memory.run_bytes` plus the runner's arrays; returned with the sizes (and the
+    horizon) it was computed from.
+    """
+    from privenv.envs import ENV_IDS, env_family, env_sizes
+
+    if isinstance(env, str):
+        kwargs = dict(env_kwargs or {})
+        check_sizes({**kwargs, "horizon": horizon})  # the sizes given, before any is derived
+        if env not in ENV_IDS:  # (not a research id: its constructor checks its arguments)
+            return runner_bytes_per_run(n_checkpoints, horizon or 1), {}
+        sizes = env_sizes(env, env_kwargs_for(agent, kwargs))
+        family, horizon = env_family(env), ENV_IDS[env][2] if horizon is None else horizon
+    else:
+        sizes, family = public_info_of(env), family_of(env)
+        horizon = getattr(env.unwrapped, "horizon", None)
+    check_sizes(sizes)
+    horizon = int(horizon or 1)
+    check_checkpoints(n_checkpoints, horizon)
+    keys: set[str] = set()
+    if isinstance(agent, str):
+        keys = {p.problem for p in getattr(agent_class(agent), "parameters", {}).values()
+                if p.problem}
+    per_run = runner_bytes_per_run(n_checkpoints, horizon) + run_bytes(family, sizes, keys)
+    return per_run, {**sizes, "horizon": horizon}
+
+
 def simulate(
     agent: Agent | str | Any,
     env: str | VectorEnv = "HuberBandit-v0",
@@ -132,11 +185,17 @@ def simulate(
             (separate streams, see :mod:`privenv.seeding`); ``None``: a fresh seed drawn from OS
             entropy, recorded in the result (so the runs can be repeated).
         first_run: index of the first run, so that any slice of runs can be reproduced alone.
-        n_checkpoints: number of log-spaced regret checkpoints.
+        n_checkpoints: number of log-spaced regret checkpoints, at most the horizon (or the
+            default 40; with a shorter horizon every step is one).
         ledger: checking mode: attach a per-user privacy ledger to the agent (tests).
 
     Returns:
         A :class:`SimulationResult`.
+
+    Every size the run allocates from is checked before anything of the run is built
+    (:mod:`privenv._memory`: the sanity ranges of K, A, d, M and the horizon, the checkpoints
+    against the horizon, and a lower bound of the batch's memory against what this process may
+    allocate), so an impossible request is one ``ValueError`` naming the parameter, at once.
     """
     # -- arguments (checked before anything is built) --
     n_runs = check_int("n_runs", n_runs, low=1)
@@ -148,8 +207,8 @@ def simulate(
     env_kwargs = dict(env_kwargs or {})
     agent_kwargs = dict(agent_kwargs or {})
     if isinstance(env, str):
-        check_simulation_fits(agent, env, n_runs, horizon, wrappers, env_kwargs, agent_kwargs,
-                              n_checkpoints)
+        per_run, sizes = estimate_run_bytes(env, agent, n_checkpoints, horizon, env_kwargs)
+        check_runs_fit(n_runs, per_run, sizes=sizes)
     # -- building --
     if isinstance(env, str):
         env_id = env
@@ -162,6 +221,9 @@ def simulate(
             raise ValueError(f"env has num_envs={venv.num_envs}, but n_runs={n_runs}")
         if venv.metadata.get("autoreset_mode") != AutoresetMode.DISABLED:
             raise ValueError("env must be built with autoreset_mode=AutoresetMode.DISABLED")
+        if getattr(venv.unwrapped, "problem", None) is not None:  # (else: a user's own env)
+            per_run, sizes = estimate_run_bytes(venv, agent, n_checkpoints)
+            check_runs_fit(n_runs, per_run, sizes=sizes)
     base = venv.unwrapped
     horizon = base.horizon
     if horizon is None:

@@ -561,3 +561,181 @@ def test_the_help_test_covers_every_figure():
     assert {p[1] for p in COMMAND_PATHS if len(p) == 2 and p[0] == "reproduce"} == set(FIGURES)
     assert {"run", "sweep", "export", "plot", "audit", "envs", "agents", "reproduce"} <= {
         p[0] for p in COMMAND_PATHS if len(p) == 1}
+
+
+# -- sizes: refused before anything of the run is built (privenv._memory) ----------------------
+
+#: sizes a run allocates from, each beyond its range or beyond memory: refused before any env
+#: is built (before, the first hung > 150 s at 6.4 GB, LinUCB's d reached 9 GB before a
+#: MemoryError, the horizon ran without end)
+CLI_SIZES: list[tuple[list[str], str]] = [
+    (["run", "--runs", "2", "--horizon", "50", "--agent", "ucb1", "--set", "env.K=100000000"],
+     "K must be at most 10**6 for a run"),
+    (["run", "--runs", "2", "--horizon", "50", "--env", "LinearContextualBandit-v0", "--agent",
+      "linucb", "--set", "env.d=100000"], "d must be at most 10**4 for a run"),
+    (["run", "--runs", "2", "--horizon", str(10**12), "--agent", "ucb1"],
+     "horizon must be at most 10**10 for a run"),
+    (["run", "--runs", str(10**12), "--horizon", "5", "--agent", "ucb1"], "memory"),
+    (["run", "--runs", "2", "--horizon", "10", "--env", "FederatedLinearBandit-v0", "--agent",
+      "fed-linucb", "--set", "env.M=100000"], "M must be at most 10**4 for a run"),
+    (["sweep", "{checkpoints}", "--store", "{store}"],
+     "n_checkpoints must be an integer in [1, 50]"),
+    (["sweep", "{huge_k}", "--store", "{store}"], "K must be at most 10**6 for a run"),
+]
+
+
+def _configs(tmp_path) -> dict[str, str]:
+    import json
+
+    base = {"runs": 2, "horizon": 50, "instances": [{"env": "HuberBandit-v0"}],
+            "agents": [{"name": "ucb1"}]}
+    files = {"checkpoints": {**base, "n_checkpoints": 10**8},
+             "huge_k": {**base, "instances": [{"env": "HuberBandit-v0",
+                                               "params": {"K": 10**8}}]},
+             "config": base}
+    out = {"store": str(tmp_path / "s.sqlite"), "out": str(tmp_path / "figure")}
+    for name, config in files.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(config))
+        out[name] = str(path)
+    return out
+
+
+def _no_build(*args, **kwargs):
+    raise AssertionError("an env was built before the sizes were checked")
+
+
+@pytest.mark.parametrize("args,phrase", CLI_SIZES, ids=[" ".join(a) for a, _ in CLI_SIZES])
+def test_sizes_are_refused_in_one_line_before_any_env_is_built(capsys, monkeypatch, tmp_path,
+                                                               args, phrase):
+    from privenv.cli import main
+
+    files = _configs(tmp_path)
+    args = [a.format(**files) for a in args]
+    monkeypatch.setattr(gym, "make", _no_build)
+    monkeypatch.setattr(gym, "make_vec", _no_build)
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"privenv {args[0]}: error: ") and phrase in captured.err
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert not (tmp_path / "s.sqlite").exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["sweep", "{config}", "--store", "{store}", "--workers", "100000"],
+    ["reproduce", "huber-fig1", "--quick", "--workers", "100000", "--output", "{out}"],
+], ids=["sweep", "reproduce"])
+def test_more_workers_than_memory_holds_are_refused_before_any_cell_runs(capsys, tmp_path, args):
+    """``--workers 100000`` was accepted silently; now one line with the estimate (each worker
+    process holds at least 4 MiB of its own) and the most workers this machine holds."""
+    from privenv.cli import main
+
+    args = [a.format(**_configs(tmp_path)) for a in args]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"privenv {args[0]}: error: workers=100000 (")
+    assert "use at most" in err and err.count("\n") == 1
+    assert not (tmp_path / "s.sqlite").exists()
+    assert not list((tmp_path / "figure").glob("*.sqlite"))
+
+
+# -- boundary values written by hand, per kind of parameter --------------------------------------
+#
+# The generated agent table above draws its bad values from each constraint's own ``invalid()``:
+# loosening a constraint loosens its test (``delta = 1`` accepted by TTUCB and AdaP-TT passed it).
+# This table does not read the constraints: each kind's bad values are written here, from what
+# the quantity is (a privacy budget, a probability, a count, a range), and each parameter is
+# assigned its kind by hand, from the papers. A parameter not listed is covered by the generated
+# table only.
+
+KINDS: dict[str, list[object]] = {
+    # ε: a privacy budget, finite and > 0
+    "budget": [0.0, -0.0, -1e-9, -1.0, NAN, float("inf"), float("-inf"), "1", True],
+    # δ, a confidence level, a leader probability: a probability strictly between 0 and 1
+    "open probability": [0.0, 1.0, -0.1, 1.5, NAN, float("inf"), "0.1", True],
+    # a mixing probability that may be 0 or 1
+    "probability": [-0.01, 1.01, NAN, float("inf"), "0.5", True],
+    # a contamination fraction: below 1/2 at most (paper 1, Huber's model)
+    "contamination": [-0.01, 0.5 + 1e-9, 1.0, NAN, "0.1", True],
+    # an exponent of the Top Two thresholds (paper 3: s > 1, α > 1)
+    "exponent above 1": [1.0, 0.5, 0.0, NAN, float("inf"), "2", True],
+    # the order k of a moment bound (paper 1: k ≥ 2)
+    "moment order": [1.999, 1.0, 0.0, NAN, float("inf"), "2"],
+    # a scale, a regularizer, a moment bound: finite and > 0
+    "positive": [0.0, -1.0, NAN, float("inf"), "1", True],
+    # a bound that may be 0: finite and ≥ 0
+    "non-negative": [-1e-9, -1.0, NAN, float("inf"), "1", True],
+    # a count of at least one (rounds, silos, dimensions, batch size, runs)
+    "count": [0, -1, 2.5, True, "10", 2**63, None],
+    # arms of a K-armed bandit: at least two
+    "arms": [1, 0, -1, 2.5, True, "5", 2**63],
+    # an interval (lo, hi): finite, lo < hi
+    "range": [(1.0, 0.0), (0.0, 0.0), (0.0, float("inf")), (NAN, 1.0), 3.0, "ab"],
+}
+
+#: parameter → kind, for every agent that takes a parameter of that name
+PARAM_KINDS: dict[str, str] = {
+    "epsilon": "budget", "delta": "open probability", "gamma": "open probability",
+    "explore": "probability", "s": "exponent above 1", "moment_order": "moment order",
+    "lambda_": "positive", "constant_scale": "positive", "kappa_scale": "positive",
+    "vector_sum_scale": "positive", "raw_moment_bound": "positive",
+    "theta_bound": "non-negative", "mean_range": "non-negative",
+    "M": "count", "d": "count", "A": "arms", "batch": "count", "n_actions": "count",
+    "reward_range": "range",
+}
+#: the names that mean different things in different families
+FAMILY_KINDS: dict[tuple[str, str], str] = {
+    ("bai", "alpha"): "exponent above 1",  # Top Two threshold exponent
+    ("linear", "alpha"): "open probability",  # LinUCB's confidence level
+    ("federated", "alpha"): "open probability",
+    ("huber", "alpha"): "contamination",
+    ("bai", "beta"): "open probability",  # Top Two's leader probability
+    ("huber", "K"): "arms", ("bai", "K"): "arms", ("federated", "K"): "count",
+    ("bai", "sigma"): "positive", ("linear", "sigma"): "non-negative",
+    ("federated", "sigma"): "non-negative", ("huber", "sigma"): "positive",
+    ("huber", "horizon"): "count", ("linear", "horizon"): "count",
+    ("federated", "horizon"): "count",
+}
+
+
+def _kind(name: str, param: str) -> str | None:
+    family = agents.agent_class(name).families[0]
+    return FAMILY_KINDS.get((family, param), PARAM_KINDS.get(param))
+
+
+def _signature(name: str) -> list[str]:
+    return [p for p in inspect.signature(agents.agent_class(name).__init__).parameters
+            if p != "self"]
+
+
+HAND_CASES = [
+    (name, param, bad)
+    for name in sorted(agents.REGISTRY)
+    for param in _signature(name)
+    if (kind := _kind(name, param)) is not None
+    for bad in KINDS[kind]
+    # a parameter that may be None (derived from the env or the other parameters)
+    if not (bad is None and inspect.signature(agents.agent_class(name).__init__)
+            .parameters[param].default is None)
+] + [(name, "n_runs", bad) for name in sorted(agents.REGISTRY) for bad in KINDS["count"]
+     if bad is not None]
+
+
+@pytest.mark.parametrize("name,param,bad", HAND_CASES,
+                         ids=[f"{n}-{p}={b!r}" for n, p, b in HAND_CASES])
+def test_every_agent_refuses_the_hand_written_boundary_values(name, param, bad):
+    env = _agent_env(name)
+    with pytest.raises(ValueError, match=_named(param)):
+        if param == "n_runs":
+            agents.make(name, env, bad)
+        else:
+            agents.make(name, env, 1, **{param: bad})
+
+
+def test_the_hand_written_table_covers_every_privacy_parameter():
+    """ε = 0 and δ = 1 are tried on every agent whose constructor takes ε or δ (read from the
+    signature, not from the declarations)."""
+    takes = {p: {n for n in agents.REGISTRY if p in _signature(n)} for p in ("epsilon", "delta")}
+    assert takes["epsilon"] and takes["delta"]
+    assert {n for n, p, b in HAND_CASES if p == "epsilon" and b == 0.0} == takes["epsilon"]
+    assert {n for n, p, b in HAND_CASES if p == "delta" and b == 1.0} == takes["delta"]

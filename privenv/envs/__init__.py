@@ -11,7 +11,7 @@ used, not on ``import privenv``.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
@@ -105,17 +105,29 @@ def check_env_kwargs(env_id: str, kwargs: Iterable[str]) -> None:
             raise ValueError(f"env {env_id!r} has no parameter {key!r}; parameters: {allowed}")
 
 
-def env_family(env_id: str) -> str:
-    """The problem family of a research id (:data:`privenv.problems.base.FAMILIES`): its env
-    class is a ``ProblemEnv[P]``, and the problem class ``P`` names its family."""
+def problem_class(env_id: str) -> type:
+    """The problem class of a research id: its env class is a ``ProblemEnv[P]``, and ``P`` is
+    it."""
     import typing
 
     cls = env_class(env_id)
     for base in getattr(cls, "__orig_bases__", ()):
         for arg in typing.get_args(base):
             if getattr(arg, "family", ""):
-                return arg.family
+                return arg
     raise TypeError(f"{cls.__name__} does not name its problem class (ProblemEnv[P])")
+
+
+def env_family(env_id: str) -> str:
+    """The problem family of a research id (:data:`privenv.problems.base.FAMILIES`): the one
+    its problem class (:func:`problem_class`) names."""
+    return problem_class(env_id).family
+
+
+def env_sizes(env_id: str, env_kwargs: Mapping[str, Any]) -> dict[str, int]:
+    """The sizes (``K``, ``A``, ``d``, ``M``) of the instance ``env_id`` would build from
+    ``env_kwargs``, without building it (:meth:`privenv.problems.base.Problem.sizes`)."""
+    return problem_class(env_id).sizes(**env_kwargs)
 
 
 def register_envs() -> None:
@@ -154,5 +166,7 @@ __all__ = [
     "env_class",
     "env_family",
     "env_parameters",
+    "env_sizes",
+    "problem_class",
     "register_envs",
 ]

@@ -107,6 +107,13 @@ class BAIProblem(Problem):
 
     family = "bai"
 
+    @classmethod
+    def sizes(cls, instance: str | None = None, means: Any = None, **_: Any) -> dict[str, int]:
+        """K: the length of ``means`` if given, else of the instance's (default ``"mu1"``)."""
+        if means is not None and hasattr(means, "__len__") and not isinstance(means, str):
+            return {"K": len(means)}
+        return {"K": len(instance_means("mu1" if instance is None else instance))}
+
     terminates = True
 
     def __init__(

@@ -246,6 +246,15 @@ class Problem(ABC):
         moment bounds, … Agents' defaults are filled from this (see :func:`privenv.agents.make`)."""
         return {}
 
+    @classmethod
+    def sizes(cls, **kwargs: Any) -> dict[str, int]:
+        """The sizes (``K``, ``A``, ``d``, ``M``: the keys of :meth:`public_info` that arrays are
+        allocated from) of an instance built with the constructor arguments ``kwargs``, without
+        building it (the runner checks them before it allocates anything: :mod:`privenv._memory`);
+        arguments it does not need are ignored, a bad one may raise the constructor's error.
+        Empty if the family does not say."""
+        return {}
+
     def reference_scale(self) -> float:
         """A reward scale used to normalise plots (1 unless a family says otherwise)."""
         return 1.0

@@ -62,6 +62,17 @@ class FederatedLinearProblem(LinearFamilyProblem):
     """
 
     family = "federated"
+    #: actions per silo and feature dimension when not given
+    DEFAULT_K, DEFAULT_D = 100, 10
+
+    @classmethod
+    def sizes(cls, M: int = 100, K: int | None = None, d: int | None = None,
+              contexts: str = "paper2", n: int | None = None, c: float | None = None,
+              dataset: str | None = None, **_: Any) -> dict[str, int]:
+        """M, and K and d as the constructor resolves them (:func:`make_contexts`)."""
+        gen = make_contexts(contexts, K, d, default_A=cls.DEFAULT_K, default_d=cls.DEFAULT_D,
+                            n=n, c=c, dataset=dataset, actions_name="K")
+        return {"M": M, "K": gen.A, "d": gen.d}
 
     def __init__(
         self,
@@ -83,8 +94,8 @@ class FederatedLinearProblem(LinearFamilyProblem):
         M = check_int("M", M, low=1)
         self.reward = check_choice("reward", reward, ("sum", "silo"))
         gen = make_contexts(
-            contexts, K, d, default_A=100, default_d=10, n=n, c=c, dataset=dataset,
-            actions_name="K",
+            contexts, K, d, default_A=self.DEFAULT_K, default_d=self.DEFAULT_D, n=n, c=c,
+            dataset=dataset, actions_name="K",
         )
         split_seed = check_int("split_seed", split_seed, low=0)
         if isinstance(gen, DatasetContexts):

@@ -104,6 +104,15 @@ class HuberProblem(Problem):
     """
 
     family = "huber"
+    #: arms when neither K nor means is given
+    DEFAULT_K = 5
+
+    @classmethod
+    def sizes(cls, K: int | None = None, means: Any = None, **_: Any) -> dict[str, int]:
+        """K: the length of ``means`` if given, else ``K``, else :attr:`DEFAULT_K`."""
+        if means is not None and hasattr(means, "__len__") and not isinstance(means, str):
+            return {"K": len(means)}
+        return {"K": cls.DEFAULT_K if K is None else K}
 
     def __init__(
         self,
@@ -118,7 +127,7 @@ class HuberProblem(Problem):
     ) -> None:
         super().__init__(n_runs)
         if means is None:
-            means = paper1_means(5 if K is None else K)
+            means = paper1_means(self.DEFAULT_K if K is None else K)
         self.means = check_vector("means", means, min_length=2)
         if K is not None and check_int("K", K, low=2) != self.means.shape[0]:
             raise ValueError(f"K={K} disagrees with the {self.means.shape[0]} means given; give "

@@ -547,6 +547,18 @@ class LinearContextualProblem(LinearFamilyProblem):
     """
 
     family = "linear"
+    #: actions and feature dimension when not given (``"disjoint"``: the context dimension p)
+    DEFAULT_A, DEFAULT_D = 10, 5
+
+    @classmethod
+    def sizes(cls, d: int | None = None, A: int | None = None, contexts: str = "sphere",
+              n: int | None = None, c: float | None = None, dataset: str | None = None,
+              **_: Any) -> dict[str, int]:
+        """A and d as the constructor resolves them (:func:`make_contexts`: no feature array is
+        drawn; ``"dataset"`` loads its small table)."""
+        gen = make_contexts(contexts, A, d, default_A=cls.DEFAULT_A, default_d=cls.DEFAULT_D,
+                            n=n, c=c, dataset=dataset)
+        return {"A": gen.A, "d": gen.d}
 
     def __init__(
         self,
@@ -562,7 +574,8 @@ class LinearContextualProblem(LinearFamilyProblem):
         dataset: str | None = None,
         n_runs: int = 1,
     ) -> None:
-        gen = make_contexts(contexts, A, d, default_A=10, default_d=5, n=n, c=c, dataset=dataset)
+        gen = make_contexts(contexts, A, d, default_A=self.DEFAULT_A, default_d=self.DEFAULT_D, n=n,
+                            c=c, dataset=dataset)
         super().__init__(gen, check_theta(theta, gen, theta_seed), noise, sigma, None, n_runs)
         self.single_observation_space = spaces.Box(-1.0, 1.0, (self.A, self.d), np.float32)
         self.single_action_space = spaces.Discrete(self.A)

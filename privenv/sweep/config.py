@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from privenv._memory import check_fits, check_runs_fit
+from privenv._memory import check_fits, check_runs_fit, check_sizes
 from privenv._validation import check_int
 from privenv.results import DEFAULT_CHECKPOINTS, Cell, canonical_json, content_hash, kwargs_text
 
@@ -72,6 +72,8 @@ class Configuration:
             :meth:`SweepConfig.validate`).
         origin: where it came from in the config file, ``"instances[i]… × agents[j]…"``
             (error messages only).
+        run_bytes: a lower bound of one run's memory (set by :meth:`SweepConfig.validate`,
+            :func:`privenv.simulation.estimate_run_bytes`; 0 before).
     """
 
     env: str
@@ -80,6 +82,7 @@ class Configuration:
     agent_kwargs: Mapping[str, Any]
     horizon: int | None = None
     origin: str = field(default="", compare=False)
+    run_bytes: int = field(default=0, compare=False)
 
     def key(self) -> str:
         """Canonical JSON of what the configuration's numbers depend on (equality, hashing)."""
@@ -199,7 +202,7 @@ class SweepConfig:
             raise SweepConfigError(str(e)) from e
 
         from privenv.agents import env_kwargs_for, make
-        from privenv.simulation import make_vector_env
+        from privenv.simulation import estimate_run_bytes, make_vector_env
 
         envs: dict[str, Any] = {}
         resolved = []
@@ -228,7 +231,9 @@ class SweepConfig:
                     raise SweepConfigError(f"{where}: {e}") from e
                 key = canonical_json([c.env, built_kw, horizon])
                 if key not in envs:
-                    try:
+                    try:  # (the sizes first: nothing is built from a size out of range)
+                        check_sizes({**env_kw, "horizon": horizon})
+                        estimate_run_bytes(c.env, None, n_checkpoints, horizon, built_kw)
                         envs[key] = make_vector_env(c.env, 1, horizon, **built_kw)
                     except (ValueError, TypeError) as e:
                         raise SweepConfigError(f"{env_where}: env {c.env}"
@@ -236,14 +241,18 @@ class SweepConfig:
                 venv = envs[key]
                 horizon = int(venv.unwrapped.horizon)
                 try:
+                    per_run, sizes = estimate_run_bytes(c.env, c.agent, n_checkpoints, horizon,
+                                                        built_kw)
+                    check_runs_fit(min(chunk, runs), per_run, what=f"a cell of "
+                                   f"{min(chunk, runs)} runs",
+                                   advice="use a smaller chunk (runs per cell)", sizes=sizes)
                     make(c.agent, venv, 1, **agent_kw)
-                    _check_cell_memory(c.env, built_kw, c.agent, agent_kw, horizon,
-                                       min(chunk, runs), n_checkpoints)
                 except (ValueError, TypeError) as e:
                     raise SweepConfigError(
                         f"{where}: agent {c.agent}({kwargs_text(agent_kw)}) on "
                         f"{c.env}({kwargs_text(env_kw)}): {e}") from e
-                conf = Configuration(c.env, env_kw, c.agent, agent_kw, horizon, c.origin)
+                conf = Configuration(c.env, env_kw, c.agent, agent_kw, horizon, c.origin,
+                                     per_run)
                 ident = conf.key()
                 if ident in seen:
                     raise SweepConfigError(
@@ -297,25 +306,6 @@ class SweepConfig:
         d.pop("name")
         d["configurations"] = sorted(d["configurations"], key=canonical_json)
         return content_hash(d)
-
-
-def _check_cell_memory(env: str, env_kwargs: Mapping[str, Any], agent: str,
-                       agent_kwargs: Mapping[str, Any], horizon: int, n_runs: int,
-                       n_checkpoints: int) -> None:
-    """Refuse a cell of ``n_runs`` runs that a worker's memory cannot hold (measured for large
-    cells, :func:`privenv._memory.check_runs_fit`)."""
-    from privenv.agents import make
-    from privenv.simulation import make_vector_env
-
-    def build(k: int) -> Any:
-        venv = make_vector_env(env, k, horizon, **env_kwargs)
-        venv.reset(seed=0)
-        built = make(agent, venv, k, **agent_kwargs)
-        built.reset(seed=0)
-        return venv, built
-
-    check_runs_fit(n_runs, n_checkpoints, build, what=f"a cell of {n_runs} runs",
-                   advice="use a smaller chunk (runs per cell)")
 
 
 def _checked(name: str, value: Any, low: int) -> int:

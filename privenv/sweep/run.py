@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from privenv._memory import check_workers
 from privenv._stats import sample_sd
 from privenv.backends import Backend, get_backend
 from privenv.results import Cell, RunResults
@@ -39,6 +40,13 @@ def resolved_params(agent: Any) -> dict[str, Any]:
         if isinstance(value, (bool, int, float, str)):
             out[name] = value
     return out
+
+
+def own_workers(backend: Any, workers: Any, address: str | None) -> bool:
+    """Whether ``workers`` are processes this call starts on this machine (the local backend,
+    or a local Dask cluster), more than the calling process alone."""
+    return (isinstance(backend, str) and address is None and isinstance(workers, int)
+            and not isinstance(workers, bool) and workers > 1)
 
 
 def run_cell(cell: Cell) -> RunResults:
@@ -206,6 +214,9 @@ def run_sweep(
     cfg = cfg.validate()
     cells = cfg.cells()
     config_hash = cfg.config_hash
+    if own_workers(backend, workers, address):  # worker processes on this machine, each a cell
+        chunk = min(cfg.chunk or cfg.runs, cfg.runs)
+        check_workers(workers, chunk * max(c.run_bytes for c in cfg.configurations))
 
     own_backend = isinstance(backend, str)
     be = get_backend(backend, workers, address) if own_backend else backend
