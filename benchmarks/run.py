@@ -69,7 +69,7 @@ def fast_vs_slow(name: str, runs: int, horizon: int, seed: int = 0) -> dict[str,
 
 
 def full_figure(fraction: float, workers: int) -> dict[str, Any]:
-    horizon = round(fraction * huber_fig1.FULL.horizon)
+    horizon = round(fraction * huber_fig1.PAPER.horizon)
     with tempfile.TemporaryDirectory() as out:
         rep = huber_fig1.reproduce(out, horizon=horizon, workers=workers, progress=False)
         cells = sum(r.result.wall_s for r in rep.results)

@@ -56,10 +56,16 @@ def _header(meta: dict, rid: str, out: Path, table: str, scale: str) -> list[str
 
 
 def _mean_sd(x: np.ndarray) -> str:
-    """``mean ± sd`` with three significant digits on the mean and the sd to the same decimals."""
+    """``mean ± sd`` with three significant digits on the mean and the sd to the same decimals;
+    an sd too small for those decimals keeps one significant digit, and an sd of exactly 0 (every
+    run equal) is written ``0``, so that "± 0.0" never hides a spread."""
     mean = float(x.mean())
     sd = float(np.std(x, ddof=1)) if x.size > 1 else 0.0
     digits = max(0, 2 - int(np.floor(np.log10(abs(mean))))) if mean else 2
+    if sd == 0 or np.all(x == x[0]):  # (np.std of equal values may round to 1e-15)
+        return f"{mean:.{digits}f} ± 0"
+    if sd < 0.5 * 10.0**-digits:
+        return f"{mean:.{digits}f} ± {sd:.1g}"
     return f"{mean:.{digits}f} ± {sd:.{digits}f}"
 
 
@@ -82,11 +88,19 @@ def huber_fig1(results: Path, quick: bool, generated: Path) -> Path:
     lines.append(f"Final regret {unit}, mean ± sd over {meta['runs']} runs:\n")
     lines.append("| panel | " + " | ".join(agents) + " |")
     lines.append("|---" * (len(agents) + 1) + "|")
+    equal = False
     for key, title in titles.items():
         cells = []
         for agent in agents:
-            cells.append(_mean_sd(np.asarray(regrets[(key, agent)]) / scale))
+            x = np.asarray(regrets[(key, agent)])
+            same = x.size > 1 and bool(np.all(x == x[0]))
+            equal |= same
+            cells.append(_mean_sd(x / scale) + ("\\*" if same else ""))
         lines.append(f"| {title} | " + " | ".join(cells) + " |")
+    if equal:
+        from privenv.reproduce.huber_fig1 import EQUAL_RUNS_NOTE
+
+        lines.append(f"\n\\* {EQUAL_RUNS_NOTE}.")
     return _write(rid, out, lines, generated)
 
 

@@ -40,7 +40,9 @@ import argparse
 import inspect
 import json
 import os
+import re
 import sys
+import textwrap
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -71,14 +73,23 @@ def _first_line(doc: str | None) -> str:
     return ""
 
 
+def _plain(text: str) -> str:
+    """reST inline markup as plain text: ``:class:`~a.B``` → ``B``, ``:func:`a.f``` → ``a.f``,
+    ````x```` → ``x``, ``*x*`` and ``**x**`` → ``x``."""
+    text = re.sub(r":[a-z]+:`~(?:[^`]*\.)?([^`.]+)`", r"\1", text)
+    text = re.sub(r":[a-z]+:`([^`]+)`", r"\1", text)
+    text = re.sub(r"``([^`]+)``", r"\1", text)
+    return re.sub(r"(?<![\w*])\*{1,2}([^*\s][^*]*?)\*{1,2}(?![\w*])", r"\1", text)
+
+
 def _summary_line(doc: str | None) -> str:
-    """The first sentence of a docstring's first paragraph, on one line."""
+    """The first sentence of a docstring's first paragraph, on one line, without markup."""
     para = []
     for line in (doc or "").strip().splitlines():
         if not line.strip():
             break
         para.append(line.strip())
-    text = " ".join(para).replace("**", "")
+    text = _plain(" ".join(para))
     # a sentence ends at ". " outside parentheses, before neither a digit nor a lower-case letter
     # (not "(eq. 2)", "et al. 2020", "of eq. 12")
     depth = 0
@@ -136,11 +147,20 @@ def _dumps(obj: Any, **kw: Any) -> str:
     return json.dumps(obj, default=_json_default, **kw)
 
 
-def _table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
+def _table(rows: Sequence[Sequence[str]], header: Sequence[str], width: int | None = None) -> str:
+    """Left-aligned columns; with ``width``, the last column wraps onto continuation lines so that
+    no line is longer than ``width`` (when the other columns leave it 20 characters or more)."""
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    if width is not None:
+        room = width - sum(widths[:-1]) - 2 * (len(widths) - 1)
+        widths[-1] = max(min(widths[-1], room), 20)
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     lines = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
-    lines += [fmt.format(*map(str, r)) for r in rows]
+    for r in rows:
+        cells = [str(c) for c in r]
+        last = [cells[-1]] if width is None else (textwrap.wrap(cells[-1], widths[-1]) or [""])
+        lines.append(fmt.format(*cells[:-1], last[0]))
+        lines += [fmt.format(*([""] * (len(cells) - 1)), more) for more in last[1:]]
     return "\n".join(line.rstrip() for line in lines)
 
 
@@ -224,6 +244,60 @@ def agent_catalogue(names: Sequence[str] | None = None) -> list[dict[str, Any]]:
     return out
 
 
+#: the width ``privenv agents`` fits its output in (a 100-column terminal)
+CATALOGUE_WIDTH = 100
+#: a parenthetical that cites a paper: it names a year, "et al." or a quoted title
+_CITATION = re.compile(r'\s\((?:[^()]|\([^()]*\))*(?:\b(?:19|20)\d\d\b|et al\.|")'
+                       r"(?:[^()]|\([^()]*\))*\)")
+
+
+def short_description(text: str, width: int, lines: int = 2) -> list[str]:
+    """``text`` without its citations (a parenthetical naming a year), wrapped to ``width`` on at
+    most ``lines`` lines, the last cut at a word with "…" if it does not fit (the full text is in
+    ``privenv agents NAME`` and ``--format json``)."""
+    text = re.sub(r"\s+([,.;:])", r"\1", _CITATION.sub("", text))
+    text = " ".join(text.split()).rstrip(".")
+    wrapped = textwrap.wrap(text, width) or [""]
+    if len(wrapped) > lines:
+        wrapped = wrapped[:lines]
+        wrapped[-1] = textwrap.shorten(wrapped[-1] + " …", width, placeholder=" …")
+        if not wrapped[-1].endswith("…"):
+            wrapped[-1] = wrapped[-1][: width - 2].rstrip() + " …"
+    return wrapped
+
+
+def _catalogue_table(cat: list[dict[str, Any]], width: int = CATALOGUE_WIDTH) -> str:
+    """One row per agent (its description on up to two lines), then which env each family is;
+    every line at most ``width`` characters."""
+    header = ("agent", "privacy", "families", "description")
+    cols = [[a["name"] for a in cat], [a["privacy_model"] or "?" for a in cat],
+            [",".join(a["families"]) or "-" for a in cat]]
+    widths = [max(len(header[i]), *(len(v) for v in c)) for i, c in enumerate(cols)]
+    room = width - sum(widths) - 2 * len(widths)
+    lines = ["  ".join(f"{h:<{w}}" for h, w in zip(header, [*widths, room], strict=True)).rstrip(),
+             "  ".join("-" * w for w in [*widths, room])]
+    for i, a in enumerate(cat):
+        for j, text in enumerate(short_description(a["description"], room)):
+            head = [c[i] if j == 0 else "" for c in cols]
+            lines.append("  ".join(f"{v:<{w}}" for v, w in zip(head, widths, strict=True))
+                         + "  " + text)
+    families: dict[str, list[str]] = {}
+    for a in cat:
+        for f, env in zip(a["families"], _family_envs(a), strict=False):
+            families.setdefault(f, [env])
+    legend = "families: " + "; ".join(f"{f} = {', '.join(e)}" for f, e in families.items())
+    lines += ["", *textwrap.wrap(legend, width, subsequent_indent="  "),
+              *textwrap.wrap("Each agent's full description and parameters: privenv agents NAME; "
+                             "everything as JSON: privenv agents --format json.", width)]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _family_envs(agent: dict[str, Any]) -> list[str]:
+    from privenv.agents import family_ids
+
+    return [", ".join(family_ids(f)) for f in agent["families"]]
+
+
 def _cmd_agents(args: argparse.Namespace) -> int:
     from privenv.agents import REGISTRY
 
@@ -235,13 +309,13 @@ def _cmd_agents(args: argparse.Namespace) -> int:
         print(_dumps(cat, indent=2))
         return EXIT_OK
     if not args.names:
-        rows = [(a["name"], a["privacy_model"] or "?", ", ".join(a["envs"]), a["description"])
-                for a in cat]
-        print(_table(rows, ("agent", "privacy", "envs", "description")))
+        print(_catalogue_table(cat))
         return EXIT_OK
     for a in cat:
-        print(f"{a['name']} ({a['class']}): {a['description']}")
-        print(f"    envs: {', '.join(a['envs'])}; privacy: {a['privacy'] or '-'}")
+        print(textwrap.fill(f"{a['name']} ({a['class']}): {a['description']}", CATALOGUE_WIDTH,
+                            subsequent_indent="    "))
+        print(textwrap.fill(f"envs: {', '.join(a['envs'])}; privacy: {a['privacy'] or '-'}",
+                            CATALOGUE_WIDTH, initial_indent="    ", subsequent_indent="    "))
         rows = []
         for p in a["parameters"]:
             source = p["from_env"]
@@ -250,7 +324,7 @@ def _cmd_agents(args: argparse.Namespace) -> int:
             if source and source["kind"] == "assumption":
                 default += " (may be set)"
             rows.append((p["name"], p["allowed"], default))
-        print(_table(rows, ("parameter", "allowed", "default")))
+        print(_table(rows, ("parameter", "allowed", "default"), width=CATALOGUE_WIDTH))
     return EXIT_OK
 
 

@@ -100,19 +100,30 @@ def _matplotlib() -> tuple[Any, Any]:
 
 
 def _panel_axes(n: int, ncols: int, panel_size: tuple[float, float],
-                extra_height: float = 0.0) -> tuple[Any, np.ndarray]:
+                extra_height: float = 0.0, legend_height: float = 0.0) -> tuple[Any, np.ndarray]:
     """A constrained-layout figure of ``n`` panels in rows of ``ncols`` (the unused cells of the
-    last row hidden), and its axes as a flat array of length ``n``."""
+    last row hidden), and its axes as a flat array of length ``n``. With ``legend_height`` > 0
+    every panel has a blank axes of that height (inches) below it for its legend, the array then
+    of shape ``(2, n)``: the panels, and the legends' axes."""
     Figure, FigureCanvasAgg = _matplotlib()
     ncols = min(ncols, n)
     nrows = -(-n // ncols)
-    fig = Figure(figsize=(panel_size[0] * ncols, panel_size[1] * nrows + extra_height),
+    fig = Figure(figsize=(panel_size[0] * ncols,
+                          (panel_size[1] + legend_height) * nrows + extra_height),
                  layout="constrained")
     FigureCanvasAgg(fig)
-    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
-    for ax in axes[n:]:
-        ax.set_visible(False)
-    return fig, axes[:n]
+    if legend_height <= 0:
+        axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+        for ax in axes[n:]:
+            ax.set_visible(False)
+        return fig, axes[:n]
+    grid = fig.add_gridspec(2 * nrows, ncols,
+                            height_ratios=[panel_size[1], legend_height] * nrows)
+    pairs = np.array([[fig.add_subplot(grid[2 * (i // ncols) + j, i % ncols]) for i in range(n)]
+                      for j in (0, 1)])
+    for ax in pairs[1]:
+        ax.axis("off")
+    return fig, pairs
 
 
 def _titles(fig: Any, suptitle: str | None, footnote: str | None) -> None:
@@ -139,6 +150,34 @@ def agent_colors(labels: Sequence[str]) -> dict[str, Any]:
     return {label: cmap(i % 10) for i, label in enumerate(labels)}
 
 
+#: how a curve that would hide under an earlier one is drawn instead: (name, line style,
+#: marker), in order for the first, second, … such curve of a panel
+OVERLAP_STYLES = (("dashed", (0, (4, 2)), "o"), ("dotted", (0, (1, 1.5)), "s"),
+                  ("dash-dotted", (0, (6, 2, 1, 2)), "^"), ("dashed", (0, (2, 3)), "D"))
+#: curves closer than this fraction of the y range at every t are drawn as overlapping
+OVERLAP_FRACTION = 0.01
+
+
+def overlaps(curves: Mapping[str, np.ndarray], span: float,
+             fraction: float = OVERLAP_FRACTION) -> dict[str, tuple[str, bool]]:
+    """For each curve (label → values at the panel's times) that lies within ``fraction`` ×
+    ``span`` of an earlier one at every time, the earlier curve's label and whether the two are
+    equal to the last bit: the curves a plot would hide under another."""
+    out: dict[str, tuple[str, bool]] = {}
+    seen: list[tuple[str, np.ndarray]] = []
+    for label, y in curves.items():
+        y = np.asarray(y, dtype=float)
+        for other, z in seen:
+            if np.array_equal(y, z):
+                out[label] = (other, True)
+                break
+            if span > 0 and np.max(np.abs(y - z)) <= fraction * span:
+                out[label] = (other, False)
+                break
+        seen.append((label, y))
+    return out
+
+
 def draw_regret(
     ax: Any,
     panel: RegretPanel,
@@ -147,20 +186,39 @@ def draw_regret(
 ) -> None:
     """Draw ``panel`` on a matplotlib ``Axes``: mean ± 1 sd bands, then the reference curves.
 
+    No curve is hidden: one that lies on an earlier one (within 1 % of the y range at every t,
+    :func:`overlaps`) is drawn dashed or dotted with markers, offset along the curve, and its
+    legend entry says on which curve it lies ("= a" when equal, "≈ a" when within 1 %). A curve
+    whose runs are all equal (sd 0 at every t, several runs) says so in its legend entry.
+
     With ``ylim_from_curves`` the y range is set by the agents' bands (and by the references if
     they reach at most twice as high), so a reference curve far above the data leaves the axes
     rather than flattening the agents' curves (the legend still lists it).
     """
     colors = colors or agent_colors(list(panel.curves))
     t = np.asarray(panel.t, dtype=float)
-    top = 0.0
+    stats = {}
     for label, values in panel.curves.items():
+        runs = np.atleast_2d(np.asarray(values, dtype=float)).shape[0]
         mean, sd = mean_sd(values)
         if panel.band == "se":
-            sd = sd / np.sqrt(max(np.asarray(values).shape[0], 1))
-        ax.plot(t, mean, color=colors[label], lw=1.6, label=label)
+            sd = sd / np.sqrt(max(runs, 1))
+        stats[label] = (mean, sd, runs)
+    top = max((float(np.max(m + s)) for m, s, _ in stats.values()), default=0.0)
+    low = min((float(np.min(m - s)) for m, s, _ in stats.values()), default=0.0)
+    on_top = overlaps({k: v[0] for k, v in stats.items()}, top - min(low, 0.0))
+    for label, (mean, sd, runs) in stats.items():
+        text, style = label, {}
+        if runs > 1 and not np.any(sd):
+            text += " (runs all equal: sd 0)"
+        if label in on_top:
+            other, equal = on_top[label]
+            k = list(on_top).index(label) % len(OVERLAP_STYLES)
+            name, ls, marker = OVERLAP_STYLES[k]
+            style = {"ls": ls, "marker": marker, "ms": 3.5, "markevery": (0.03 + 0.04 * k, 0.12)}
+            text += f" ({'=' if equal else '≈'} {other}: {name})"
+        ax.plot(t, mean, color=colors[label], lw=1.6, label=text, **style)
         ax.fill_between(t, mean - sd, mean + sd, color=colors[label], alpha=0.22, lw=0)
-        top = max(top, float(np.max(mean + sd)))
     for i, ref in enumerate(panel.references):
         ax.plot(
             np.asarray(ref.t, dtype=float), np.asarray(ref.y, dtype=float), color="0.35",
@@ -184,14 +242,24 @@ def regret_grid(
     suptitle: str | None = None,
     footnote: str | None = None,
     extra_panels: int = 0,
+    legend: str = "inside",
 ) -> Any:
     """A ``matplotlib.figure.Figure`` with one subplot per panel (row-major), a shared colour per
-    agent and one legend per panel; ``extra_panels`` empty, hidden axes follow them (the caller
-    draws on ``fig.axes[len(panels):]`` and makes them visible)."""
+    agent and one legend per panel, ``"inside"`` its axes (upper left) or ``"below"`` them, in
+    a space of its own (for long labels); ``extra_panels`` empty, hidden axes follow them (the
+    caller draws on ``fig.axes[len(panels):]`` and makes them visible; ``"inside"`` only)."""
     if not panels:
         raise ValueError("panels must contain at least one RegretPanel")
+    if legend not in ("inside", "below") or (legend == "below" and extra_panels):
+        raise ValueError(f"legend must be 'inside' or 'below' (without extra panels), got "
+                         f"{legend!r}")
+    entries = max(len(p.curves) + len(p.references) for p in panels)
+    legend_height = 0.13 * entries + 0.1 if legend == "below" else 0.0
     fig, axes = _panel_axes(len(panels) + extra_panels, ncols, panel_size,
-                            0.4 if footnote else 0.0)
+                            0.4 if footnote else 0.0, legend_height)
+    legend_axes = None
+    if legend == "below":
+        axes, legend_axes = axes
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     axes = axes[:len(panels)]
@@ -199,9 +267,13 @@ def regret_grid(
     for p in panels:
         labels += [k for k in p.curves if k not in labels]
     colors = agent_colors(labels)
-    for ax, panel in zip(axes, panels, strict=True):
+    for i, (ax, panel) in enumerate(zip(axes, panels, strict=True)):
         draw_regret(ax, panel, colors)
-        ax.legend(fontsize=6.5, loc="upper left", framealpha=0.85)
+        if legend_axes is None:
+            ax.legend(fontsize=6.5, loc="upper left", framealpha=0.85)
+        else:
+            legend_axes[i].legend(*ax.get_legend_handles_labels(), fontsize=6.5,
+                                  loc="upper center", frameon=False)
     _titles(fig, suptitle, footnote)
     return fig
 
@@ -550,12 +622,57 @@ def loglog_grid(
 # -- a results store ----------------------------------------------------------------------------
 
 
+def uniform_play(env: str, env_kwargs: Mapping[str, Any], t: np.ndarray, *, horizon: int,
+                 runs: Sequence[int], seed: int) -> Reference | None:
+    """Uniform play's cumulative regret on an instance, as a reference curve at times ``t``.
+
+    Exact where every pull has a fixed pseudo-regret (the K-armed problems' ``gaps``): its
+    expectation t × mean gap. Otherwise (contexts drawn each round) uniform play is simulated on
+    the same runs of the same seed (common random numbers), drawn as its mean over those runs.
+    ``None`` where regret is not defined (best-arm identification: every gap is 0) or the zoo's
+    ``uniform`` agent cannot play the env."""
+    import gymnasium as gym
+
+    import privenv  # noqa: F401  (registers the ids)
+
+    single = gym.make(env, **env_kwargs)
+    try:
+        gaps = getattr(single.unwrapped.problem, "gaps", None)
+    finally:
+        single.close()
+    t = np.asarray(t, dtype=float)
+    if gaps is not None:
+        rate = float(np.mean(gaps))
+        if rate <= 0:
+            return None
+        return Reference(f"uniform play (expected: t × mean gap {rate:.3g})", t, rate * t)
+    from privenv.simulation import simulate
+
+    runs = np.asarray(runs)
+    contiguous = np.array_equal(runs, np.arange(runs[0], runs[0] + runs.size))
+    first, n = (int(runs[0]), int(runs.size)) if contiguous else (0, int(runs.size))
+    try:
+        res = simulate("uniform", env, n_runs=n, horizon=horizon, seed=seed, first_run=first,
+                       env_kwargs=dict(env_kwargs), n_checkpoints=max(2, t.size))
+    except ValueError:  # an env the uniform agent does not play
+        return None
+    mean = np.interp(t, res.checkpoint_times, res.regret_curve.mean(axis=0))
+    return Reference(f"uniform play (simulated, the same {n} runs)", t, mean)
+
+
 def plot_regret(store: Any, output: str | os.PathLike[str], stem: str = "regret",
                 ncols: int = 3) -> list[Path]:
-    """Regret against t, mean ± 1 sd over runs: one panel per (env, env parameters, horizon),
-    one line per (agent, agent parameters); writes ``output/stem.png`` and ``.pdf``.
+    """:func:`store_figure` written as ``output/stem.png`` and ``.pdf`` (``privenv plot``)."""
+    return save_figure(store_figure(store, ncols), Path(output) / stem)
 
-    ``store``: a :class:`privenv.store.Store` (``privenv plot``)."""
+
+def store_figure(store: Any, ncols: int = 3) -> Any:
+    """Regret against t, mean ± 1 sd over runs: one panel per (env, env parameters, horizon),
+    one line per (agent, agent parameters), and uniform play (:func:`uniform_play`) on every
+    panel that has no ``uniform`` agent of its own, legends below the panels. Curves that lie on
+    one another are told apart (:func:`draw_regret`).
+
+    ``store``: a :class:`privenv.store.Store`."""
     from privenv.store import StoreError
 
     results = store.results()
@@ -563,6 +680,7 @@ def plot_regret(store: Any, output: str | os.PathLike[str], stem: str = "regret"
         raise StoreError(f"results store {str(store.path)!r} has no finished cells to plot")
     panels: dict[tuple[Any, ...], dict[str, np.ndarray]] = {}
     times: dict[tuple[Any, ...], np.ndarray] = {}
+    first: dict[tuple[Any, ...], Any] = {}
     seeds = {r.seed for r in results}
     for r in results:
         key = (r.env, canonical_json(r.env_kwargs), r.horizon, r.n_checkpoints)
@@ -571,17 +689,23 @@ def plot_regret(store: Any, output: str | os.PathLike[str], stem: str = "regret"
             label += f" seed {r.seed}"
         panels.setdefault(key, {})[label] = r.regret_curve
         times[key] = r.checkpoint_times
+        first.setdefault(key, r)
     grid = []
     for key, curves in panels.items():
         env, env_kwargs, horizon, _ = key
         kw = _kwargs_label(json.loads(env_kwargs))
         title = f"{env}" + (f"\n{kw}" if kw else "") + f", T = {horizon:,}"
-        grid.append(RegretPanel(title, times[key], curves))
+        r = first[key]
+        refs = []
+        if "uniform" not in curves:
+            ref = uniform_play(env, r.env_kwargs, times[key], horizon=horizon, runs=r.runs,
+                               seed=r.seed)
+            refs = [ref] if ref is not None else []
+        grid.append(RegretPanel(title, times[key], curves, refs))
     runs = sorted({len(r.runs) for r in results})
-    fig = regret_grid(grid, ncols=ncols,
-                      suptitle=f"{store.path.name}: cumulative regret, mean ± 1 sd over "
-                               f"{'/'.join(map(str, runs))} runs")
-    return save_figure(fig, Path(output) / stem)
+    return regret_grid(grid, ncols=ncols, panel_size=(4.6, 3.2), legend="below",
+                       suptitle=f"{store.path.name}: cumulative regret, mean ± 1 sd over "
+                                f"{'/'.join(map(str, runs))} runs")
 
 
 def _kwargs_label(kwargs: dict[str, Any]) -> str:
@@ -591,6 +715,6 @@ def _kwargs_label(kwargs: dict[str, Any]) -> str:
 
 __all__ = ["Baseline", "LogLogPanel", "LogLogSeries", "Reference", "RegretPanel", "SlopeFit",
            "StoppingSeries", "StoppingTimePanel", "agent_colors", "draw_loglog", "draw_regret",
-           "draw_stopping_time", "loglog_grid", "loglog_slope", "mean_sd", "plot_regret",
-           "regret_grid",
-           "save_figure", "stopping_time_grid"]
+           "draw_stopping_time", "loglog_grid", "loglog_slope", "mean_sd", "overlaps",
+           "plot_regret", "regret_grid", "save_figure", "stopping_time_grid", "store_figure",
+           "uniform_play"]

@@ -2,6 +2,7 @@
 
 import inspect
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -199,3 +200,29 @@ def test_agent_descriptions_are_whole_sentences():
         "X (paper 3, eq. 3, after Zheng et al. 2020): the bonus of eq. 12 and the threshold."
     )
     assert _summary_line("One line without a full stop") == "One line without a full stop"
+
+
+def test_agent_catalogue_fits_100_columns_without_markup(capsys):
+    """``privenv agents`` (and ``privenv agents NAME``) fit a 100-column terminal: every line at
+    most 100 characters, every agent listed, no reST markup (``:class:``, double backquotes,
+    emphasis stars); the full description, markup removed too, is in the JSON."""
+    from privenv.cli import CATALOGUE_WIDTH
+
+    assert main(["agents"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert CATALOGUE_WIDTH == 100 and max(len(line) for line in lines) <= 100
+    rows = [line.split()[0] for line in lines[2:] if line and not line.startswith(" ")]
+    assert set(agents.REGISTRY) <= set(rows)
+    for markup in (":class:", ":func:", ":mod:", "``", "**"):
+        assert markup not in out, markup
+    assert not re.search(r"(?<![\w*])\*[^\s*][^*\n]*\*(?![\w*])", out)  # *emphasis*
+    assert "huber = HuberBandit-v0" in " ".join(out.split())
+    for name in sorted(agents.REGISTRY):
+        assert main(["agents", name]) == 0
+        text = capsys.readouterr().out
+        assert max(len(line) for line in text.splitlines()) <= 100, name
+        assert ":class:" not in text and "``" not in text, name
+    assert main(["agents", "--format", "json"]) == 0
+    described = {a["name"]: a["description"] for a in json.loads(capsys.readouterr().out)}
+    assert "DPSEBAI" in described["dp-se"] and ":class:" not in described["dp-se"]

@@ -44,7 +44,9 @@ def test_panels_match_paper_1_section_7():
         ("pareto", 0.02, 0.5), ("pareto", 0.05, 0.5), ("pareto", 0.10, 0.5),
     ]
     assert fig1.AGENTS == ("prae-r", "prae-c", "dprse")
-    assert (fig1.FULL.runs, fig1.FULL.horizon) == (30, 100_000)
+    assert (fig1.PAPER.runs, fig1.PAPER.horizon) == (30, 100_000)  # §7.1
+    assert fig1.FULL.runs == fig1.PAPER.runs and fig1.FULL.horizon == 10 * fig1.PAPER.horizon
+    assert fig1.QUICK.horizon == fig1.FULL.horizon and fig1.QUICK.runs < fig1.FULL.runs
 
 
 def test_tiny_reproduction_writes_csv_json_png_pdf(tmp_path, capsys):
@@ -102,6 +104,26 @@ def test_one_execution_bundle_or_its_fields_by_keyword(tmp_path):
     args = argparse.Namespace(workers=None, backend="local", address=None, resume=True)
     assert Execution.from_args(args) == Execution(resume=True)
     assert Execution().workers == default_workers()
+
+
+def test_the_figure_draws_what_its_labels_say(tmp_path):
+    """The figure's lines are the agents and uniform play only (the paper's rates, constants 1,
+    are orders, not bounds here: recorded in the metadata, not drawn); an agent whose runs all
+    end equal is labelled sd 0, and the footnote says why; the title says how T compares with
+    the paper's."""
+    rep = fig1.reproduce(tmp_path, runs=2, horizon=2000, agents=AGENTS, workers=1,
+                         progress=False, figure=False)
+    fig = fig1.figure(rep.results, 2, 2000)
+    labels = [label for ax in fig.axes for label in ax.get_legend_handles_labels()[1]]
+    assert set(labels) <= {*AGENTS, *(f"{a} (runs all equal: sd 0)" for a in AGENTS),
+                           "uniform play (expected: t × mean gap 50)"}
+    assert labels.count("uniform play (expected: t × mean gap 50)") == 6
+    equal = sorted({r.cell.agent for r in rep.results if np.all(r.result.regret
+                                                                 == r.result.regret[0])})
+    assert sorted({a.split(" (")[0] for a in labels if "sd 0" in a}) == equal
+    footnote = fig.get_supxlabel() if equal else ""
+    assert (fig1.EQUAL_RUNS_NOTE in footnote) == bool(equal)
+    assert "0.02× the paper's T = 100,000" in fig.get_suptitle()
 
 
 def test_a_cell_equals_its_privenv_run_command(tmp_path, capsys):

@@ -19,7 +19,7 @@ def test_registered():
         f = FIGURES[spec.id]
         assert f.DEFINITION is spec and f.impl is fig
     assert fig.HUBER_CONSTANTS.panels == huber_fig1.PANELS  # the six panels of Figure 1
-    assert fig.HUBER_CONSTANTS.full.horizon == huber_fig1.FULL.horizon  # the paper's T
+    assert fig.HUBER_CONSTANTS.full.horizon == huber_fig1.PAPER.horizon  # the paper's T
     assert fig.HUBER_CONSTANTS.full.values[0] == 1.0  # the proofs' constants are on the axis
     assert fig.HUBER_EPSILON.full.horizon == fig.HUBER_ALPHA.full.horizon == 10**6
 
