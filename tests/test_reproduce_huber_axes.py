@@ -73,6 +73,23 @@ def test_a_cell_equals_its_privenv_run_command(tmp_path, capsys):
     assert s["regret_mean"] == pytest.approx(float(np.mean(result.result.regret)), rel=1e-12)
 
 
+def test_epsilon_and_alpha_axes_at_another_constant_scale(tmp_path):
+    """``constant_scale`` reaches every agent of an ε or α axis (and only changes which arms are
+    pulled: the guarantee is the same); it cannot be set on the axis that sweeps it."""
+    kw = dict(runs=2, horizon=3000, values=(0.2, 1.0), agents=("prae-c", "dprse"), workers=1,
+              progress=False, figure=False)
+    rep = fig.reproduce(fig.HUBER_EPSILON, tmp_path / "c", constant_scale=0.1, **kw)
+    base = fig.reproduce(fig.HUBER_EPSILON, tmp_path / "b", **kw)
+    assert all(r.cell.agent_kwargs["constant_scale"] == 0.1 for r in rep.results)
+    assert all("constant_scale" not in r.cell.agent_kwargs for r in base.results)
+    assert [str(r.result.privacy) for r in rep.results] == [
+        str(r.result.privacy) for r in base.results]
+    assert {row.split(",")[4] for row in (tmp_path / "c" / "runs.csv").read_text().splitlines()[1:]
+            } == {"0.1"}
+    with pytest.raises(ValueError, match="constant_scale is the axis"):
+        fig.reproduce(fig.HUBER_CONSTANTS, tmp_path / "x", constant_scale=0.5, **kw)
+
+
 @pytest.mark.parametrize("figure, args, message", [
     ("huber-constants", ["--values", "0,1"], "values"),
     ("huber-constants", ["--values", "1"], "values"),

@@ -143,8 +143,14 @@ def axis_value(spec: AxisSpec, cell: Cell) -> float:
 
 
 def make_cells(spec: AxisSpec, scale: Scale, seed: int = 0,
-               agents: Sequence[str] = AGENTS) -> list[Cell]:
-    """Every (base panel, value, agent) cell; every cell uses the same seed."""
+               agents: Sequence[str] = AGENTS, constant_scale: float = 1.0) -> list[Cell]:
+    """Every (base panel, value, agent) cell; every cell uses the same seed. On the ε and α
+    axes every agent runs with ``constant_scale`` (1, the proofs' constants, by default)."""
+    constant_scale = check_real("constant_scale", constant_scale, low=0.0, low_open=True)
+    if spec.axis == "constant_scale" and constant_scale != 1.0:
+        raise ValueError(f"constant_scale is the axis of {spec.id} (use values), got "
+                         f"constant_scale={constant_scale}")
+    params = (("constant_scale", constant_scale),) if constant_scale != 1.0 else ()
     runs = check_int("runs", scale.runs, low=2)
     horizon = check_int("horizon", scale.horizon, low=2)
     seed = check_int("seed", seed, low=0)
@@ -162,7 +168,7 @@ def make_cells(spec: AxisSpec, scale: Scale, seed: int = 0,
                                                params=(("constant_scale", v),))
             else:
                 cells += huber_fig1.make_cells(agents, runs, horizon, seed,
-                                               (replace(p, **{spec.axis: v}),))
+                                               (replace(p, **{spec.axis: v}),), params=params)
     return cells
 
 
@@ -303,6 +309,7 @@ def reproduce(
     values: Sequence[float] | None = None,
     agents: Sequence[str] = AGENTS,
     seed: int = 0,
+    constant_scale: float = 1.0,
     execution: Execution | None = None,
     **options: Any,
 ) -> Reproduction:
@@ -316,6 +323,8 @@ def reproduce(
         runs, horizon, values: override the scale's (``values``: the axis' values).
         agents: registry names of agents of the Huber family (default PRAE-R, PRAE-C, DPRSE).
         seed: the seed of every cell.
+        constant_scale: every agent's ``constant_scale`` on the ε and α axes (default 1, the
+            proofs' constants; ``huber-constants`` has it as its axis).
         execution, options: how it runs: an :class:`~privenv.reproduce.cells.Execution`, or
             its fields (``workers``, ``backend``, ``address``, ``resume``, ``progress``,
             ``figure``) as keywords.
@@ -325,7 +334,7 @@ def reproduce(
                     horizon=base.horizon if horizon is None else horizon,
                     values=base.values if values is None else tuple(values))
     ex = Execution.of(execution, **options)
-    cells = make_cells(spec, scale, seed, agents)
+    cells = make_cells(spec, scale, seed, agents, constant_scale)
     config = sweep_config(spec, cells).validate()
     out = Path(output if output is not None else spec.default_output + ("-quick" if quick else ""))
     start = time.perf_counter()
@@ -460,6 +469,10 @@ def add_arguments(parser: argparse.ArgumentParser, spec: AxisSpec) -> None:
                              f"{','.join(f'{v:g}' for v in q.values)} with --quick)")
     parser.add_argument("--agents", default=",".join(AGENTS),
                         help=f"comma-separated agent names (default: {','.join(AGENTS)})")
+    if spec.axis != "constant_scale":
+        parser.add_argument("--constant-scale", type=float, default=1.0, metavar="C",
+                            help="every agent's constant_scale (default 1: the proofs' "
+                                 "constants; huber-constants sweeps it)")
 
 
 def main(args: argparse.Namespace, spec: AxisSpec) -> int:
@@ -470,6 +483,7 @@ def main(args: argparse.Namespace, spec: AxisSpec) -> int:
     rep = reproduce_or_report(spec.id, lambda: reproduce(
         spec, args.output, quick=args.quick, runs=args.runs, horizon=args.horizon,
         values=args.values, agents=agents, seed=args.seed,
+        constant_scale=getattr(args, "constant_scale", 1.0),
         execution=Execution.from_args(args)))
     if rep is None:
         return 1
