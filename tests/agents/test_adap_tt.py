@@ -524,3 +524,13 @@ def test_bad_input_dpa():
         TTUCBDPA(K=3, threshold="private")
     with pytest.raises(ValueError, match="alpha"):
         TTUCBDPA(K=3, alpha=1.0)
+
+
+# -- the privacy audits of this agent (privenv.audits) at the quick size: a wrong noise scale in
+# the agent fails here (tests/conftest.py runs each case and each of its mutations) ------------
+
+AUDIT_TARGETS = ("adap-tt", "adap-tt-star", "daf-wrapper", "adap-tt-exact")
+
+
+def test_privacy_audit(audit_target, audit_mutation, check_audit):
+    check_audit(audit_target, audit_mutation)
