@@ -16,3 +16,61 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(n)
+
+
+# -- privacy audits, each run in the test file of what it audits ---------------------------------
+#
+# A test module lists the audit cases it runs in ``AUDIT_TARGETS`` (names of privenv.audits.CASES)
+# and has a test taking ``audit_target`` and ``audit_mutation``; this hook gives it one test per
+# case and variant (the correct target, then each mutation), and ``check_audit`` checks the
+# record. A private agent's cases run in its own file under tests/agents/ (a contributor editing
+# the agent runs them); tests/test_audits.py runs the others and checks that every case runs
+# exactly once.
+
+
+def audit_variants(targets):
+    """``pytest.param(target, mutation)`` for each case of ``targets`` and each of its variants.
+    An exact-sampler case shares its mechanism's code with its float case, whose mutants run by
+    default: the exact case's own mutants are ``slow`` (``make test-slow``)."""
+    from privenv import audits
+
+    return [pytest.param(name, m, id=f"{name}-{m or 'correct'}".replace(" ", "_"),
+                         marks=[pytest.mark.slow] if name.endswith("-exact") and m is not None
+                         else [])
+            for name in targets for m in (None, *audits.CASES[name].mutations)]
+
+
+def pytest_generate_tests(metafunc):
+    if "audit_target" in metafunc.fixturenames:
+        metafunc.parametrize(("audit_target", "audit_mutation"),
+                             audit_variants(metafunc.module.AUDIT_TARGETS))
+
+
+def _check_audit(target: str, mutation: str | None) -> None:
+    """Audit ``target`` at size "quick" with its fixed seed: the correct target's ε lower bound
+    stays at or below its declared ε (false alarm ≤ 1e-6 per case) and exceeds the case's power
+    floor; a paper's own flawed mechanism is a documented violation; a mutation is caught."""
+    from privenv import audits
+    from privenv.privacy import harness
+
+    case = audits.CASES[target]
+    [rec] = audits.run_case(case, "quick", mutations=[] if mutation is None else [mutation],
+                            include_correct=mutation is None)
+    assert rec.n == case.n_quick and rec.alpha <= harness.ALPHA
+    if mutation is None:
+        if case.paper_flawed:
+            assert rec.verdict == harness.PAPER_VIOLATION, rec
+        else:
+            assert rec.verdict == harness.PASS, rec
+            assert rec.epsilon_lower_bound <= rec.declared_epsilon
+        if case.power_floor is not None:
+            assert rec.epsilon_lower_bound > case.power_floor, rec  # power, not privacy
+    else:
+        assert rec.mutation_caught and rec.verdict == harness.CAUGHT, rec
+    assert rec.ok
+
+
+@pytest.fixture
+def check_audit():
+    """The check of one audit variant (:func:`_check_audit`)."""
+    return _check_audit

@@ -21,36 +21,51 @@ from privenv.audits import agents, randomizers
 from privenv.privacy import audit, harness
 from privenv.privacy.tree import TreeMechanism
 
-#: cases run by another test file (no double cost): target → file
+#: cases run by another test file (no double cost): target → file. A private agent's cases run
+#: in the agent's own test file (tests/conftest.py: ``AUDIT_TARGETS``, ``check_audit``).
+AGENT_FILES = {
+    "tests/agents/test_dp_se.py": ("dp-se", "dp-se-exact"),
+    "tests/agents/test_huber_agents.py": ("prae-r", "dprse", "dprse-exact", "prae-c",
+                                          "prae-c-exact"),
+    "tests/agents/test_adap_tt.py": ("adap-tt", "adap-tt-star", "daf-wrapper", "adap-tt-exact"),
+    "tests/agents/test_local_top_two.py": ("ctb-tt",),
+    "tests/agents/test_linear_agents.py": ("ldp-linucb", "ldp-linucb-message",
+                                           "input-perturbation-message",
+                                           "input-perturbation-exact",
+                                           "gaussian-statistics-exact"),
+    "tests/agents/test_central_linucb.py": ("central-dp-linucb", "central-dp-linucb-exact"),
+    "tests/agents/test_lplr.py": ("lplr-update-count", "lplr-ci", "lplr-update-count-exact",
+                                  "lplr-update-label-moment", "lplr-update-gram"),
+    "tests/agents/test_federated_agents.py": ("super-agent-central",
+                                              "super-agent-central-exact"),
+}
 TESTED_ELSEWHERE = {"fed-linucb-silo": "tests/privacy/test_federated_protocol.py",
                     **{name: "tests/privacy/test_preimage.py" for name in audits.CASES
-                       if name.startswith("preimage-")}}
-#: an exact-sampler case shares its mechanism's code with its float case, whose mutants run by
-#: default: the exact case's own mutants run with ``-m slow`` (``make test-slow``)
-VARIANTS = [
-    pytest.param(name, m, id=f"{name}-{m or 'correct'}".replace(" ", "_"),
-                 marks=[pytest.mark.slow] if name.endswith("-exact") and m is not None else [])
-    for name, case in audits.CASES.items() if name not in TESTED_ELSEWHERE
-    for m in (None, *case.mutations)]
+                       if name.startswith("preimage-")},
+                    **{name: path for path, names in AGENT_FILES.items() for name in names}}
+#: the cases this file runs (tests/conftest.py parametrizes ``test_case`` over them)
+AUDIT_TARGETS = [name for name in audits.CASES if name not in TESTED_ELSEWHERE]
 
 
-@pytest.mark.parametrize(("target", "mutation"), VARIANTS)
-def test_case(target: str, mutation: str | None) -> None:
-    case = audits.CASES[target]
-    [rec] = audits.run_case(case, "quick", mutations=[] if mutation is None else [mutation],
-                            include_correct=mutation is None)
-    assert rec.n == case.n_quick and rec.alpha <= harness.ALPHA
-    if mutation is None:
-        if case.paper_flawed:
-            assert rec.verdict == harness.PAPER_VIOLATION, rec
-        else:
-            assert rec.verdict == harness.PASS, rec
-            assert rec.epsilon_lower_bound <= rec.declared_epsilon
-        if case.power_floor is not None:
-            assert rec.epsilon_lower_bound > case.power_floor, rec  # power, not privacy
-    else:
-        assert rec.mutation_caught and rec.verdict == harness.CAUGHT, rec
-    assert rec.ok
+def test_case(audit_target: str, audit_mutation: str | None, check_audit) -> None:
+    check_audit(audit_target, audit_mutation)
+
+
+def test_every_case_runs_once_and_every_agent_case_in_its_agents_file() -> None:
+    """Each agent test file runs exactly the cases listed for it (its ``AUDIT_TARGETS``), every
+    end-to-end agent case is one of them, and no case runs in two files."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    for path, names in AGENT_FILES.items():
+        spec = importlib.util.spec_from_file_location(Path(path).stem, root / path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        assert tuple(module.AUDIT_TARGETS) == names, path
+    assert set(agents.CASES) <= {n for names in AGENT_FILES.values() for n in names}
+    listed = [n for names in AGENT_FILES.values() for n in names]
+    assert len(listed) == len(set(listed)) and set(listed) <= set(audits.CASES)
 
 
 def test_every_agent_a_user_can_make_keeps_its_audit_hooks() -> None:

@@ -9,6 +9,12 @@ multi-armed agent on the huber-fig1 panels at T = 10⁴. Each test runs one cell
 
 The default run checks the first :data:`QUICK_RUNS` runs of every cell (run *i* does not depend
 on the batch, so a prefix is a faithful check); ``-m slow`` checks every run, step by step too.
+
+``releases.json.gz`` holds, for every private agent, a slice of runs that does not start at run
+0 (``first_run`` 5) with the agent's *released noisy statistics* after the run besides its regret
+or stopping times (recorded from the compiled kernels; ``generate.RELEASES`` names them): a wrong
+noise scale that leaves a short run's actions unchanged changes these, and every agent with a
+noise hook is shown to fail its cell with the noise halved.
 """
 
 from __future__ import annotations
@@ -27,6 +33,16 @@ from privenv.simulation import simulate
 
 HERE = Path(__file__).parent / "golden"
 QUICK_RUNS = 4
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("generate", HERE / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+generate = _generator()
 
 
 def _cells(family: str) -> list[dict]:
@@ -102,10 +118,64 @@ def _key(cell: dict) -> tuple:
 
 def test_the_golden_files_hold_cells_of_the_generator():
     """Each file holds every cell of the generator, in its order (tests/golden/generate.py)."""
-    spec = importlib.util.spec_from_file_location("generate", HERE / "generate.py")
-    generate = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generate)
     assert [_key(c) for c in MAB] == [_key(c) for c in generate.mab_cells()]
+    assert [(_key(c), c["first_run"]) for c in RELEASES] == [
+        (_key(c), c["first_run"]) for c in generate.release_cells()]
     expected = [_key(c) for c in generate.bai_cells()]
     assert [_key(c) for c in _cells("bai")] == expected
     assert BAI and CHANGED
+
+
+# -- released noisy statistics, on runs 5, 6, 7 --------------------------------------------------
+
+RELEASES = _cells("releases")
+OUTPUTS = ("steps", "regret_curve", "stopping_time", "recommendation", "correct", "releases")
+
+
+def _release_diff(cell: dict) -> list[str]:
+    """The outputs of ``cell`` that the current code does not reproduce exactly."""
+    now = generate.run_release_cell(cell)
+    return [key for key in OUTPUTS if key in cell and now[key] != cell[key]]
+
+
+@pytest.mark.parametrize("cell", RELEASES, ids=[_id(c) for c in RELEASES])
+def test_golden_releases(cell):
+    assert cell["first_run"] > 0 and cell["releases"]
+    assert _release_diff(cell) == []
+
+
+def _noise_hooks() -> dict[str, tuple[type, str]]:
+    """Private agent → (class, attribute) of its noise-scale audit hook, where it has one."""
+    from privenv.agents import agent_class
+    from privenv.agents.lplr import LPLRUsers
+
+    out = {}
+    for name in generate.RELEASES:
+        cls = agent_class(name)
+        if name == "lplr-regcb":
+            out[name] = (LPLRUsers, "noise_multiplier")
+        elif getattr(cls, "noise_multiplier", None) is not None:
+            out[name] = (cls, "noise_multiplier")
+    return out
+
+
+HOOKS = _noise_hooks()
+
+
+@pytest.mark.parametrize("name", sorted(HOOKS))
+def test_a_halved_noise_fails_a_release_cell(name, monkeypatch):
+    """The mutation the regret-only golden cells missed (PRAE-C's release noise halved passed all
+    of them): with the agent's noise scales halved through its audit hook, a release cell of the
+    agent no longer matches — and its released statistics are among what changed."""
+    cls, attribute = HOOKS[name]
+    monkeypatch.setattr(cls, attribute, 0.5)
+    diffs = [_release_diff(c) for c in RELEASES if c["agent"] == name]
+    assert diffs and any("releases" in d for d in diffs), diffs
+
+
+def test_the_release_cells_cover_every_private_agent():
+    from privenv.agents import REGISTRY, agent_class
+
+    private = {n for n in REGISTRY if "epsilon" in agent_class(n).parameters}
+    assert {c["agent"] for c in RELEASES} == set(generate.RELEASES) == private
+    assert {"prae-c", "prae-r", "dp-se", "adap-tt", "central-dp-linucb"} <= set(HOOKS)

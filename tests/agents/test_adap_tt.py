@@ -620,3 +620,13 @@ def test_paper_defaults_draw_no_coin_and_keep_the_runs():
         "epsilon": 0.5, "beta_rule": "tracking", "stop_candidate": "argmax",
         "challenger_bonus": "none", "bonus": "total"}, **kw)
     assert np.array_equal(base.episode["stopping_time"], named.episode["stopping_time"])
+
+
+# -- the privacy audits of this agent (privenv.audits) at the quick size: a wrong noise scale in
+# the agent fails here (tests/conftest.py runs each case and each of its mutations) ------------
+
+AUDIT_TARGETS = ("adap-tt", "adap-tt-star", "daf-wrapper", "adap-tt-exact")
+
+
+def test_privacy_audit(audit_target, audit_mutation, check_audit):
+    check_audit(audit_target, audit_mutation)

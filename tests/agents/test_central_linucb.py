@@ -289,3 +289,13 @@ def test_exact_sampler_runs_are_batch_invariant_and_differ_from_float():
     simulate(agent, ENV, n_runs=2, horizon=40, seed=7)
     g = agent.gram_tree.grid.granularity
     assert np.all(agent.G / g == np.round(agent.G / g))  # every release on the grid
+
+
+# -- the privacy audits of this agent (privenv.audits) at the quick size: a wrong noise scale in
+# the agent fails here (tests/conftest.py runs each case and each of its mutations) ------------
+
+AUDIT_TARGETS = ("central-dp-linucb", "central-dp-linucb-exact")
+
+
+def test_privacy_audit(audit_target, audit_mutation, check_audit):
+    check_audit(audit_target, audit_mutation)

@@ -173,3 +173,13 @@ def test_far_below_uniform_and_the_survivor_is_played_without_releases():
     assert np.all(survivor_from < horizon // 2)
     spent = agent.ledger.epsilon_spent()
     assert np.all(spent[:, survivor_from[0]:] == 0)  # no release after one arm is left
+
+
+# -- the privacy audits of this agent (privenv.audits) at the quick size: a wrong noise scale in
+# the agent fails here (tests/conftest.py runs each case and each of its mutations) ------------
+
+AUDIT_TARGETS = ("dp-se", "dp-se-exact")
+
+
+def test_privacy_audit(audit_target, audit_mutation, check_audit):
+    check_audit(audit_target, audit_mutation)

@@ -551,3 +551,13 @@ def test_the_exact_sampler_reaches_the_protocol_and_the_guarantee(name, kw) -> N
     assert all(t.sampler == "exact" for t in trees)
     with pytest.raises(ValueError, match="sampler"):
         make("fed-linucb", env, 1, **SDP, batch=5, sampler="exact")
+
+
+# -- the privacy audits of this agent (privenv.audits) at the quick size: a wrong noise scale in
+# the agent fails here (tests/conftest.py runs each case and each of its mutations) ------------
+
+AUDIT_TARGETS = ("super-agent-central", "super-agent-central-exact")
+
+
+def test_privacy_audit(audit_target, audit_mutation, check_audit):
+    check_audit(audit_target, audit_mutation)

@@ -439,3 +439,13 @@ def test_prae_c_far_below_uniform_play_once_its_threshold_is_reached():
     res = simulate("prae-c", n_runs=5, horizon=horizon, seed=0, env_kwargs=EASY,
                    agent_kwargs={"epsilon": 1.0})
     assert res.regret.mean() < 0.35 * _uniform_regret(horizon)
+
+
+# -- the privacy audits of this agent (privenv.audits) at the quick size: a wrong noise scale in
+# the agent fails here (tests/conftest.py runs each case and each of its mutations) ------------
+
+AUDIT_TARGETS = ("prae-r", "dprse", "dprse-exact", "prae-c", "prae-c-exact")
+
+
+def test_privacy_audit(audit_target, audit_mutation, check_audit):
+    check_audit(audit_target, audit_mutation)

@@ -302,3 +302,14 @@ def test_widths_stay_finite(eps, delta, t, d, T, alpha):
     assert math.isfinite(ldp_linucb_beta(sigma, t, d, T, upsilon))
     logdet = d * math.log(1.0 + t / d)  # the largest log det V after t unit-norm rounds, λ = 1
     assert np.isfinite(oful_radius(logdet, d, 1.0, 1.0, 1.0, delta))
+
+
+# -- the privacy audits of this agent (privenv.audits) at the quick size: a wrong noise scale in
+# the agent fails here (tests/conftest.py runs each case and each of its mutations) ------------
+
+AUDIT_TARGETS = ("ldp-linucb", "ldp-linucb-message", "input-perturbation-message",
+                 "input-perturbation-exact", "gaussian-statistics-exact")
+
+
+def test_privacy_audit(audit_target, audit_mutation, check_audit):
+    check_audit(audit_target, audit_mutation)

@@ -148,3 +148,13 @@ def test_gaussian_ldp_ttucb_runs_and_is_correct():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# -- the privacy audits of this agent (privenv.audits) at the quick size: a wrong noise scale in
+# the agent fails here (tests/conftest.py runs each case and each of its mutations) ------------
+
+AUDIT_TARGETS = ("ctb-tt",)
+
+
+def test_privacy_audit(audit_target, audit_mutation, check_audit):
+    check_audit(audit_target, audit_mutation)

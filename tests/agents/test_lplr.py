@@ -410,3 +410,14 @@ def test_bad_step_input():
         agent.observe(np.array([0, 1]), np.array([0.0, np.nan]), None)
     with pytest.raises(ValueError, match="actions"):
         agent.observe(np.array([0, 3]), np.zeros(2), None)
+
+
+# -- the privacy audits of this agent (privenv.audits) at the quick size: a wrong noise scale in
+# the agent fails here (tests/conftest.py runs each case and each of its mutations) ------------
+
+AUDIT_TARGETS = ("lplr-update-count", "lplr-ci", "lplr-update-count-exact",
+                 "lplr-update-label-moment", "lplr-update-gram")
+
+
+def test_privacy_audit(audit_target, audit_mutation, check_audit):
+    check_audit(audit_target, audit_mutation)

@@ -1,8 +1,8 @@
 """Golden outputs: run-by-run results of every scalar-state agent for fixed seeds.
 
 ``python tests/golden/generate.py [--only PREFIX] [--workers N] [--resume]`` writes
-``bai.json.gz`` and ``mab.json.gz`` next to this file (``--resume``: only the cells a file does
-not hold yet). The stored files were produced by the batched numpy
+``bai.json.gz``, ``mab.json.gz`` and ``releases.json.gz`` next to this file (``--resume``: only
+the cells a file does not hold yet). The stored files were produced by the batched numpy
 implementation that the compiled kernels replaced (privenv 0.1.0, commit 41d421f); the kernels
 must reproduce them run by run (``tests/test_golden.py``). Re-running this script regenerates
 them from the current implementation — do that only for a deliberate, explained change of
@@ -21,7 +21,14 @@ Cells:
   ``--resume``, 2–6 min each);
 * multi-armed: every regret agent on the six panels of huber-fig1 at T = 10⁴, the final regret and
   the 40-checkpoint regret curve of every run; plus variants that exercise the other branches
-  (random arm order, Remark 5.1's first phases).
+  (random arm order, Remark 5.1's first phases);
+* releases: every private agent (each family it plays) on a small instance, runs
+  ``RELEASE_FIRST_RUN`` … ``RELEASE_FIRST_RUN + RELEASE_RUNS − 1`` (a slice that does not start at
+  run 0), with, besides the regret curve or stopping times, the agent's *released noisy
+  statistics* after the run (:data:`RELEASES`: the private estimates its decisions are
+  post-processing of). The actions and regret of a short run often do not move when a noise
+  scale is wrong; these do. Recorded from the compiled kernels (the implementation the other
+  files check against the numpy one), when these cells were added.
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 HERE = Path(__file__).resolve().parent
 SEED = 20261201
@@ -63,6 +72,25 @@ PANELS = (  # huber-fig1 (a-f): inlier, alpha, epsilon
 )
 MAB_PRIVATE = ("prae-r", "prae-c", "dprse", "dp-se")
 MAB_BASELINES = ("ucb1", "eps-greedy", "robust-ucb")
+RELEASE_FIRST_RUN = 5
+RELEASE_RUNS = 3
+ENV_IDS = {"mab": "HuberBandit-v0", "bai": "BestArmIdentification-v0",
+           "linear": "LinearContextualBandit-v0", "federated": "FederatedLinearBandit-v0"}
+
+#: agent → the attributes holding its released noisy statistics after a run (the central agents'
+#: private estimates; the local-DP learners' statistics of the privatized rewards or messages;
+#: the federated server's private sums). ``"psi"``: LPLR's released bin counts ψ̂_B = ĉ_B/n of
+#: the layer being built (:func:`_lplr_counts`).
+RELEASES: dict[str, tuple[str, ...]] = {
+    "prae-r": ("estimates",), "prae-c": ("estimates",), "dprse": ("estimates",),
+    "dp-se": ("estimates",),
+    "adap-tt": ("mu_tilde",), "adap-tt-star": ("mu_tilde",), "daf-wrapper": ("mu_tilde",),
+    "ctb-tt": ("mu_tilde",), "gaussian-ldp-ttucb": ("mu_tilde",),
+    "central-dp-linucb": ("G", "u"), "ldp-linucb": ("V", "u"),
+    "input-perturbation-ols": ("V_inv", "b"), "lplr-regcb": ("psi",),
+    "fed-linucb": ("W_tilde", "U_tilde"), "feducb-adaptive": ("W_tilde", "U_tilde"),
+    "super-agent": ("W_tilde", "U_tilde"),
+}
 
 
 def bai_cells() -> list[dict[str, Any]]:
@@ -125,6 +153,76 @@ def mab_cells() -> list[dict[str, Any]]:
     return cells
 
 
+def release_cells() -> list[dict[str, Any]]:
+    """One cell per private agent and family it plays (:data:`RELEASES`), small and quick."""
+    specs: list[tuple[str, str, dict[str, Any], dict[str, Any], int]] = [
+        ("prae-r", "mab", {"alpha": 0.05}, {"epsilon": 0.5}, MAB_HORIZON),
+        ("prae-c", "mab", {"alpha": 0.05}, {"epsilon": 0.5}, MAB_HORIZON),
+        ("prae-c", "mab", {"alpha": 0.0}, {"epsilon": 1.0, "first_phase": "greedy"},
+         MAB_HORIZON),
+        ("dprse", "mab", {"alpha": 0.05}, {"epsilon": 0.5}, MAB_HORIZON),
+        ("dp-se", "mab", {"alpha": 0.05}, {"epsilon": 0.5}, MAB_HORIZON),
+        ("dp-se", "bai", {"instance": "mu4"}, {"epsilon": 1.0, "delta": DELTA}, 20_000),
+        ("adap-tt", "bai", {"instance": "mu4"}, {"epsilon": 1.0, "delta": DELTA}, 20_000),
+        ("adap-tt-star", "bai", {"instance": "mu4"}, {"epsilon": 1.0, "delta": DELTA}, 20_000),
+        ("daf-wrapper", "bai", {"instance": "mu4"}, {"epsilon": 1.0, "delta": DELTA}, 20_000),
+        ("ctb-tt", "bai", {"instance": "mu4"}, {"epsilon": 1.0, "delta": DELTA}, 20_000),
+        ("gaussian-ldp-ttucb", "bai", {"instance": "mu4"}, {"epsilon": 1.0, "delta": DELTA},
+         20_000),
+        ("central-dp-linucb", "linear", {}, {"epsilon": 1.0}, 500),
+        ("ldp-linucb", "linear", {}, {"epsilon": 1.0}, 500),
+        ("input-perturbation-ols", "linear", {}, {"epsilon": 1.0}, 500),
+        # (n₀ = 4: phases short enough that layer 1's counts are released within the run)
+        ("lplr-regcb", "linear", {"d": 2, "A": 3}, {"epsilon": 1.0, "n0": 4}, 3_000),
+        ("fed-linucb", "federated", {"M": 10, "K": 10}, {"epsilon": 1.0}, 200),
+        ("feducb-adaptive", "federated", {"M": 10, "K": 10}, {"epsilon": 1.0}, 200),
+        ("super-agent", "federated", {"M": 10, "K": 10, "noise": "bounded"}, {"epsilon": 1.0},
+         200),
+    ]
+    return [{"family": "releases", "release_family": family, "agent": name,
+             "env_kwargs": env_kwargs, "agent_kwargs": agent_kwargs, "runs": RELEASE_RUNS,
+             "first_run": RELEASE_FIRST_RUN, "horizon": horizon}
+            for name, family, env_kwargs, agent_kwargs, horizon in specs]
+
+
+def _hex(array: Any) -> dict[str, Any]:
+    a = np.asarray(array, dtype=float)
+    return {"shape": list(a.shape), "hex": [float(v).hex() for v in a.ravel()]}
+
+
+def _lplr_counts(agent: Any) -> dict[str, Any]:
+    """LPLR's released bin counts ψ̂_B of the layer being built (LPLR-PCR, Algorithm 4 line 1),
+    as the server holds them between its update and CI phases."""
+    return _hex(agent.oracle.server.pcr["psi"])
+
+
+def run_release_cell(cell: dict[str, Any]) -> dict[str, Any]:
+    """A release cell's outputs (what the file stores, and what the tests recompute): steps,
+    the regret curve or the stopping times, and the released statistics."""
+    from privenv.agents import env_kwargs_for, make
+    from privenv.simulation import make_vector_env, simulate
+
+    name, family = cell["agent"], cell["release_family"]
+    venv = make_vector_env(ENV_IDS[family], cell["runs"], cell["horizon"],
+                           **env_kwargs_for(name, cell["env_kwargs"]))
+    agent = make(name, venv, cell["runs"], **cell["agent_kwargs"])
+    start = time.perf_counter()
+    res = simulate(agent, venv, n_runs=cell["runs"], seed=SEED, first_run=cell["first_run"])
+    out = dict(cell)
+    out["seed"] = SEED
+    out["wall_s"] = round(time.perf_counter() - start, 2)
+    out["steps"] = res.steps.tolist()
+    if family == "bai":
+        for key in ("stopping_time", "recommendation", "correct"):
+            out[key] = np.asarray(res.episode[key]).tolist()
+    else:
+        out["regret_curve"] = [[float(v).hex() for v in row] for row in res.regret_curve]
+    out["releases"] = {attr: _lplr_counts(agent) if attr == "psi"
+                       else _hex(getattr(agent, attr)) for attr in RELEASES[name]}
+    venv.close()
+    return out
+
+
 def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
     from privenv.agents import env_kwargs_for
     from privenv.simulation import simulate
@@ -151,14 +249,14 @@ def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--only", choices=("bai", "mab"), default=None)
+    parser.add_argument("--only", choices=("bai", "mab", "releases"), default=None)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--resume", action="store_true",
                         help="keep the cells the file holds and run only the others")
     args = parser.parse_args(argv)
-    families = [args.only] if args.only else ["mab", "bai"]
+    families = [args.only] if args.only else ["mab", "bai", "releases"]
     for family in families:
-        cells = bai_cells() if family == "bai" else mab_cells()
+        cells = {"bai": bai_cells, "mab": mab_cells, "releases": release_cells}[family]()
         # cheapest first, and the file rewritten after every cell: an interrupted run keeps what
         # it has done (the tests compare the cells a file holds; the generator's order is kept)
         order = sorted(range(len(cells)), key=lambda i: _cost_hint(cells[i]))
@@ -170,7 +268,8 @@ def main(argv: list[str] | None = None) -> int:
             results = [held.get(_key(c)) for c in cells]
             order = [i for i in order if results[i] is None]
         with ProcessPoolExecutor(args.workers) as pool:
-            futures = {i: pool.submit(run_cell, cells[i]) for i in order}
+            run = run_release_cell if family == "releases" else run_cell
+            futures = {i: pool.submit(run, cells[i]) for i in order}
             for i in order:
                 results[i] = futures[i].result()
                 r = results[i]
@@ -185,8 +284,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _key(cell: dict[str, Any]) -> str:
     """What identifies a cell (its definition, not its results)."""
-    return json.dumps([cell["family"], cell.get("panel"), cell["agent"], cell["env_kwargs"],
-                       cell["agent_kwargs"], cell["runs"], cell["horizon"]], sort_keys=True)
+    return json.dumps([cell["family"], cell.get("panel"), cell.get("release_family"),
+                       cell["agent"], cell["env_kwargs"], cell["agent_kwargs"], cell["runs"],
+                       cell.get("first_run", 0), cell["horizon"]], sort_keys=True)
 
 
 def _cost_hint(cell: dict[str, Any]) -> float:
