@@ -350,7 +350,7 @@ def _release(p: DoublingParams, s: TopTwoState, noise: NoiseView, run: int, arm:
 
 
 @bonus_total_term.register(DoublingParams)
-@jit
+@jit(inline="always")
 def _doubling_bonus_total(p: DoublingParams, total: int) -> float:
     if p.bonus_kind == BONUS_DAF_TOTAL:
         return k_fn(total)  # k(‖N‖₁)
@@ -360,7 +360,7 @@ def _doubling_bonus_total(p: DoublingParams, total: int) -> float:
 
 
 @bonus.register(DoublingParams)
-@jit
+@jit(inline="always")
 def _doubling_bonus(p: DoublingParams, w: float, total_term: float) -> float:
     if p.bonus_kind == BONUS_DAF_TOTAL:  # b^{G,ε} (eq. 11) with k(‖N‖₁)
         return daf_bonus(w, total_term, p.epsilon)
@@ -380,7 +380,7 @@ def _cost(p: DoublingParams, mu_a: float, mu_b: float, w_a: float, w_b: float,
 
 
 @transport.register(DoublingParams)
-@jit
+@jit(inline="always")
 def _doubling_transport(p: DoublingParams, mu_a: float, mu_b: float, w_a: float, w_b: float,
                         sigma: float, total: int) -> float:
     if p.challenger_bonus == KAPPA:  # the public code's challenger cost
@@ -398,17 +398,22 @@ def _doubling_pull_leader(p: DoublingParams, s: TopTwoState, noise: NoiseView, r
 
 
 @prepare_stop.register(DoublingParams)
+@jit(inline="always")
+def _prepare_glr(p: DoublingParams, s: TopTwoState, run: int, a_hat: int, total: int) -> None:
+    """The GLR statistic and threshold use only (μ̃, Ñ) (Algorithm 9 line 11): recomputed after a
+    release (a call, at phase ends only), memoised in between."""
+    if s.dirty[run]:
+        _refresh_glr(p, s, run, a_hat, total)
+
+
 @jit
 def _refresh_glr(p: DoublingParams, s: TopTwoState, run: int, a_hat: int, total: int) -> None:
-    """The GLR statistic and threshold use only (μ̃, Ñ) (Algorithm 9 line 11): recomputed after a
-    release, memoised in between.
+    """Recompute the GLR statistic and threshold of every pair after a release.
 
     The tested arm is â = argmax μ̃ (line 10), or with ``stop_candidate="leader"`` the UCB
     leader c of this phase end, tested against every other arm with the gap squared whatever its
     sign (the public code). Slot b holds the pair (c, b), and slot c the pair (c, â): the kernel
     reads every slot but â's (the same pairs when c = â)."""
-    if not s.dirty[run]:
-        return
     c = a_hat if p.stop_candidate == ARGMAX else ucb_leader(p, s, run, total)
     mu_a, w_a = s.mu_tilde[run, c], s.n_tilde[run, c]
     j_a = _phase_index(w_a)
@@ -428,7 +433,7 @@ def _refresh_glr(p: DoublingParams, s: TopTwoState, run: int, a_hat: int, total:
 
 
 @glr_excess.register(DoublingParams)
-@jit
+@jit(inline="always")
 def _doubling_excess(p: DoublingParams, s: TopTwoState, run: int, a_hat: int, b: int,
                      total: int) -> float:
     return s.glr_stat[run, b] - s.glr_thr[run, b]
@@ -452,7 +457,7 @@ WrapperParams = NamedTuple(  # type: ignore[misc]
 for _generic, _impl in ((update_estimator, _doubling_update),
                         (bonus_total_term, _doubling_bonus_total), (bonus, _doubling_bonus),
                         (transport, _doubling_transport), (pull_leader, _doubling_pull_leader),
-                        (prepare_stop, _refresh_glr), (glr_excess, _doubling_excess)):
+                        (prepare_stop, _prepare_glr), (glr_excess, _doubling_excess)):
     _generic.register(WrapperParams)(_impl)
 
 

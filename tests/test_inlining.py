@@ -36,7 +36,7 @@ AGENTS = [
 
 #: functions called at a phase, epoch or segment end, not at every step
 RARE = {"_start_epoch", "_next_segment", "_prae_plan", "_prae_end_segment", "algorithm_3_exact",
-        "_release"}
+        "_release", "_refresh_glr"}
 
 SCRIPT = """
 import json, re, sys, warnings

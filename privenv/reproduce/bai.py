@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from privenv.reproduce.bai_plan import (
     CONFIDENCE,
@@ -285,8 +285,37 @@ def main(args: argparse.Namespace, spec: FigureSpec) -> int:
     return 0
 
 
+class EntryPoints(NamedTuple):
+    """The command-line and Python entry points of one figure's module (the interface of
+    :mod:`privenv.reproduce`), bound to its :class:`FigureSpec`."""
+
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    main: Callable[[argparse.Namespace], int]
+    reproduce: Callable[..., Reproduction]
+
+
+def entry_points(spec: FigureSpec) -> EntryPoints:
+    """``add_arguments``, ``main`` and ``reproduce`` of the module of figure ``spec`` (e.g.
+    :mod:`~privenv.reproduce.bai_global`: ``add_arguments, main, reproduce =
+    entry_points(GLOBAL)``)."""
+
+    def add(parser: argparse.ArgumentParser) -> None:
+        add_arguments(parser, spec)
+
+    def run(args: argparse.Namespace) -> int:
+        return main(args, spec)
+
+    def rep(output: str | Path | None = None, **kwargs: Any) -> Reproduction:
+        return reproduce(spec, output, **kwargs)
+
+    add.__doc__ = f"Options of ``privenv reproduce {spec.id}``."
+    run.__doc__ = "Run from parsed command-line options."
+    rep.__doc__ = f":func:`privenv.reproduce.bai.reproduce` for ``{spec.id}``."
+    return EntryPoints(add, run, rep)
+
+
 __all__ = ["CONFIDENCE", "DELTA", "FIGURES", "GLOBAL", "GLOBAL_EPSILONS", "INSTANCES",
-           "LOCAL", "LOCAL_EPSILONS", "FigureSpec", "Plan", "Point", "PointResult",
-           "Reproduction", "Scale", "add_arguments", "default_chunk", "estimated_seconds",
-           "estimated_steps", "is_private", "main", "make_points", "plan", "reproduce",
-           "write_csvs"]
+           "LOCAL", "LOCAL_EPSILONS", "EntryPoints", "FigureSpec", "Plan", "Point", "PointResult",
+           "Reproduction", "Scale", "add_arguments", "default_chunk", "entry_points",
+           "estimated_seconds", "estimated_steps", "is_private", "main", "make_points", "plan",
+           "reproduce", "write_csvs"]

@@ -36,7 +36,6 @@ panel per (instance, ε), with each agent's R (dashed) and the global lower cons
 
 from __future__ import annotations
 
-import argparse
 import csv
 import math
 from collections.abc import Sequence
@@ -304,20 +303,7 @@ def draw(spec: FigureSpec, results: Sequence[PointResult], output: Path,
 
 # -- command line -------------------------------------------------------------------------------
 
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``privenv reproduce bai-delta`` (those of ``bai-global``, and ``--deltas``)."""
-    bai.add_arguments(parser, DEFINITION)
-
-
-def main(args: argparse.Namespace) -> int:
-    """Run from parsed command-line options."""
-    return bai.main(args, DEFINITION)
-
-
-def reproduce(output: str | Path | None = None, **kwargs: Any) -> bai.Reproduction:
-    """:func:`privenv.reproduce.bai.reproduce` for this figure."""
-    return bai.reproduce(DEFINITION, output, **kwargs)
+add_arguments, main, reproduce = bai.entry_points(DEFINITION)
 
 
 __all__ = ["AGENTS", "DEFINITION", "DELTAS", "DESCRIPTION", "ID", "LEVEL", "DeltaSpec", "Rate",

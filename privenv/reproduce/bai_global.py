@@ -24,27 +24,9 @@ Outputs (in ``--output``): ``results.sqlite`` (results store), ``points.csv`` (p
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-from typing import Any
-
 from privenv.reproduce import bai
 
 DEFINITION = bai.GLOBAL
 ID = DEFINITION.id
 DESCRIPTION = DEFINITION.description
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``privenv reproduce bai-global``."""
-    bai.add_arguments(parser, DEFINITION)
-
-
-def main(args: argparse.Namespace) -> int:
-    """Run from parsed command-line options."""
-    return bai.main(args, DEFINITION)
-
-
-def reproduce(output: str | Path | None = None, **kwargs: Any) -> bai.Reproduction:
-    """:func:`privenv.reproduce.bai.reproduce` for this figure."""
-    return bai.reproduce(DEFINITION, output, **kwargs)
+add_arguments, main, reproduce = bai.entry_points(DEFINITION)

@@ -433,10 +433,16 @@ def test_wrapper_with_the_top_two_rule_is_adap_tt(threshold):
 
 def _wrapper_trace(sampling, horizon=4000):
     """(actions, states before each action) of one run of the wrapper, through the Gym loop."""
+    return _trace("daf-wrapper", horizon, sampling=sampling)
+
+
+def _trace(name, horizon, seed=6, **kwargs):
+    """(action, (N, μ̃, Ñ) before it) of one run of ``name`` at ε = 1 on μ1, through the Gym
+    loop, and the agent."""
     env = gym.make(ENV, instance="mu1", horizon=horizon)
-    agent = make("daf-wrapper", env, n_runs=1, epsilon=1.0, sampling=sampling)
-    obs, _ = env.reset(seed=6)
-    agent.reset(seed=6)
+    agent = make(name, env, n_runs=1, epsilon=1.0, **kwargs)
+    obs, _ = env.reset(seed=seed)
+    agent.reset(seed=seed)
     trace = []
     for _ in range(horizon):
         state = (agent.counts[0].copy(), agent.mu_tilde[0].copy(), agent.n_tilde[0].copy())
@@ -529,24 +535,6 @@ def test_bad_input_dpa():
 # -- the authors' public-code choices, as options (docs/results/bai.md) -------------------------
 
 
-def _trace(horizon=6000, seed=6, **kwargs):
-    """(action, state before it) of one AdaP-TT run on μ1 through the Gym loop."""
-    env = gym.make(ENV, instance="mu1", horizon=horizon)
-    agent = make("adap-tt", env, n_runs=1, epsilon=1.0, threshold="empirical", **kwargs)
-    obs, _ = env.reset(seed=seed)
-    agent.reset(seed=seed)
-    trace = []
-    for _ in range(horizon):
-        state = (agent.counts[0].copy(), agent.mu_tilde[0].copy(), agent.n_tilde[0].copy())
-        a = int(agent.act(obs))
-        trace.append((a, state))
-        if a >= agent.K:
-            break
-        obs, reward, *_ = env.step(a)
-        agent.observe(a, reward, obs)
-    return trace, agent
-
-
 def test_public_code_sampling_rule_leader_challenger_and_coin():
     """``bonus="public-code"``, ``challenger_bonus="kappa"``, ``beta_rule="coin"``: from the state
     before each step, the leader is argmax μ̃_a + √(log n/(2Ñ_a)) + log n/(εÑ_a) and the
@@ -554,7 +542,8 @@ def test_public_code_sampling_rule_leader_challenger_and_coin():
     pulled arm is one of them, the leader in a fraction β of the steps where they differ
     (two-sided binomial test, false alarm 10⁻³ at the fixed seed), and the β-tracking counters
     are never touched."""
-    trace, agent = _trace(bonus="public-code", challenger_bonus="kappa", beta_rule="coin")
+    kw = dict(threshold="empirical", bonus="public-code", challenger_bonus="kappa")
+    trace, agent = _trace("adap-tt", 6000, beta_rule="coin", **kw)
     leader_pulls = other = 0
     for a, (counts, mu, w) in trace[agent.K:]:
         if a >= agent.K:
@@ -572,7 +561,7 @@ def test_public_code_sampling_rule_leader_challenger_and_coin():
     assert binom.cdf(leader_pulls, other, 0.5) > 5e-4
     assert binom.sf(leader_pulls - 1, other, 0.5) > 5e-4
     assert (agent.leader_counts == 0).all() and (agent.leader_pulls == 0).all()
-    tracking, _ = _trace(bonus="public-code", challenger_bonus="kappa")
+    tracking, _ = _trace("adap-tt", 6000, **kw)
     assert [a for a, _ in tracking] != [a for a, _ in trace]
 
 
