@@ -295,6 +295,11 @@ AGENT_CASES = [
 @pytest.mark.parametrize("name,param,bad", AGENT_CASES,
                          ids=[f"{n}-{p}={b!r}" for n, p, b in AGENT_CASES])
 def test_every_registered_agent_rejects_bad_parameters(name, param, bad):
+    _refuses(name, param, bad)
+
+
+def _refuses(name: str, param: str, bad: object) -> None:
+    """``agents.make`` refuses ``param=bad`` (``n_runs``: the runs) naming the parameter."""
     env = _agent_env(name)
     with pytest.raises(ValueError, match=_named(param)):
         if param == "n_runs":
@@ -724,12 +729,7 @@ HAND_CASES = [
 @pytest.mark.parametrize("name,param,bad", HAND_CASES,
                          ids=[f"{n}-{p}={b!r}" for n, p, b in HAND_CASES])
 def test_every_agent_refuses_the_hand_written_boundary_values(name, param, bad):
-    env = _agent_env(name)
-    with pytest.raises(ValueError, match=_named(param)):
-        if param == "n_runs":
-            agents.make(name, env, bad)
-        else:
-            agents.make(name, env, 1, **{param: bad})
+    _refuses(name, param, bad)
 
 
 def test_the_hand_written_table_covers_every_privacy_parameter():

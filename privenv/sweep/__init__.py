@@ -18,7 +18,7 @@ explains each field::
     runs = 20                   # runs per configuration (required)
     chunk = 10                  # runs per cell (default: runs, one cell per configuration)
     horizon = 20000             # default horizon of every instance (default: the env's own)
-    n_checkpoints = 40          # log-spaced regret checkpoints per run (default 40)
+    n_checkpoints = 40          # regret checkpoints per run (default 40; at most the horizon)
 
     [[instances]]               # one or more environment instances
     env = "HuberBandit-v0"      # registered id (required)
