@@ -36,6 +36,13 @@ random play ≈ 0.7 here):
   cannot reach (ε, δ) with 10 silos) — the library says so rather than run with a weaker
   guarantee.
 
+**At the** ``--quick`` **size** (N = 600 users, 2 runs; what the notebooks run first) the
+ordering differs: central DP is at 0.55, close to local DP's 0.67 and above silo-local DP's 0.27
+(shuffle 0.47; no privacy 0.050, federated without privacy 0.14). The curator adds its noise
+once per node of its tree, an amount that does not grow with N, to sums that do: against the
+sums of 600 users it still dominates, against those of 10⁴ it has faded (0.10). Which trust
+model costs least depends on how many users there are.
+
 The numbers above are printed by the run; rerun to check them.
 """
 

@@ -14,11 +14,14 @@ from privenv.plotting import save_figure
 
 
 def lab_arguments(doc: str | None, name: str, argv: list[str] | None) -> argparse.Namespace:
-    """``--quick`` (the reduced size the tests run) and ``--output`` (default
-    ``results/labs/<name>``), described by the first line of the lab's docstring."""
+    """``--quick`` (the reduced size the tests run) and ``--output`` (default ``results/labs``,
+    where the lab's notebook also writes its figure), described by the first line of the lab's
+    docstring."""
     parser = argparse.ArgumentParser(description=(doc or name).splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="reduced size (tests)")
-    parser.add_argument("--output", default=f"results/labs/{name}")
+    parser.add_argument("--quick", action="store_true",
+                        help="the quick size (seconds; what the notebooks run first)")
+    parser.add_argument("--output", default="results/labs",
+                        help=f"directory of the figure {name}.png (default: results/labs)")
     return parser.parse_args(argv)
 
 

@@ -1,9 +1,12 @@
-"""Every lab notebook (exercises and solutions) executes at the quick size, and the committed
-notebooks are exactly what ``examples/make_notebooks.py`` writes from the labs' sources."""
+"""Every lab notebook (exercises and solutions) executes at the quick size from the repository
+root, the way ``python examples/make_notebooks.py --run`` runs them, its solutions checking their
+answers (assertions); the committed notebooks are exactly what ``examples/make_notebooks.py``
+writes from the labs' sources."""
 
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +20,13 @@ pytest.importorskip("matplotlib")
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 NOTEBOOKS = sorted(p.name for p in (EXAMPLES / "notebooks").glob("lab_*.ipynb"))
+
+
+def _make_notebooks():
+    spec = importlib.util.spec_from_file_location("make_notebooks", EXAMPLES / "make_notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _lab(name: str):
@@ -45,17 +55,20 @@ def test_every_exercise_has_a_solution(name: str, monkeypatch) -> None:
     spec.loader.exec_module(solutions)
     assert lab.EXERCISES, f"{name} has no exercises"
     for i, _ in enumerate(lab.EXERCISES, start=1):
-        assert callable(getattr(solutions, f"exercise_{i}", None)), f"{name}: exercise {i}"
+        solve = getattr(solutions, f"exercise_{i}", None)
+        assert callable(solve), f"{name}: exercise {i}"
+        assert "assert " in inspect.getsource(solve), f"{name}: exercise {i} checks nothing"
+        assert len(solutions.ANSWERS[i].split()) >= 15, f"{name}: exercise {i} has no answer"
+    assert sorted(solutions.ANSWERS) == list(range(1, len(lab.EXERCISES) + 1))
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS)
 def test_notebook_executes_at_quick_size(notebook: str, tmp_path: Path) -> None:
-    nb = nbformat.read(EXAMPLES / "notebooks" / notebook, as_version=4)
-    (params,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
-    params.source = f"QUICK = True\nOUTPUT = {str(tmp_path)!r}\n"
-    client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
-                                     resources={"metadata": {"path": str(EXAMPLES / "notebooks")}})
-    client.execute()
+    """Run from the repository root (``make_notebooks.execute``), the figure in ``OUTPUT``, no
+    file left in examples/; in a solutions notebook every solution ran, printed and asserted its
+    answer (a failed assertion fails the run), and a written answer follows it."""
+    before = sorted(p.relative_to(EXAMPLES) for p in EXAMPLES.rglob("*") if p.is_file())
+    nb = _make_notebooks().execute(EXAMPLES / "notebooks" / notebook, tmp_path, quick=True)
     lab = notebook.removesuffix(".ipynb").removesuffix("_solutions")
     assert [p.name for p in tmp_path.glob("*.png")] == [f"{lab}.png"]
     png = (tmp_path / f"{lab}.png").read_bytes()
@@ -64,5 +77,12 @@ def test_notebook_executes_at_quick_size(notebook: str, tmp_path: Path) -> None:
              if "image/png" in o.get("data", {})]
     assert shown, "the notebook does not display its figure"
     if notebook.endswith("_solutions.ipynb"):
-        ran = [c for c in nb.cells if c.cell_type == "code" and "def exercise_" in c.source]
-        assert ran and all(c.outputs for c in ran), "a solution cell printed nothing"
+        cells = nb.cells
+        ran = [i for i, c in enumerate(cells)
+               if c.cell_type == "code" and "def exercise_" in c.source]
+        assert ran and all(cells[i].outputs for i in ran), "a solution cell printed nothing"
+        assert all("assert " in cells[i].source for i in ran)
+        assert all(cells[i + 1].source.startswith("**Answer.**") for i in ran)
+    after = sorted(p.relative_to(EXAMPLES) for p in EXAMPLES.rglob("*") if p.is_file()
+                   and "__pycache__" not in p.parts)
+    assert after == [p for p in before if "__pycache__" not in p.parts], "files left in examples/"
