@@ -121,7 +121,7 @@ from gymnasium.vector.utils import batch_space
 
 from privenv._validation import check_choice, check_int, check_real
 from privenv.agents.base import Agent
-from privenv.agents.linear import _norms
+from privenv.agents.linear import weighted_norms
 from privenv.agents.top_two import gaussian_transport
 
 # SB3VecEnv is public too, but built lazily (module __getattr__), so not in __all__: a star-import
@@ -521,7 +521,7 @@ class LinearRunStatistics:
         theta = np.einsum("nij,nj->ni", V_inv, self.moment)
         phi = self.context.reshape(self.n_runs, s.M * s.A, s.d)
         estimate = (phi @ theta[:, :, None])[..., 0]
-        width = np.minimum(_norms(phi, V_inv), 1 / math.sqrt(s.lambda_))
+        width = np.minimum(weighted_norms(phi, V_inv), 1 / math.sqrt(s.lambda_))
         parts = [
             phi.reshape(self.n_runs, -1),
             np.clip(estimate, -MEAN_CLIP, MEAN_CLIP),
