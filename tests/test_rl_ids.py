@@ -1,4 +1,4 @@
-"""The RL ids (``HuberBandit-RL-v0``, …; privenv.envs.rl) used the way RL code uses an env: from
+"""The RL ids (``HuberBandit-RL-v0``, …; privenv.rl.envs) used the way RL code uses an env: from
 the id string alone — ``gym.make("privenv:…")``, ``gym.make_vec`` in every vectorization and
 autoreset mode, SB3's ``make_vec_env`` (``SubprocVecEnv``, PPO, A2C, DQN, ``VecNormalize``,
 ``evaluate_policy``, save/load) and a single-file PPO loop written as such scripts are written
@@ -30,9 +30,9 @@ from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
 
 import privenv  # noqa: F401  (registers the ids; the tests also use the "privenv:" prefix)
-from privenv.envs import ENV_IDS, RL_IDS
-from privenv.envs.rl import FAMILIES, LDP_WRAPPERS, RL_HORIZON
+from privenv.envs import ENV_IDS
 from privenv.rl import SB3Agent, SufficientStatistics
+from privenv.rl.ids import FAMILIES, LDP_WRAPPERS, RL_HORIZON, RL_IDS
 from privenv.simulation import play, simulate
 
 torch = pytest.importorskip("torch")

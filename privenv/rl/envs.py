@@ -1,14 +1,15 @@
-"""RL-ready ids: every family as an env that any Gymnasium learner takes as it is.
+"""The RL ids' envs: every family as an env that any Gymnasium learner takes as it is.
 
 ``HuberBandit-RL-v0``, ``BestArmIdentification-RL-v0``, ``LinearContextualBandit-RL-v0`` and
-``FederatedLinearBandit-RL-v0`` (:data:`RL_IDS`; the research id with ``-RL`` before the version)
-are the :mod:`privenv.rl` views of the research ids, registered so that code which only knows an
+``FederatedLinearBandit-RL-v0`` (:data:`~privenv.rl.ids.RL_IDS`; the research id with ``-RL``
+before the version) are the views (:mod:`privenv.rl.views`) of the research ids, registered
+(:mod:`privenv.rl.ids`) so that code which only knows an
 id string — ``gym.make("privenv:HuberBandit-RL-v0")``, ``gym.make_vec`` in every vectorization
 mode, SB3's ``make_vec_env``, a single-file PPO script — needs no privenv-specific code:
 
 * **observations**: a flat ``Box`` of float32, the run's sufficient statistics (pull counts,
   empirical means, t/T, …; linear families: the current features and the ridge estimates; see
-  :mod:`privenv.rl`), so ``np.array(env.observation_space.shape).prod()`` sizes an MLP;
+  :mod:`privenv.rl.features`), so ``np.array(env.observation_space.shape).prod()`` sizes an MLP;
 * **episodes**: one episode is one whole bandit run (T pulls; best-arm identification: until the
   learner stops or the budget runs out), so no episode depends on one-step resets and Gymnasium's
   next-step autoreset costs one reset step per T pulls (``examples/README-rl.md``); γ = 0 gives
@@ -27,7 +28,7 @@ mode, SB3's ``make_vec_env``, a single-file PPO script — needs no privenv-spec
   with its own parameters; ``env.unwrapped.privacy`` is its guarantee (none without ``ldp``).
 
 The research ids keep their faithful observations and the papers' defaults: use them to run and
-compare the zoo's algorithms (and trained models, :class:`privenv.rl.SB3Agent`) with
+compare the zoo's algorithms (and trained models, :class:`privenv.rl.agent.SB3Agent`) with
 :func:`privenv.simulation.simulate`; use the RL ids to train RL learners.
 
 **Seeding.** ``reset(seed=s)`` of a single RL env is run 0 of seed ``s`` (``options={"first_run":
@@ -51,13 +52,18 @@ from gymnasium.vector.utils import batch_space
 
 from privenv._validation import check_int
 from privenv.envs.base import FamilyVectorEnv, ProblemEnv
-from privenv.envs.rl_ids import FAMILIES, RL_HORIZON, RL_IDS, Family, load_entry_point
 from privenv.privacy.guarantee import PrivacyGuarantee
+from privenv.rl.ids import (
+    FAMILIES,
+    LDP_PARAMETERS,
+    LDP_REFUSED,
+    LDP_WRAPPERS,
+    Family,
+    load_entry_point,
+)
+from privenv.rl.views import SufficientStatistics, VectorSufficientStatistics
 
 __all__ = [
-    "LDP_WRAPPERS",
-    "RL_HORIZON",
-    "RL_IDS",
     "BestArmIdentificationRLEnv",
     "BestArmIdentificationRLVectorEnv",
     "FederatedLinearBanditRLEnv",
@@ -68,28 +74,8 @@ __all__ = [
     "LinearContextualBanditRLVectorEnv",
     "RLBanditEnv",
     "RLBanditVectorEnv",
+    "bai_cost",
 ]
-
-#: ``ldp=`` name → (single-env wrapper, vector wrapper) in :mod:`privenv.wrappers`
-LDP_WRAPPERS: dict[str, tuple[str, str]] = {
-    "randomized-response": ("RandomizedResponse", "VectorRandomizedResponse"),
-    "laplace": ("LaplaceReward", "VectorLaplaceReward"),
-    "gaussian": ("GaussianReward", "VectorGaussianReward"),
-    "laplace-label": ("LaplaceLabel", "VectorLaplaceLabel"),
-}
-#: local-DP randomizers of privenv that no RL id takes, and why
-LDP_REFUSED: dict[str, str] = {
-    "gaussian-statistics": (
-        "its guarantee covers the chosen features too, but an RL learner stores its observations "
-        "(the raw feature matrices) in its rollout or replay buffer, so that guarantee would not "
-        "hold; ldp='laplace-label' protects the label and says so"
-    ),
-    "laplace-input": "as for 'gaussian-statistics'",
-}
-
-
-#: the parameters of the local-DP wrappers (everything but ``env``), routed to ``ldp``'s wrapper
-LDP_PARAMETERS = ("epsilon", "delta", "reward_range", "clip", "calibration")
 
 
 @dataclass(frozen=True)
@@ -103,8 +89,8 @@ class _Build:
     def wrap(self, env: Any, vector: bool) -> Any:
         if self.ldp is None:
             return env
-        wrapper = LDP_WRAPPERS[self.ldp][1 if vector else 0]
-        return load_entry_point(f"privenv.wrappers:{wrapper}")(env, **self.ldp_kwargs)
+        return load_entry_point(f"privenv.wrappers:{LDP_WRAPPERS[self.ldp][1 if vector else 0]}")(
+            env, **self.ldp_kwargs)
 
 
 def _configure(family: Family, ldp: str | None, kwargs: dict[str, Any]) -> _Build:
@@ -165,8 +151,6 @@ class _RLView:
     view: Any
 
     def _build(self, build: _Build, inner: Any, vector: bool) -> None:
-        from privenv.rl import SufficientStatistics, VectorSufficientStatistics
-
         self._inner = inner
         wrapped = build.wrap(inner, vector)
         self.privacy: PrivacyGuarantee = getattr(wrapped, "privacy", PrivacyGuarantee.none())
@@ -197,7 +181,8 @@ class _RLView:
 
 class RLBanditEnv(_RLView, gym.Env):
     """Base of the RL ids' single envs: the research env, an optional local-DP wrapper and the
-    :class:`~privenv.rl.SufficientStatistics` view (whole-run episodes), as one ``gymnasium.Env``.
+    :class:`~privenv.rl.views.SufficientStatistics` view (whole-run episodes), as one
+    ``gymnasium.Env``.
 
     Args:
         ldp: ``None`` or a name of :data:`LDP_WRAPPERS` that applies to the family.
@@ -340,11 +325,12 @@ class BestArmIdentificationRLEnv(RLBanditEnv):
     RL learners.
 
     Observation ``Box((4K + 3,), float32)``: the K-armed features plus the empirical best arm, the
-    transportation costs and the GLR statistic (:mod:`privenv.rl`). Actions ``Discrete(2K)``
-    (pull a < K; stop and recommend a − K). Reward: −pull_cost per pull, −wrong_penalty for a
-    wrong recommendation. Terminated on a stop, truncated at the budget ``horizon`` (default
-    1000). ``permute_arms=True`` by default. ``ldp``: ``"randomized-response"`` (Bernoulli and
-    Beta laws), ``"laplace"``, ``"gaussian"`` (``reward_range``), applied to the samples.
+    transportation costs and the GLR statistic (:mod:`privenv.rl.features`). Actions
+    ``Discrete(2K)`` (pull a < K; stop and recommend a − K). Reward: −pull_cost per pull,
+    −wrong_penalty for a wrong recommendation. Terminated on a stop, truncated at the budget
+    ``horizon`` (default 1000). ``permute_arms=True`` by default. ``ldp``:
+    ``"randomized-response"`` (Bernoulli and Beta laws), ``"laplace"``, ``"gaussian"``
+    (``reward_range``), applied to the samples.
     """
 
     family = FAMILIES["BestArmIdentification"]
@@ -362,9 +348,10 @@ class LinearContextualBanditRLEnv(RLBanditEnv):
 
     Observation ``Box((A(d + 2) + d(d + 3)/2 + 1,), float32)``: the current features of every
     action, their ridge estimates ⟨φ_a, θ̂⟩ and widths ‖φ_a‖_{V⁻¹}, θ̂, V/T and t/T
-    (:mod:`privenv.rl`). Reward: the (released) label. ``ldp``: ``"laplace-label"`` (ε-LDP on the
-    label in [−1, 1]), ``"laplace"``, ``"gaussian"`` (``reward_range``). The contexts are public
-    inputs of an RL learner (it stores its observations). Truncated at ``horizon`` (default 1000).
+    (:mod:`privenv.rl.features`). Reward: the (released) label. ``ldp``: ``"laplace-label"``
+    (ε-LDP on the label in [−1, 1]), ``"laplace"``, ``"gaussian"`` (``reward_range``). The
+    contexts are public inputs of an RL learner (it stores its observations). Truncated at
+    ``horizon`` (default 1000).
     """
 
     family = FAMILIES["LinearContextualBandit"]
@@ -381,7 +368,7 @@ class FederatedLinearBanditRLEnv(RLBanditEnv):
     for one RL learner acting for every silo.
 
     Observation ``Box((MK(d + 2) + d(d + 3)/2 + 1,), float32)``: every silo's features, estimates
-    and widths, then the pooled ridge statistics (:mod:`privenv.rl`). Actions
+    and widths, then the pooled ridge statistics (:mod:`privenv.rl.features`). Actions
     ``MultiDiscrete([K] * M)`` (so not for DQN). Reward: the sum of the silos' rewards. Defaults
     M = 4, K = 10, d = 5, ``horizon`` 1000. No ``ldp`` (the silos' protocol is the privacy of this
     family; see :mod:`privenv.agents.federated`).
@@ -394,3 +381,4 @@ class FederatedLinearBanditRLVectorEnv(RLBanditVectorEnv):
     """``FederatedLinearBandit-RL-v0``'s native vector env (see :class:`RLBanditVectorEnv`)."""
 
     family = FAMILIES["FederatedLinearBandit"]
+
