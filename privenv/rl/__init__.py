@@ -16,7 +16,10 @@ A package above the agents (docs/design/architecture.md, "The layers"), one job 
 * :mod:`privenv.rl.ids` — the RL ids' table and their registration by entry-point strings
   (``import privenv`` registers them without importing any of the above);
 * :mod:`privenv.rl.sb3` — ``SB3VecEnv``, a native Gymnasium ``VectorEnv`` as Stable-Baselines3's
-  ``VecEnv``;
+  ``VecEnv``, and :func:`~privenv.rl.sb3.make_sb3_vec_env`, SB3's ``make_vec_env`` on that
+  native path;
+* :mod:`privenv.rl.baselines` — :func:`~privenv.rl.baselines.evaluate`: a model, a policy or a
+  zoo agent (UCB1, TTUCB, LinUCB, FedLinUCB, uniform) scored on an RL id, on the same runs;
 * :mod:`privenv.rl.agent` — :class:`~privenv.rl.agent.SB3Agent`, a trained model as a zoo
   agent, so :func:`privenv.simulation.simulate` runs it next to UCB1, PRAE or TTUCB.
 
@@ -35,6 +38,7 @@ from privenv.rl.ids import RL_HORIZON, RL_IDS, register_rl_envs
 
 if TYPE_CHECKING:
     from privenv.rl.agent import SB3Agent
+    from privenv.rl.baselines import evaluate
     from privenv.rl.features import (
         RIDGE_LAMBDA,
         LinearRunStatistics,
@@ -43,6 +47,7 @@ if TYPE_CHECKING:
         StatisticsSpec,
         statistics_spec,
     )
+    from privenv.rl.sb3 import make_sb3_vec_env
     from privenv.rl.views import EPISODES, SufficientStatistics, VectorSufficientStatistics
 
 #: public name → the submodule that defines it (imported on first access)
@@ -57,6 +62,8 @@ _EXPORTS: dict[str, str] = {
     "StatisticsSpec": "features",
     "SufficientStatistics": "views",
     "VectorSufficientStatistics": "views",
+    "evaluate": "baselines",
+    "make_sb3_vec_env": "sb3",
     "statistics_spec": "features",
 }
 
@@ -73,6 +80,8 @@ __all__ = [
     "StatisticsSpec",
     "SufficientStatistics",
     "VectorSufficientStatistics",
+    "evaluate",
+    "make_sb3_vec_env",
     "register_rl_envs",
     "statistics_spec",
 ]

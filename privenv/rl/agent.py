@@ -85,7 +85,8 @@ class SB3Agent(Agent):
         self._obs_are_features = False
         if self.statistics_spec is not None:
             _check_model(model, self.statistics_spec, "the statistics")
-        if isinstance(getattr(model, "action_space", None), spaces.MultiDiscrete):
+        if isinstance(getattr(model, "action_space", None), spaces.MultiDiscrete) or getattr(
+                self.statistics_spec, "M", 1) > 1:
             self.env_requirements = {"reward": "silo"}  # a federated model: per-silo statistics
 
     def wrap_env(self, env: Any) -> Any:
@@ -130,6 +131,10 @@ class SB3Agent(Agent):
         actions = np.asarray(actions, dtype=np.int64).reshape(self.n_runs, -1)
         if actions.shape[1] > 1:  # one action per silo
             return actions
+        M = getattr(self._spec(), "M", 1)
+        if M > 1:  # a joint action: the RL id decodes it, the research env takes one per silo
+            return actions[:, 0] if self._obs_are_features else (
+                actions // self._spec().A ** np.arange(M)) % self._spec().A
         return np.where(self.stopped, self.stop_action, actions[:, 0])
 
     def observe_batch(
@@ -186,7 +191,10 @@ def _check_model(model: Any, spec: Spec, where: str, action_space: Any = None) -
                         f"{_space(expected)} (the features of {_describe(spec)})")
     model_actions = getattr(model, "action_space", None)
     env_actions = spec.action_space if action_space is None else action_space
-    if model_actions is not None and model_actions != env_actions:
+    joint = (isinstance(model_actions, spaces.Discrete) and getattr(spec, "M", 1) > 1
+             and model_actions.n == spec.A ** spec.M)  # the federated RL id's joint actions
+    if model_actions is not None and model_actions != env_actions and not (
+            joint and env_actions in (spec.action_space, model_actions)):
         problems.append(f"the model acts in {_space(model_actions)}, {where} in "
                         f"{_space(env_actions)}")
     if problems:

@@ -47,10 +47,11 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
+from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from privenv._validation import check_int
+from privenv._validation import check_choice, check_int, check_real
 from privenv.envs.base import FamilyVectorEnv, ProblemEnv
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.rl.ids import (
@@ -74,8 +75,15 @@ __all__ = [
     "LinearContextualBanditRLVectorEnv",
     "RLBanditEnv",
     "RLBanditVectorEnv",
-    "bai_cost",
+    "bai_reward",
+    "reward_scale",
 ]
+
+
+#: the most joint actions ``actions="joint"`` encodes (K^M); beyond, use ``actions="per-silo"``
+JOINT_ACTIONS_MAX = 4096
+#: how the federated RL id encodes one round's actions of M silos
+ACTION_ENCODINGS = ("joint", "per-silo")
 
 
 @dataclass(frozen=True)
@@ -93,9 +101,11 @@ class _Build:
             env, **self.ldp_kwargs)
 
 
-def _configure(family: Family, ldp: str | None, kwargs: dict[str, Any]) -> _Build:
-    """Split and check the keyword arguments of an RL id; ``ValueError`` naming the problem."""
+def _configure(family: Family, ldp: str | None, level: int, kwargs: dict[str, Any]) -> _Build:
+    """Split and check the keyword arguments of an RL id (over the instance of ``level``);
+    ``ValueError`` naming the problem."""
     rl_id = family.rl_id
+    kwargs = family.level(level) | kwargs
     ldp_kwargs = {k: kwargs.pop(k) for k in LDP_PARAMETERS if k in kwargs}
     for key, (value, why) in family.fixed.items():
         if key in kwargs:
@@ -135,22 +145,41 @@ def _choices(family: Family) -> list[Any]:
     return [None] if isinstance(family.ldp, str) else [None, *family.ldp]
 
 
-def bai_cost(actions: np.ndarray, correct: np.ndarray, K: int, pull_cost: float,
-             wrong_penalty: float) -> np.ndarray:
-    """The learner's reward in best-arm identification (the research id's ``reward_mode="cost"``):
-    −pull_cost for a pull, 0 for a correct stop, −wrong_penalty for a wrong one."""
+def bai_reward(actions: np.ndarray, correct: np.ndarray, exhausted: np.ndarray, K: int,
+               pull_cost: float, wrong_penalty: float, right_reward: float) -> np.ndarray:
+    """The learner's reward in ``BestArmIdentification-RL-v0``: −pull_cost for a pull,
+    +right_reward for a right recommendation, −wrong_penalty for a wrong one, and −wrong_penalty
+    more on the pull that exhausts the budget (no answer is scored as a wrong one). With
+    pull_cost × budget ≤ right_reward + wrong_penalty (checked), stopping right beats stopping
+    wrong and exhausting the budget whatever the stopping times (docs/guides/rl.md)."""
     stops = np.asarray(actions) >= K
-    return np.where(stops, np.where(correct, 0.0, -wrong_penalty), -pull_cost)
+    reward = np.where(stops, np.where(correct, right_reward, -wrong_penalty), -pull_cost)
+    return reward - np.where(exhausted & ~stops, wrong_penalty, 0.0)
+
+
+def reward_scale(info: dict[str, Any], normalize: bool) -> float:
+    """The divisor of the learner's reward: 1 without normalization; with it, the family's public
+    scale — max|μ_a| (``mean_range``) of a Huber bandit, the number of silos M of the federated
+    bandit (the reward is the silos' mean), 1 for the linear bandit (±1 labels) and best-arm
+    identification (whose reward is designed on that scale)."""
+    if not normalize:
+        return 1.0
+    if "mean_range" in info:
+        return float(info["mean_range"]) or 1.0
+    return float(info.get("M", 1))
 
 
 class _RLView:
-    """What the single and vector RL envs share: the view, the guarantee, the public info and
-    the best-arm-identification reward."""
+    """What the single and vector RL envs share: the view, the guarantee, the public info, the
+    reward (normalized; best-arm identification's own) and the federated action encoding."""
 
     family: ClassVar[Family]
     view: Any
 
-    def _build(self, build: _Build, inner: Any, vector: bool) -> None:
+    def _build(self, build: _Build, inner: Any, vector: bool, normalize_reward: bool,
+               actions: str | None, right_reward: float | None) -> None:
+        if not isinstance(normalize_reward, (bool, np.bool_)):
+            raise ValueError(f"normalize_reward must be True or False, got {normalize_reward!r}")
         self._inner = inner
         wrapped = build.wrap(inner, vector)
         self.privacy: PrivacyGuarantee = getattr(wrapped, "privacy", PrivacyGuarantee.none())
@@ -160,14 +189,58 @@ class _RLView:
         self.statistics_spec = view.statistics_spec
         self.horizon = inner.horizon
         info = inner.public_info()
+        self.normalize_reward = bool(normalize_reward)
+        #: the divisor of the learner's reward (:func:`reward_scale`)
+        self.reward_scale = reward_scale(info, self.normalize_reward)
         self._bai = info.get("task") == "bai"
         if self._bai:
-            self._cost = (int(info["K"]), float(info["pull_cost"]), float(info["wrong_penalty"]))
+            right = check_real("right_reward", 1.0 if right_reward is None else right_reward,
+                               low=0.0)
+            self._cost = (int(info["K"]), float(info["pull_cost"]), float(info["wrong_penalty"]),
+                          right)
+            if self._cost[1] * self.horizon > (right + self._cost[2]) * (1 + 1e-12):
+                raise ValueError(
+                    f"pull_cost × horizon must be ≤ right_reward + wrong_penalty (so that a right "
+                    f"answer beats a wrong one and an exhausted budget), got {self._cost[1]!r} × "
+                    f"{self.horizon} > {right!r} + {self._cost[2]!r}")
+        elif right_reward is not None:
+            raise ValueError(f"right_reward applies to best-arm identification only, got "
+                             f"{right_reward!r}")
+        self._silos = int(info.get("M", 1))
+        self._per_silo = inner.single_action_space if vector else inner.action_space
+        self.actions = None
+        if self._silos > 1:
+            self.actions = check_choice("actions", actions, ACTION_ENCODINGS)
+            K = int(info["K"])
+            if self.actions == "joint" and K ** self._silos > JOINT_ACTIONS_MAX:
+                raise ValueError(
+                    f"actions must be 'per-silo' for K^M = {K}^{self._silos} > "
+                    f"{JOINT_ACTIONS_MAX} joint actions, got 'joint'")
+        elif actions is not None:
+            raise ValueError(f"actions applies to the federated RL id only, got {actions!r}")
 
-    def _reward(self, actions: Any, rewards: Any, info: dict[str, Any]) -> Any:
-        if not self._bai:
-            return rewards
-        return bai_cost(actions, np.asarray(info["correct"], dtype=bool), *self._cost)
+    def _action_space(self) -> spaces.Space:
+        """The learner's action space: the research env's, or one joint action for all silos."""
+        if self.actions == "joint":
+            return spaces.Discrete(int(self._per_silo.nvec[0]) ** self._silos)
+        return self._per_silo
+
+    def _decode(self, actions: Any) -> Any:
+        """Joint actions i → each silo's a_m = ⌊i / K^m⌋ mod K (silo 0 the least significant)."""
+        if self.actions != "joint":
+            return actions
+        K = int(self._per_silo.nvec[0])
+        i = np.asarray(actions, dtype=np.int64)
+        if np.any((i < 0) | (i >= K ** self._silos)):
+            raise ValueError(f"action must be in [0, {K ** self._silos}) (a joint action of "
+                             f"{self._silos} silos), got {actions!r}")
+        return (i[..., None] // K ** np.arange(self._silos)) % K
+
+    def _reward(self, actions: Any, rewards: Any, info: dict[str, Any], ended: Any) -> Any:
+        if self._bai:
+            return bai_reward(actions, np.asarray(info["correct"], dtype=bool),
+                              np.asarray(ended, dtype=bool), *self._cost)
+        return np.asarray(rewards, dtype=float) / self.reward_scale
 
     def public_info(self) -> dict[str, Any]:
         """The research env's public description (what agents may know; no data)."""
@@ -185,23 +258,34 @@ class RLBanditEnv(_RLView, gym.Env):
     ``gymnasium.Env``.
 
     Args:
-        ldp: ``None`` or a name of :data:`LDP_WRAPPERS` that applies to the family.
+        level: the rung of the family's curriculum (:data:`~privenv.rl.ids.FAMILIES`; 0, the
+            default instance, … the research instance); keyword arguments override it.
+        normalize_reward: divide the learner's reward by the family's public scale
+            (:func:`reward_scale`; default True).
+        ldp: ``None`` or a name of :data:`~privenv.rl.ids.LDP_WRAPPERS` that applies to the
+            family.
         render_mode: ``"ansi"`` or ``"rgb_array"`` (the research env's board).
+        actions: the federated id's action encoding, ``"joint"`` or ``"per-silo"``.
+        right_reward: best-arm identification's reward for a right answer (default 1;
+            :func:`bai_reward`).
         **kwargs: the research env's keyword arguments (``horizon``, ``K``, …) and the ``ldp``
             wrapper's (``epsilon``, ``delta``, ``reward_range``, ``clip``, ``calibration``).
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
-    def __init__(self, ldp: str | None = None, render_mode: str | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(self, level: int = 0, normalize_reward: bool = True, ldp: str | None = None,
+                 render_mode: str | None = None, actions: str | None = None,
+                 right_reward: float | None = None, **kwargs: Any) -> None:
         family = self.family
-        build = _configure(family, ldp, dict(family.defaults) | kwargs)
+        build = _configure(family, ldp, level, kwargs)
         inner: ProblemEnv = family.research_class(vector=False)(render_mode=render_mode,
                                                                   **build.env_kwargs)
-        self._build(build, inner, vector=False)
+        self._build(build, inner, vector=False, normalize_reward=normalize_reward,
+                    actions=actions, right_reward=right_reward)
+        self.level = level
         self.observation_space = self.view.observation_space
-        self.action_space = inner.action_space
+        self.action_space = self._action_space()
         self.render_mode = render_mode
 
     def reset(
@@ -211,8 +295,10 @@ class RLBanditEnv(_RLView, gym.Env):
         return self.view.reset(seed=seed, options=options)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        obs, reward, terminated, truncated, info = self.view.step(action)
-        return obs, float(self._reward(action, reward, info)), terminated, truncated, info
+        obs, reward, terminated, truncated, info = self.view.step(self._decode(action))
+        reward = self._reward(np.asarray(action)[None], np.asarray(reward)[None], info,
+                              np.array([terminated or truncated]))
+        return obs, float(reward[0]), terminated, truncated, info
 
     def render(self) -> str | np.ndarray | None:
         """The research env's render (raw data: a human view only)."""
@@ -231,7 +317,7 @@ class RLBanditVectorEnv(_RLView, VectorEnv):
 
     Args:
         num_envs: number of runs.
-        ldp: as :class:`RLBanditEnv`.
+        level, normalize_reward, ldp: as :class:`RLBanditEnv`.
         autoreset_mode: Gymnasium's ``AutoresetMode`` (``NEXT_STEP`` by default, as
             ``SyncVectorEnv``).
         max_episode_steps: what ``gym.make_vec`` passes; the horizon unless ``horizon`` is given.
@@ -248,27 +334,32 @@ class RLBanditVectorEnv(_RLView, VectorEnv):
     def __init__(
         self,
         num_envs: int = 1,
+        level: int = 0,
+        normalize_reward: bool = True,
         ldp: str | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         max_episode_steps: int | None = None,
         render_mode: str | None = None,
+        actions: str | None = None,
+        right_reward: float | None = None,
         **kwargs: Any,
     ) -> None:
         family = self.family
-        defaults = dict(family.defaults)
         if max_episode_steps is not None and "horizon" not in kwargs:
-            defaults["horizon"] = max_episode_steps
-        build = _configure(family, ldp, defaults | kwargs)
+            kwargs["horizon"] = max_episode_steps
+        build = _configure(family, ldp, level, kwargs)
         mode = AutoresetMode(autoreset_mode)
         inner: FamilyVectorEnv = family.research_class(vector=True)(
             num_envs=num_envs, autoreset_mode=mode, render_mode=render_mode, **build.env_kwargs
         )
-        self._build(build, inner, vector=True)
+        self._build(build, inner, vector=True, normalize_reward=normalize_reward,
+                    actions=actions, right_reward=right_reward)
+        self.level = level
         self.num_envs = inner.num_envs
         self.metadata = {**type(self).metadata, "autoreset_mode": mode}
         self.render_mode = render_mode
         self.single_observation_space = self.view.single_observation_space
-        self.single_action_space = inner.single_action_space
+        self.single_action_space = self._action_space()
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
 
@@ -290,8 +381,9 @@ class RLBanditVectorEnv(_RLView, VectorEnv):
     def step(
         self, actions: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        obs, rewards, terminated, truncated, info = self.view.step(actions)
-        rewards = np.where(self.view.stepped, self._reward(actions, rewards, info), 0.0)
+        obs, rewards, terminated, truncated, info = self.view.step(self._decode(actions))
+        rewards = self._reward(actions, rewards, info, terminated | truncated)
+        rewards = np.where(self.view.stepped, rewards, 0.0)
         return obs, rewards, terminated, truncated, info
 
     def render(self) -> tuple[str, ...] | tuple[np.ndarray, ...] | None:
@@ -306,9 +398,10 @@ class HuberBanditRLEnv(RLBanditEnv):
     """``HuberBandit-RL-v0``: :class:`~privenv.envs.huber.HuberBanditEnv` for RL learners.
 
     Observation ``Box((2K + 1,), float32)``: N_a/T, μ̂_a/max|μ| (clipped to ±10), t/T. Reward: the
-    (released) reward of the pull. ``ldp``: ``"laplace"``, ``"gaussian"`` (``reward_range`` and,
-    for heavy-tailed rewards, ``clip=True``), ``"randomized-response"`` (rewards in [0, 1]).
-    Truncated at ``horizon`` (default 1000).
+    (released) reward of the pull, divided by max|μ_a| (``normalize_reward=False``: as is).
+    ``ldp``: ``"laplace"``, ``"gaussian"`` (``reward_range`` and, for heavy-tailed rewards,
+    ``clip=True``), ``"randomized-response"`` (rewards in [0, 1]). Terminated at ``horizon``
+    (default 1000).
     """
 
     family = FAMILIES["HuberBandit"]
@@ -326,9 +419,11 @@ class BestArmIdentificationRLEnv(RLBanditEnv):
 
     Observation ``Box((4K + 3,), float32)``: the K-armed features plus the empirical best arm, the
     transportation costs and the GLR statistic (:mod:`privenv.rl.features`). Actions
-    ``Discrete(2K)`` (pull a < K; stop and recommend a − K). Reward: −pull_cost per pull,
-    −wrong_penalty for a wrong recommendation. Terminated on a stop, truncated at the budget
-    ``horizon`` (default 1000). ``permute_arms=True`` by default. ``ldp``:
+    ``Discrete(2K)`` (pull a < K; stop and recommend a − K). Reward (:func:`bai_reward`):
+    −pull_cost per pull, +right_reward for a right recommendation, −wrong_penalty for a wrong
+    one or an exhausted budget. Terminated on a stop or at the budget ``horizon`` (default 1000,
+    with pull_cost 0.001, right_reward 1 and wrong_penalty 1; the arms in a fresh order every
+    episode). ``ldp``:
     ``"randomized-response"`` (Bernoulli and Beta laws), ``"laplace"``, ``"gaussian"``
     (``reward_range``), applied to the samples.
     """
@@ -350,8 +445,8 @@ class LinearContextualBanditRLEnv(RLBanditEnv):
     action, their ridge estimates ⟨φ_a, θ̂⟩ and widths ‖φ_a‖_{V⁻¹}, θ̂, V/T and t/T
     (:mod:`privenv.rl.features`). Reward: the (released) label. ``ldp``: ``"laplace-label"``
     (ε-LDP on the label in [−1, 1]), ``"laplace"``, ``"gaussian"`` (``reward_range``). The
-    contexts are public inputs of an RL learner (it stores its observations). Truncated at
-    ``horizon`` (default 1000).
+    contexts are public inputs of an RL learner (it stores its observations). Default d = 3,
+    A = 4; terminated at ``horizon`` (default 1000).
     """
 
     family = FAMILIES["LinearContextualBandit"]
@@ -369,12 +464,20 @@ class FederatedLinearBanditRLEnv(RLBanditEnv):
 
     Observation ``Box((MK(d + 2) + d(d + 3)/2 + 1,), float32)``: every silo's features, estimates
     and widths, then the pooled ridge statistics (:mod:`privenv.rl.features`). Actions
-    ``MultiDiscrete([K] * M)`` (so not for DQN). Reward: the sum of the silos' rewards. Defaults
-    M = 4, K = 10, d = 5, ``horizon`` 1000. No ``ldp`` (the silos' protocol is the privacy of this
-    family; see :mod:`privenv.agents.federated`).
+    (``actions=``): ``"joint"`` (default) ``Discrete(K^M)``, action i playing a_m = ⌊i/K^m⌋ mod K
+    in silo m — what every learner (DQN, single-file scripts) takes, up to
+    :data:`JOINT_ACTIONS_MAX` joint actions; ``"per-silo"`` ``MultiDiscrete([K] * M)`` (PPO, A2C).
+    Reward: the silos' rewards summed, divided by M (their mean; ``normalize_reward=False``: the
+    sum). Defaults M = 2, K = 4, d = 3, ``horizon`` 1000 (terminated there). No ``ldp`` (the
+    silos' protocol is the privacy of this family; see :mod:`privenv.agents.federated`).
     """
 
     family = FAMILIES["FederatedLinearBandit"]
+
+    def __init__(self, level: int = 0, normalize_reward: bool = True, ldp: str | None = None,
+                 render_mode: str | None = None, actions: str = "joint",
+                 **kwargs: Any) -> None:
+        super().__init__(level, normalize_reward, ldp, render_mode, actions, **kwargs)
 
 
 class FederatedLinearBanditRLVectorEnv(RLBanditVectorEnv):
@@ -382,3 +485,10 @@ class FederatedLinearBanditRLVectorEnv(RLBanditVectorEnv):
 
     family = FAMILIES["FederatedLinearBandit"]
 
+    def __init__(self, num_envs: int = 1, level: int = 0, normalize_reward: bool = True,
+                 ldp: str | None = None,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+                 max_episode_steps: int | None = None, render_mode: str | None = None,
+                 actions: str = "joint", **kwargs: Any) -> None:
+        super().__init__(num_envs, level, normalize_reward, ldp, autoreset_mode,
+                         max_episode_steps, render_mode, actions, **kwargs)

@@ -264,6 +264,10 @@ class RunStatistics:
         self.counts[self._runs, arms] += pulled
         self.sums[self._runs, arms] += np.where(pulled, sample, 0.0)
 
+    def steps(self) -> np.ndarray:
+        """t, the pulls of every run so far (a stop is not a pull)."""
+        return self.counts.sum(axis=1)
+
     def features(self) -> np.ndarray:
         """The observation of every run, shape ``(n_runs, spec.dim)``, float32."""
         s = self.spec
@@ -441,6 +445,10 @@ class LinearRunStatistics:
         self.moment += np.einsum("nm,nmi->ni", y, phi)
         self.rounds += 1 if live is None else live
         self.see(observations, live)
+
+    def steps(self) -> np.ndarray:
+        """t, the rounds of every run so far."""
+        return self.rounds.copy()
 
     def features(self) -> np.ndarray:
         """The observation of every run, shape ``(n_runs, spec.dim)``, float32."""

@@ -19,7 +19,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 # SB3VecEnv is public too, but built lazily (module __getattr__), so not in __all__: a star-import
 # must work without Stable-Baselines3.
-__all__: list[str] = []
+__all__ = ["make_sb3_vec_env"]
 
 _SB3_MISSING = (
     "{what} needs Stable-Baselines3, an optional extra of privenv: pip install 'privenv[sb3]' "
@@ -41,13 +41,23 @@ def _unbatch_info(info: dict[str, Any], n: int) -> list[dict[str, Any]]:
     for key, value in info.items():
         if key.startswith("_") or key in ("final_obs", "final_info"):
             continue
-        mask = info.get(f"_{key}", np.ones(n, dtype=bool))
-        for i in np.flatnonzero(mask):
-            if isinstance(value, dict):
-                out[i][key] = _unbatch_info(value, n)[i]
-            else:
-                v = value[i]
-                out[i][key] = v.item() if isinstance(v, np.generic) else v
+        mask = info.get(f"_{key}")
+        if isinstance(value, dict):
+            nested = _unbatch_info(value, n)
+            rows = range(n) if mask is None else np.flatnonzero(mask)
+            for i in rows:
+                out[i][key] = nested[i]
+            continue
+        if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype != object:
+            items = value.tolist()  # Python scalars, as v.item() gives
+        else:
+            items = [v.item() if isinstance(v, np.generic) else v for v in value]
+        if mask is None or bool(np.all(mask)):
+            for d, v in zip(out, items, strict=True):
+                d[key] = v
+        else:
+            for i in np.flatnonzero(mask):
+                out[i][key] = items[i]
     return out
 
 
@@ -163,3 +173,34 @@ def __getattr__(name: str) -> Any:
             _LAZY[name] = _sb3_vec_env_class()
         return _LAZY[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def make_sb3_vec_env(env_id: str, n_envs: int = 1, seed: int | None = None,
+                     env_kwargs: dict[str, Any] | None = None, monitor: bool = True) -> Any:
+    """SB3's ``make_vec_env`` on the native vector path: ``n_envs`` runs of ``env_id`` in one
+    native ``VectorEnv`` (``gym.make_vec(..., vectorization_mode="vector_entry_point",
+    autoreset_mode=SAME_STEP)``) behind :class:`SB3VecEnv`, and SB3's ``VecMonitor`` (episode
+    returns in ``ep_rew_mean``), seeded as ``make_vec_env(env_id, n_envs, seed)`` seeds (sub-env
+    i: ``seed + i``) — the same numbers, one numpy call per step for all sub-envs instead of one
+    Python env per sub-env.
+
+    Args:
+        env_id: an id with a native vector entry point (every privenv id; the RL ids are the ones
+            to train on).
+        n_envs: number of sub-envs.
+        seed: the first sub-env's seed (None: unseeded).
+        env_kwargs: the env's keyword arguments.
+        monitor: wrap in ``VecMonitor`` (as ``make_vec_env`` wraps each env in ``Monitor``).
+    """
+    import gymnasium as gym
+
+    import privenv  # noqa: F401  (registers the ids)
+
+    venv = gym.make_vec(env_id, num_envs=n_envs, vectorization_mode="vector_entry_point",
+                        autoreset_mode=AutoresetMode.SAME_STEP, **(env_kwargs or {}))
+    env = __getattr__("SB3VecEnv")(venv)
+    if monitor:
+        env = _require_sb3("make_sb3_vec_env").common.vec_env.VecMonitor(env)
+    if seed is not None:
+        env.seed(seed)
+    return env

@@ -49,7 +49,7 @@ from gymnasium.vector.utils import batch_space
 from privenv._validation import check_choice
 from privenv.rl.features import Spec, learner_reward, statistics_spec
 
-__all__ = ["EPISODES", "SufficientStatistics", "VectorSufficientStatistics"]
+__all__ = ["EPISODES", "SufficientStatistics", "VectorSufficientStatistics", "episode_end"]
 
 EPISODES = ("whole-run", "one-step")
 
@@ -110,7 +110,20 @@ class SufficientStatistics(gym.Wrapper, gym.utils.RecordConstructorArgs):
         features = self.statistics.features()[0]
         if self.episode == "one-step":
             return features, reward, True, False, info
-        return features, reward, terminated, truncated, info
+        ends = episode_end(np.array([terminated]), np.array([truncated]), self.statistics.steps(),
+                           self.statistics_spec.horizon)
+        return features, reward, bool(ends[0][0]), bool(ends[1][0]), info
+
+
+def episode_end(terminated: np.ndarray, truncated: np.ndarray, steps: np.ndarray,
+                horizon: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (terminated, truncated) flags of whole-run episodes: a run that has reached its horizon
+    T (``steps`` ≥ T) is *terminated* — t/T is in the observation, so it is a terminal state of
+    the MDP the learner sees, whose value is 0, not to be bootstrapped — even where the env
+    underneath reports it as truncated; ``truncated`` is left to limits from outside (a
+    ``TimeLimit`` shorter than T)."""
+    at_horizon = truncated & (steps >= horizon)
+    return terminated | at_horizon, truncated & ~at_horizon
 
 
 def _check_episode(episode: str, spec: Spec) -> None:
@@ -130,7 +143,10 @@ class VectorSufficientStatistics(VectorWrapper):
     in the same step; ``NEXT_STEP`` — the step after a run ends is its reset step (the env
     ignores its action and returns reward 0; the statistics restart then); ``DISABLED`` — an ended
     run keeps its final statistics until ``reset(options={"reset_mask": …})`` restarts it.
-    :attr:`stepped` is the mask of the runs that pulled in the last step. With
+    :attr:`stepped` is the mask of the runs that pulled in the last step;
+    :attr:`research_action`, :attr:`research_reward` and :attr:`research_observation` what the
+    env underneath took and gave in it (after any local-DP wrapper: what a zoo agent would see;
+    :mod:`privenv.rl.baselines` runs the zoo on the RL ids with them). With
     ``episode="one-step"`` (``SAME_STEP`` only) every step reports ``terminated=True`` for every
     run, with ``info["final_obs"]`` the statistics after the pull, and the runs go on.
 
@@ -165,6 +181,7 @@ class VectorSufficientStatistics(VectorWrapper):
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         obs, info = self.env.reset(seed=seed, options=options)
+        self.research_observation = obs
         mask = None if not options else options.get("reset_mask")
         if mask is None or seed is not None:
             self.statistics.reset()
@@ -181,6 +198,8 @@ class VectorSufficientStatistics(VectorWrapper):
         self, actions: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         obs, rewards, terminated, truncated, info = self.env.step(actions)
+        self.research_action, self.research_reward, self.research_observation = (
+            actions, rewards, obs)
         mode = self.autoreset_mode
         live = ~self._sitting_out if self._sitting_out.any() else None
         if live is not None and mode == AutoresetMode.NEXT_STEP:  # this step reset them
@@ -196,6 +215,9 @@ class VectorSufficientStatistics(VectorWrapper):
         self.stepped = np.ones(self.num_envs, dtype=bool) if live is None else live
         features = self.statistics.features()
         n = self.num_envs
+        if self.episode == "whole-run" and truncated.any():
+            terminated, truncated = episode_end(terminated, truncated, self.statistics.steps(),
+                                                self.statistics_spec.horizon)
         if self.episode == "one-step":
             done = np.ones(n, dtype=bool)
             info = _with_final_obs(info, features, done)
