@@ -163,20 +163,23 @@ def table(path: str) -> str:
         refs = {r["learner"]: r for r in mine if r["setting"] == "reference"}
         classic = refs.get(CLASSIC[env_id][0])
         lines += [f"\n**{env_id}** (level 0)\n"]
-        head = "| learner | setting | steps | seeds | per-step reward (mean; min–max) |"
+        key = "return" if bai else "per_step"
+        head = ("| learner | setting | steps | seeds | return (mean; min–max) |" if bai else
+                "| learner | setting | steps | seeds | per-step reward (mean; min–max) |")
         head += " correct | pulls |" if bai else " vs classic |"
         lines += [head, "|" + "---|" * (head.count("|") - 1)]
         for r in refs.values():
             extra = (f" {r['correct']:.2f} | {r['length'] - r['stopped']:.1f} |" if bai else
                      f" {r['per_step'] / classic['per_step']:.2f} |" if classic else " |")
-            lines.append(f"| {r['learner']} (zoo) | reference | — | — | {r['per_step']:.3f} |"
-                         + extra)
+            zoo = not (bai and r["learner"] == "uniform")
+            who = f"{r['learner']} (zoo)" if zoo else "uniform actions"
+            lines.append(f"| {who} | reference | — | — | {r[key]:.3f} |" + extra)
         groups: dict[tuple[str, str], list[dict]] = {}
         for r in mine:
             if r["setting"] != "reference":
                 groups.setdefault((r["learner"], r["setting"]), []).append(r)
         for (learner, setting), rs in groups.items():
-            v = np.array([r["per_step"] for r in rs])
+            v = np.array([r[key] for r in rs])
             cell = f"{v.mean():.3f}; {v.min():.3f}–{v.max():.3f}"
             if bai:
                 c = np.array([r["correct"] for r in rs])

@@ -3,6 +3,10 @@
 Run: ``python benchmarks/rl_throughput.py`` (about a minute). For each RL id at its default and
 ``CartPole-v1``, with uniformly random actions drawn beforehand:
 
+Best-arm identification is measured twice: uniformly random actions of ``Discrete(2K)`` stop
+after about two steps, so most steps start a new episode (a new random instance, fresh
+per-arm streams); "pulls only" draws pull actions alone, so runs last their whole budget.
+
 * ``single``: ``gym.make(id)`` (with Gymnasium's checker and order wrappers, as users get it),
   one ``step`` per env-step, resets included;
 * ``vector 64``: ``gym.make_vec(id, num_envs=64)`` — the native vector env (the default mode of
@@ -31,6 +35,15 @@ import privenv  # noqa: F401  (registers the ids)
 
 IDS = ("HuberBandit-RL-v0", "BestArmIdentification-RL-v0", "LinearContextualBandit-RL-v0",
        "FederatedLinearBandit-RL-v0", "CartPole-v1")
+#: best-arm identification with pulls only (a < K): whole budgets, no stop, few resets
+PULLS_ONLY = "BestArmIdentification-RL-v0 (pulls only)"
+
+
+def _actions(env_id: str, space: gym.spaces.Discrete) -> tuple[str, int]:
+    """The env id and the number of actions to draw from (pulls only: the K pull actions)."""
+    if env_id == PULLS_ONLY:
+        return "BestArmIdentification-RL-v0", space.n // 2
+    return env_id, space.n
 
 
 def _best_rate(step: Callable[[int], int], repeats: int = 3, min_seconds: float = 0.5) -> float:
@@ -47,10 +60,11 @@ def _best_rate(step: Callable[[int], int], repeats: int = 3, min_seconds: float 
     return best
 
 
-def single(env_id: str) -> float:
+def single(label: str) -> float:
+    env_id, _ = _actions(label, gym.spaces.Discrete(2))
     env = gym.make(env_id)
     env.reset(seed=0)
-    actions = np.random.default_rng(0).integers(0, env.action_space.n, 100_000)
+    actions = np.random.default_rng(0).integers(0, _actions(label, env.action_space)[1], 100_000)
 
     def step(i: int) -> int:
         _, _, terminated, truncated, _ = env.step(int(actions[i % len(actions)]))
@@ -61,22 +75,26 @@ def single(env_id: str) -> float:
     return _best_rate(step)
 
 
-def vector(env_id: str, n: int) -> float:
+def vector(label: str, n: int) -> float:
+    env_id, _ = _actions(label, gym.spaces.Discrete(2))
     env = gym.make_vec(env_id, num_envs=n)
     env.reset(seed=0)
-    actions = np.random.default_rng(0).integers(0, env.single_action_space.n, (1000, n))
+    high = _actions(label, env.single_action_space)[1]
+    actions = np.random.default_rng(0).integers(0, high, (1000, n))
     return _best_rate(lambda i: (env.step(actions[i % 1000]), n)[1])
 
 
-def sb3(env_id: str, n: int, native: bool) -> float:
+def sb3(label: str, n: int, native: bool) -> float:
     from stable_baselines3.common.env_util import make_vec_env
 
     from privenv.rl import make_sb3_vec_env
 
+    env_id, _ = _actions(label, gym.spaces.Discrete(2))
     env = (make_sb3_vec_env(env_id, n_envs=n, seed=0) if native
            else make_vec_env(env_id, n_envs=n, seed=0))
     env.reset()
-    actions = np.random.default_rng(0).integers(0, env.action_space.n, (1000, n))
+    high = _actions(label, env.action_space)[1]
+    actions = np.random.default_rng(0).integers(0, high, (1000, n))
     return _best_rate(lambda i: (env.step(actions[i % 1000]), n)[1])
 
 
@@ -88,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| id | single | vector {n} | SB3 make_vec_env {n} (DummyVecEnv) | "
           f"make_sb3_vec_env {n} (native) |")
     print("|---|---|---|---|---|")
-    for env_id in IDS:
+    for env_id in (*IDS[:2], PULLS_ONLY, *IDS[2:]):
         native = "n/a" if env_id == "CartPole-v1" else f"{sb3(env_id, n, True):,.0f}"
         print(f"| {env_id} | {single(env_id):,.0f} | {vector(env_id, n):,.0f} | "
               f"{sb3(env_id, n, False):,.0f} | {native} |", flush=True)

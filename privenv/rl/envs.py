@@ -11,21 +11,29 @@ mode, SB3's ``make_vec_env``, a single-file PPO script — needs no privenv-spec
   empirical means, t/T, …; linear families: the current features and the ridge estimates; see
   :mod:`privenv.rl.features`), so ``np.array(env.observation_space.shape).prod()`` sizes an MLP;
 * **episodes**: one episode is one whole bandit run (T pulls; best-arm identification: until the
-  learner stops or the budget runs out), so no episode depends on one-step resets and Gymnasium's
-  next-step autoreset costs one reset step per T pulls (``examples/README-rl.md``); γ = 0 gives
-  the learner a contextual bandit over the statistics;
-* **a default horizon suited to RL training**: :data:`RL_HORIZON` (10³) instead of the papers'
-  10⁴–10⁸; the federated id also defaults to a small instance (M = 4 silos, K = 10, d = 5);
-* **rewards**: the (released) reward of the pull — summed over silos for the federated id; for
-  best-arm identification the cost of the research id's default ``reward_mode="cost"``:
-  −``pull_cost`` per pull, −``wrong_penalty`` for a wrong recommendation, 0 for a right one
-  (underneath the env runs ``reward_mode="sample"``, so the samples reach the statistics through
-  the reward channel, where the local-DP wrappers act; the verdict on a recommendation is the
-  env's, never a sample). ``BestArmIdentification-RL-v0`` defaults to ``permute_arms=True`` (a
-  distribution of instances, without which a learner memorises the best arm);
+  learner stops or the budget runs out), ended with ``terminated=True`` — t/T is observed, so the
+  end of a run is a terminal state (:func:`~privenv.rl.views.episode_end`); ``truncated`` only
+  comes from an outside ``TimeLimit``. Gymnasium's next-step autoreset costs one reset step per
+  run (``examples/README-rl.md``); γ = 0 gives the learner a contextual bandit over the
+  statistics;
+* **a curriculum**: the default instance (``level=0``) is one a generic learner learns in at
+  most 5·10⁴ steps; ``level=1, 2, …`` climb to the research instance
+  (:data:`~privenv.rl.ids.FAMILIES`; keyword arguments override a level);
+* **rewards**: the (released) reward of the pull divided by the family's public scale
+  (:func:`reward_scale`; ``normalize_reward=False``: as is) — the silos' mean for the federated
+  id; best-arm identification's own design (:func:`bai_reward`: +1 right, −wrong_penalty wrong
+  or budget exhausted, −pull_cost per pull; underneath the env runs ``reward_mode="sample"``, so
+  the samples reach the statistics through the reward channel, where the local-DP wrappers act;
+  the verdict on a recommendation is the env's, never a sample).
+  ``BestArmIdentification-RL-v0`` shows the arms in a fresh order every episode
+  (``permute_arms=True``: a distribution of instances, without which a learner memorises the
+  best arm);
+* **federated actions**: one joint ``Discrete(K^M)`` action by default (every learner takes
+  it), ``actions="per-silo"`` for ``MultiDiscrete``;
 * **local DP by a keyword**: ``gym.make(id, ldp="laplace", epsilon=1.0, reward_range=(-50, 150),
-  clip=True)`` puts the wrapper of :data:`LDP_WRAPPERS` between the bandit and the statistics,
-  with its own parameters; ``env.unwrapped.privacy`` is its guarantee (none without ``ldp``).
+  clip=True)`` puts the wrapper of :data:`~privenv.rl.ids.LDP_WRAPPERS` between the bandit and
+  the statistics, with its own parameters; ``env.unwrapped.privacy`` is its guarantee (none
+  without ``ldp``).
 
 The research ids keep their faithful observations and the papers' defaults: use them to run and
 compare the zoo's algorithms (and trained models, :class:`privenv.rl.agent.SB3Agent`) with
