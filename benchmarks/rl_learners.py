@@ -20,7 +20,8 @@ fresh episodes (seed 10 000 + i) as the zoo's agents and the uniform reference:
   same runs as ``make_vec_env(id, 4, seed)``).
 
 Reference rows: ``uniform`` (uniformly random actions; best-arm identification: a uniformly random
-action of ``Discrete(2K)``, which stops at once with a random arm two times in three) and the
+action of the id's ``Discrete(K + 1)``, which stops after K + 1 steps on average with the
+empirical best arm of the few pulls before) and the
 classic agent — UCB1 (Huber), TTUCB (best-arm identification, δ = 0.1), LinUCB (linear),
 FedLinUCB (federated) — with their defaults, on the same episodes.
 """

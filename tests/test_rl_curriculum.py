@@ -42,7 +42,7 @@ def test_joint_actions_play_each_silo_the_digit_of_its_index():
         joint.unwrapped.step(9)
     with pytest.raises(ValueError, match="actions must be 'per-silo' for K\\^M = 10\\^4"):
         gym.make(FED, level=1, actions="joint")
-    with pytest.raises(ValueError, match="actions applies to the federated RL id only"):
+    with pytest.raises(ValueError, match="actions applies to FederatedLinearBandit"):
         gym.make("HuberBandit-RL-v0", actions="joint")
 
 
@@ -65,7 +65,7 @@ def test_zoo_agents_score_on_the_rl_ids_beside_uniform():
                      n_episodes=4, K=3, means=[50.0, 100.0, 0.0], horizon=10)
     assert first.per_step == pytest.approx(0.5, abs=0.1)  # arm 0's mean / max|μ| = 0.5
     bai = evaluate("ttucb", "BestArmIdentification-RL-v0", n_episodes=20,
-                   agent_params={"delta": 0.1}, means=[0.9, 0.1])
+                   agent_params={"delta": 0.1}, means=[0.9, 0.1], horizon=1000, pull_cost=1e-3)
     assert bai.accuracy == 1.0 and bai.stopped.all() and bai.lengths.max() < 1000
     assert bai.mean_return == pytest.approx(1.0 - (bai.lengths - 1).mean() / 1000)
 

@@ -207,7 +207,7 @@ def test_bai_rl_id_rewards_the_cost_and_sees_the_samples():
     research id in its default cost mode (same samples, read from the reward channel underneath,
     where ldp= wrappers act). pull_cost × budget > right_reward + wrong_penalty is refused."""
     kwargs = {"means": [0.2, 0.8, 0.5], "horizon": 50, "pull_cost": 0.5, "wrong_penalty": 30.0}
-    rl = gym.make("privenv:BestArmIdentification-RL-v0", **kwargs)
+    rl = gym.make("privenv:BestArmIdentification-RL-v0", actions="any-arm", **kwargs)
     research = SufficientStatistics(gym.make("BestArmIdentification-v0", permute_arms=True,
                                              **kwargs))
     for stop in (3, 4, 5):  # recommend arm 0, 1, 2 after 6 pulls
@@ -223,6 +223,20 @@ def test_bai_rl_id_rewards_the_cost_and_sees_the_samples():
     rewards = [rl.step(0)[1:4] for _ in range(50)]
     assert [r for r, *_ in rewards] == [-0.5] * 49 + [-30.5]
     assert rewards[-1][1:] == (True, False) and not any(te or tr for _, te, tr in rewards[:-1])
+    # the default encoding: Discrete(K + 1), the stop K recommends the empirical best arm
+    best = gym.make("privenv:BestArmIdentification-RL-v0", **kwargs)
+    assert best.action_space == gym.spaces.Discrete(4)
+    for seed in range(3):
+        best.reset(seed=seed)
+        research.reset(seed=seed)
+        for a in [0, 1, 2, 0, 1, 2]:
+            best.step(a)
+            research.step(a)
+        a_hat = research.statistics.empirical_best()[0]
+        _, r, terminated, _, info = best.step(3)
+        assert terminated and info["recommendation"] == research.step(3 + a_hat)[4][
+            "recommendation"]
+        assert r == (1.0 if info["correct"] else -30.0)
     with pytest.raises(ValueError, match="pull_cost × horizon must be ≤ right_reward"):
         gym.make("privenv:BestArmIdentification-RL-v0", **{**kwargs, "pull_cost": 1.0})
 

@@ -131,7 +131,14 @@ class SB3Agent(Agent):
         actions = np.asarray(actions, dtype=np.int64).reshape(self.n_runs, -1)
         if actions.shape[1] > 1:  # one action per silo
             return actions
-        M = getattr(self._spec(), "M", 1)
+        spec = self._spec()
+        if getattr(spec, "bai", False) and not self._obs_are_features:
+            # a model of the RL id's stop-best encoding: its stop K is K + â on the research env
+            stop_best = actions[:, 0] == spec.K
+            if isinstance(getattr(self.model, "action_space", None), spaces.Discrete) and (
+                    self.model.action_space.n == spec.K + 1):
+                actions[stop_best, 0] += self.statistics.empirical_best()[stop_best]
+        M = getattr(spec, "M", 1)
         if M > 1:  # a joint action: the RL id decodes it, the research env takes one per silo
             return actions[:, 0] if self._obs_are_features else (
                 actions // self._spec().A ** np.arange(M)) % self._spec().A
@@ -193,8 +200,10 @@ def _check_model(model: Any, spec: Spec, where: str, action_space: Any = None) -
     env_actions = spec.action_space if action_space is None else action_space
     joint = (isinstance(model_actions, spaces.Discrete) and getattr(spec, "M", 1) > 1
              and model_actions.n == spec.A ** spec.M)  # the federated RL id's joint actions
+    stop_best = (isinstance(model_actions, spaces.Discrete) and getattr(spec, "bai", False)
+                 and model_actions.n == spec.K + 1)  # best-arm identification's stop-best
     if model_actions is not None and model_actions != env_actions and not (
-            joint and env_actions in (spec.action_space, model_actions)):
+            (joint or stop_best) and env_actions in (spec.action_space, model_actions)):
         problems.append(f"the model acts in {_space(model_actions)}, {where} in "
                         f"{_space(env_actions)}")
     if problems:

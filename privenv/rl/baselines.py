@@ -82,6 +82,8 @@ def evaluate(policy: Any, env_id: str, n_episodes: int = 100, seed: int = 10_000
     """
     import privenv  # noqa: F401  (registers the ids)
 
+    if isinstance(policy, str) and "BestArmIdentification" in env_id:
+        env_kwargs.setdefault("actions", "any-arm")  # a zoo agent names the arm it recommends
     env = gym.make_vec(env_id, num_envs=n_episodes, vectorization_mode="vector_entry_point",
                        autoreset_mode=AutoresetMode.DISABLED, **env_kwargs)
     base = env.unwrapped
@@ -121,7 +123,7 @@ def evaluate(policy: Any, env_id: str, n_episodes: int = 100, seed: int = 10_000
         ended = live & (terminated | truncated)
         if bai:
             correct[ended] = np.asarray(info["correct"], dtype=bool)[ended]
-            stopped[ended] = (actions >= base.statistics_spec.K)[ended]
+            stopped[ended] = (view.research_action >= base.statistics_spec.K)[ended]
         done |= ended
     env.close()
     return Evaluation(returns, lengths, correct if bai else None, stopped if bai else None)

@@ -28,8 +28,10 @@ mode, SB3's ``make_vec_env``, a single-file PPO script — needs no privenv-spec
   ``BestArmIdentification-RL-v0`` shows the arms in a fresh order every episode
   (``permute_arms=True``: a distribution of instances, without which a learner memorises the
   best arm);
-* **federated actions**: one joint ``Discrete(K^M)`` action by default (every learner takes
-  it), ``actions="per-silo"`` for ``MultiDiscrete``;
+* **actions**: the research id's, except the federated id's — one joint ``Discrete(K^M)``
+  action by default (every learner takes it), ``actions="per-silo"`` for ``MultiDiscrete`` — and
+  best-arm identification's — ``Discrete(K + 1)`` by default, whose stop recommends the empirical
+  best arm, ``actions="any-arm"`` for the research id's ``Discrete(2K)``;
 * **local DP by a keyword**: ``gym.make(id, ldp="laplace", epsilon=1.0, reward_range=(-50, 150),
   clip=True)`` puts the wrapper of :data:`~privenv.rl.ids.LDP_WRAPPERS` between the bandit and
   the statistics, with its own parameters; ``env.unwrapped.privacy`` is its guarantee (none
@@ -90,8 +92,12 @@ __all__ = [
 
 #: the most joint actions ``actions="joint"`` encodes (K^M); beyond, use ``actions="per-silo"``
 JOINT_ACTIONS_MAX = 4096
-#: how the federated RL id encodes one round's actions of M silos
-ACTION_ENCODINGS = ("joint", "per-silo")
+#: the action encodings of the RL ids that have a choice (the first is the default): the
+#: federated id's one round of M silos, best-arm identification's stop
+ACTION_ENCODINGS: dict[str, tuple[str, ...]] = {
+    "FederatedLinearBandit": ("joint", "per-silo"),
+    "BestArmIdentification": ("stop-best", "any-arm"),
+}
 
 
 @dataclass(frozen=True)
@@ -216,25 +222,43 @@ class _RLView:
                              f"{right_reward!r}")
         self._silos = int(info.get("M", 1))
         self._per_silo = inner.single_action_space if vector else inner.action_space
+        encodings = next((v for k, v in ACTION_ENCODINGS.items() if self.family is FAMILIES[k]),
+                         None)
         self.actions = None
-        if self._silos > 1:
-            self.actions = check_choice("actions", actions, ACTION_ENCODINGS)
+        if encodings is not None:
+            self.actions = check_choice("actions", encodings[0] if actions is None else actions,
+                                        encodings)
+        elif actions is not None:
+            raise ValueError(f"actions applies to {', '.join(ACTION_ENCODINGS)} only, got "
+                             f"{actions!r}")
+        if self.actions == "joint":
             K = int(info["K"])
-            if self.actions == "joint" and K ** self._silos > JOINT_ACTIONS_MAX:
+            if K ** self._silos > JOINT_ACTIONS_MAX:
                 raise ValueError(
                     f"actions must be 'per-silo' for K^M = {K}^{self._silos} > "
                     f"{JOINT_ACTIONS_MAX} joint actions, got 'joint'")
-        elif actions is not None:
-            raise ValueError(f"actions applies to the federated RL id only, got {actions!r}")
 
     def _action_space(self) -> spaces.Space:
-        """The learner's action space: the research env's, or one joint action for all silos."""
+        """The learner's action space: the research env's, one joint action for all silos, or
+        best-arm identification's K pulls and one stop."""
         if self.actions == "joint":
             return spaces.Discrete(int(self._per_silo.nvec[0]) ** self._silos)
+        if self.actions == "stop-best":
+            return spaces.Discrete(self._cost[0] + 1)
         return self._per_silo
 
     def _decode(self, actions: Any) -> Any:
-        """Joint actions i → each silo's a_m = ⌊i / K^m⌋ mod K (silo 0 the least significant)."""
+        """The research env's actions: joint actions i → each silo's a_m = ⌊i / K^m⌋ mod K (silo
+        0 the least significant); best-arm identification's stop K → stop and recommend the
+        empirical best arm â of the run's statistics (K + â)."""
+        if self.actions == "stop-best":
+            K = self._cost[0]
+            a = np.asarray(actions, dtype=np.int64)
+            if np.any((a < 0) | (a > K)):
+                raise ValueError(f"action must be in [0, {K}] (a pull a < {K}, or {K}: stop with "
+                                 f"the empirical best arm), got {actions!r}")
+            best = self.view.statistics.empirical_best()
+            return np.where(a == K, K + best.reshape(a.shape), a)
         if self.actions != "joint":
             return actions
         K = int(self._per_silo.nvec[0])
@@ -273,7 +297,9 @@ class RLBanditEnv(_RLView, gym.Env):
         ldp: ``None`` or a name of :data:`~privenv.rl.ids.LDP_WRAPPERS` that applies to the
             family.
         render_mode: ``"ansi"`` or ``"rgb_array"`` (the research env's board).
-        actions: the federated id's action encoding, ``"joint"`` or ``"per-silo"``.
+        actions: the action encoding (:data:`ACTION_ENCODINGS`): the federated id's
+            ``"joint"`` or ``"per-silo"``, best-arm identification's ``"stop-best"`` or
+            ``"any-arm"``.
         right_reward: best-arm identification's reward for a right answer (default 1;
             :func:`bai_reward`).
         **kwargs: the research env's keyword arguments (``horizon``, ``K``, …) and the ``ldp``
@@ -303,9 +329,11 @@ class RLBanditEnv(_RLView, gym.Env):
         return self.view.reset(seed=seed, options=options)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        obs, reward, terminated, truncated, info = self.view.step(self._decode(action))
-        reward = self._reward(np.asarray(action)[None], np.asarray(reward)[None], info,
-                              np.array([terminated or truncated]))
+        decoded = self._decode(action)
+        obs, reward, terminated, truncated, info = self.view.step(
+            decoded.item() if self.actions == "stop-best" else decoded)
+        reward = self._reward(np.asarray(decoded).reshape(1, -1)[:, 0], np.asarray(reward)[None],
+                              info, np.array([terminated or truncated]))
         return obs, float(reward[0]), terminated, truncated, info
 
     def render(self) -> str | np.ndarray | None:
@@ -389,8 +417,9 @@ class RLBanditVectorEnv(_RLView, VectorEnv):
     def step(
         self, actions: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        obs, rewards, terminated, truncated, info = self.view.step(self._decode(actions))
-        rewards = self._reward(actions, rewards, info, terminated | truncated)
+        decoded = self._decode(actions)
+        obs, rewards, terminated, truncated, info = self.view.step(decoded)
+        rewards = self._reward(decoded, rewards, info, terminated | truncated)
         rewards = np.where(self.view.stepped, rewards, 0.0)
         return obs, rewards, terminated, truncated, info
 
@@ -427,7 +456,9 @@ class BestArmIdentificationRLEnv(RLBanditEnv):
 
     Observation ``Box((4K + 3,), float32)``: the K-armed features plus the empirical best arm, the
     transportation costs and the GLR statistic (:mod:`privenv.rl.features`). Actions
-    ``Discrete(2K)`` (pull a < K; stop and recommend a − K). Reward (:func:`bai_reward`):
+    (``actions=``): ``"stop-best"`` (default) ``Discrete(K + 1)``, pull a < K or stop with K and
+    recommend the empirical best arm â of the run; ``"any-arm"`` ``Discrete(2K)``, the research
+    id's (pull a < K; stop and recommend a − K). Reward (:func:`bai_reward`):
     −pull_cost per pull, +right_reward for a right recommendation, −wrong_penalty for a wrong
     one or an exhausted budget. Terminated on a stop or at the budget ``horizon`` (default 1000,
     with pull_cost 0.001, right_reward 1 and wrong_penalty 1; the arms in a fresh order every

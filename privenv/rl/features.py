@@ -268,16 +268,26 @@ class RunStatistics:
         """t, the pulls of every run so far (a stop is not a pull)."""
         return self.counts.sum(axis=1)
 
+    def means(self) -> np.ndarray:
+        """The empirical means μ̂_a of every run (0 for an unpulled arm), shape (n_runs, K)."""
+        return np.divide(self.sums, self.counts, out=np.zeros_like(self.sums),
+                         where=self.counts > 0)
+
+    def empirical_best(self) -> np.ndarray:
+        """â of every run: the pulled arm of largest empirical mean (ties and a run without a
+        pull: the smallest index)."""
+        return np.argmax(np.where(self.counts > 0, self.means(), -np.inf), axis=1)
+
     def features(self) -> np.ndarray:
         """The observation of every run, shape ``(n_runs, spec.dim)``, float32."""
         s = self.spec
         n = self.counts
         t = n.sum(axis=1, keepdims=True)
         pulled = n > 0
-        mu = np.divide(self.sums, n, out=np.zeros_like(self.sums), where=pulled)
+        mu = self.means()
         parts = [n / s.horizon, np.clip(mu / s.reward_scale, -MEAN_CLIP, MEAN_CLIP), t / s.horizon]
         if s.bai:
-            a_hat = np.argmax(np.where(pulled, mu, -np.inf), axis=1)  # all −inf → arm 0
+            a_hat = self.empirical_best()
             w = np.where(pulled, n, 0.0)
             with np.errstate(divide="ignore"):  # 1/0 = inf: an unpulled arm has W = 0
                 W = gaussian_transport(

@@ -33,7 +33,7 @@ __all__ = [
 #: the default horizon of the regret RL ids (level 0); best-arm identification: :data:`BAI_BUDGET`
 RL_HORIZON = 1000
 #: the sample budget of ``BestArmIdentification-RL-v0`` at level 0
-BAI_BUDGET = 1000
+BAI_BUDGET = 100
 
 #: ``ldp=`` name → (single-env wrapper, vector wrapper) in :mod:`privenv.wrappers`
 LDP_WRAPPERS: dict[str, tuple[str, str]] = {
@@ -136,10 +136,10 @@ FAMILIES: dict[str, Family] = {
     "BestArmIdentification": Family(
         "BestArmIdentification-v0",
         (
-            Level("default", {"means": [0.8, 0.5, 0.2], "horizon": BAI_BUDGET,
+            Level("default", {"means": [0.9, 0.5, 0.1], "horizon": BAI_BUDGET,
                               "pull_cost": 1 / BAI_BUDGET, "wrong_penalty": 1.0,
                               "permute_arms": True},
-                  "K = 3 Bernoulli arms, gap 0.3, budget 10³, the arms in a fresh order every "
+                  "K = 3 Bernoulli arms, gap 0.4, budget 100, the arms in a fresh order every "
                   "episode"),
             Level("five-arms", {"means": [0.7, 0.55, 0.4, 0.25, 0.1], "horizon": 3000,
                                 "pull_cost": 1 / 3000, "wrong_penalty": 1.0,
