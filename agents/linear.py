@@ -68,6 +68,7 @@ __all__ = [
     "ldp_linucb_upsilon",
     "oful_radius",
     "tree_noise_bounds",
+    "weighted_norms",
 ]
 
 
@@ -116,8 +117,12 @@ def _features(observations: Any, d: int, n_runs: int) -> np.ndarray:
     return phi
 
 
-def _norms(phi: np.ndarray, M_inv: np.ndarray) -> np.ndarray:
-    """‖φ_a‖_{M⁻¹} = √(φ_aᵀ M⁻¹ φ_a) of every run and action: (n, A)."""
+def weighted_norms(phi: np.ndarray, M_inv: np.ndarray) -> np.ndarray:
+    """‖φ_a‖_{M⁻¹} = √(φ_aᵀ M⁻¹ φ_a) of every run and action: (n, A).
+
+    The confidence width of LinUCB-type agents up to their radius, for features ``phi`` of shape
+    (n, A, d) and inverse Gram matrices ``M_inv`` of shape (n, d, d); also a feature of the RL
+    views of the linear families."""
     quad = np.einsum("nad,nad->na", phi @ M_inv, phi)
     return np.sqrt(np.maximum(quad, 0.0))  # ≥ 0 up to rounding (M⁻¹ is PSD)
 
@@ -268,7 +273,7 @@ class LinUCB(_RidgeAgent):
         phi = _features(observations, self.d, self.n_runs)
         self._phi = phi
         score = (phi @ self.theta[:, :, None])[..., 0]  # ⟨φ, θ̂⟩  (step 3)
-        score += self.width()[:, None] * _norms(phi, self.V_inv)
+        score += self.width()[:, None] * weighted_norms(phi, self.V_inv)
         return score.argmax(axis=1)
 
     def observe_batch(
@@ -373,7 +378,7 @@ class LDPLinUCB(_MessageLearner):
         beta = ldp_linucb_beta(self.sigma, s, self.d, self.horizon, upsilon)  # step 4
         M_inv = np.linalg.inv(self.V + 2.0 * upsilon * np.eye(self.d))
         theta = np.einsum("nij,nj->ni", M_inv, self.u)  # step 3
-        score = (phi @ theta[:, :, None])[..., 0] + beta * _norms(phi, M_inv)  # step 5
+        score = (phi @ theta[:, :, None])[..., 0] + beta * weighted_norms(phi, M_inv)  # step 5
         return score.argmax(axis=1)
 
     def observe_batch(
@@ -666,7 +671,7 @@ class CentralDPLinUCB(Agent):
         V_inv = (Q / w[:, None, :]) @ np.swapaxes(Q, 1, 2)
         theta = np.einsum("nij,nj->ni", V_inv, self.u)  # step 2
         score = (phi @ theta[:, :, None])[..., 0]  # step 4
-        score += self.width(np.log(w).sum(axis=1))[:, None] * _norms(phi, V_inv)
+        score += self.width(np.log(w).sum(axis=1))[:, None] * weighted_norms(phi, V_inv)
         return score.argmax(axis=1)
 
     def observe_batch(

@@ -15,9 +15,10 @@ import pytest
 
 import privenv  # noqa: F401
 from privenv import agents
-from privenv.envs import ENV_IDS, RL_IDS, env_family
+from privenv.envs import ENV_IDS, env_family
 from privenv.parameters import Options
 from privenv.problems.base import FAMILIES
+from privenv.rl.ids import RL_IDS
 from privenv.simulation import simulate
 from privenv.wrappers import GaussianReward, LaplaceReward, RandomizedResponse
 

@@ -44,7 +44,7 @@ def _public_objects() -> dict[str, str]:
     import privenv.privacy as privacy
     import privenv.wrappers as wrappers
     from privenv.envs import ENV_IDS
-    from privenv.envs.rl import RL_IDS
+    from privenv.rl.ids import RL_IDS
 
     out = {}
     for name in agents.REGISTRY:

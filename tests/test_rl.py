@@ -193,7 +193,7 @@ def test_one_step_episodes_continue_the_run_and_see_the_same_data():
         assert rw == ro
         first_reward = rw if first_reward is None else first_reward
         np.testing.assert_array_equal(oo, ow)
-    assert uw  # the whole run was truncated at T
+    assert tw and not uw  # the run ends at T: terminated (t/T = 1 is a terminal state)
     first, _ = one.reset()  # the run is over: the next run starts (the env's next-episode seed)
     np.testing.assert_array_equal(first, np.zeros_like(first))
     r_next = one.step(0)[1]

@@ -1,4 +1,4 @@
-"""The RL ids (``HuberBandit-RL-v0``, …; privenv.envs.rl) used the way RL code uses an env: from
+"""The RL ids (``HuberBandit-RL-v0``, …; privenv.rl.envs) used the way RL code uses an env: from
 the id string alone — ``gym.make("privenv:…")``, ``gym.make_vec`` in every vectorization and
 autoreset mode, SB3's ``make_vec_env`` (``SubprocVecEnv``, PPO, A2C, DQN, ``VecNormalize``,
 ``evaluate_policy``, save/load) and a single-file PPO loop written as such scripts are written
@@ -30,9 +30,9 @@ from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
 
 import privenv  # noqa: F401  (registers the ids; the tests also use the "privenv:" prefix)
-from privenv.envs import ENV_IDS, RL_IDS
-from privenv.envs.rl import FAMILIES, LDP_WRAPPERS, RL_HORIZON
+from privenv.envs import ENV_IDS
 from privenv.rl import SB3Agent, SufficientStatistics
+from privenv.rl.ids import BAI_BUDGET, FAMILIES, LDP_WRAPPERS, RL_HORIZON, RL_IDS
 from privenv.simulation import play, simulate
 
 torch = pytest.importorskip("torch")
@@ -67,8 +67,26 @@ def test_every_family_has_an_rl_id():
     assert {f.research_id for f in FAMILIES.values()} == set(ENV_IDS)
     for rl_id in RL_IDS:
         assert rl_id.endswith("-RL-v0") and rl_id.replace("-RL", "") in ENV_IDS
-        assert gym.spec(rl_id).kwargs["horizon"] == RL_HORIZON
-    assert gym.spec("BestArmIdentification-RL-v0").kwargs["permute_arms"] is True
+        assert gym.spec(rl_id).kwargs == {}  # the instance is the env's level 0, not registered
+        family = FAMILIES[rl_id.split("-RL")[0]]
+        assert family.levels[-1].name == "research"
+        horizon = gym.make(rl_id).unwrapped.horizon
+        assert horizon == family.defaults["horizon"] in (RL_HORIZON, BAI_BUDGET)
+    assert gym.make("BestArmIdentification-RL-v0").unwrapped._inner.problem.permute_arms
+
+
+@pytest.mark.parametrize("rl_id", sorted(RL_IDS))
+def test_every_level_builds_and_keyword_arguments_override_it(rl_id):
+    """``level=i`` builds rung i of the curriculum (the last: the research instance); an explicit
+    keyword argument overrides the rung's; a level out of range names the range."""
+    family = FAMILIES[rl_id.split("-RL")[0]]
+    for i, level in enumerate(family.levels):
+        actions = {"actions": "per-silo"} if "Federated" in rl_id and i else {}
+        env = gym.make(rl_id, level=i, **actions).unwrapped
+        assert env.horizon == level.kwargs["horizon"]
+        assert gym.make(rl_id, level=i, horizon=7, **actions).unwrapped.horizon == 7
+    with pytest.raises(ValueError, match=r"level must be an integer in \[0, "):
+        gym.make(rl_id, level=len(family.levels))
 
 
 @pytest.mark.parametrize("rl_id", sorted(RL_IDS))
@@ -164,7 +182,7 @@ def test_rl_id_is_the_statistics_view_of_the_research_id():
     ldp = LDP_SMALL["HuberBandit-RL-v0"]
     for rl_kwargs, wrap in [({}, lambda e: e),
                             (ldp, lambda e: LaplaceReward(e, 1.0, (-50.0, 150.0), clip=True))]:
-        rl = gym.make(HUBER_ID, **LEARN, **rl_kwargs)
+        rl = gym.make(HUBER_ID, **LEARN, **rl_kwargs, normalize_reward=False)
         by_hand = SufficientStatistics(wrap(gym.make("HuberBandit-v0", **LEARN)))
         np.testing.assert_array_equal(rl.reset(seed=3, options={"first_run": 2})[0],
                                       by_hand.reset(seed=3, options={"first_run": 2})[0])
@@ -174,25 +192,75 @@ def test_rl_id_is_the_statistics_view_of_the_research_id():
             assert x[1:4] == y[1:4]
         assert rl.unwrapped.privacy == getattr(by_hand.env, "privacy", rl.unwrapped.privacy)
     assert gym.make("HuberBandit-v0").observation_space == gym.spaces.Discrete(1)  # faithful
+    normalized = gym.make(HUBER_ID, **LEARN)  # the default: rewards / max|μ_a| (= 100 here)
+    raw = gym.make(HUBER_ID, **LEARN, normalize_reward=False)
+    normalized.reset(seed=3)
+    raw.reset(seed=3)
+    for a in [0, 1, 2]:
+        assert normalized.step(a)[1] == pytest.approx(raw.step(a)[1] / 100.0, rel=1e-12)
 
 
 def test_bai_rl_id_rewards_the_cost_and_sees_the_samples():
-    """``BestArmIdentification-RL-v0``: reward −pull_cost per pull, 0 / −wrong_penalty on a
-    right / wrong stop; its statistics are those of the research id in its default cost mode
-    (same samples, read from the reward channel underneath, where ldp= wrappers act)."""
-    kwargs = {"means": [0.2, 0.8, 0.5], "horizon": 50, "pull_cost": 2.0, "wrong_penalty": 30.0}
-    rl = gym.make("privenv:BestArmIdentification-RL-v0", **kwargs)
+    """``BestArmIdentification-RL-v0``: reward −pull_cost per pull, +1 / −wrong_penalty on a
+    right / wrong stop (the research id's cost mode: 0 / −wrong_penalty), −wrong_penalty more
+    when the budget runs out (terminated: no answer counts as a wrong one); its statistics are the
+    research id in its default cost mode (same samples, read from the reward channel underneath,
+    where ldp= wrappers act). pull_cost × budget > right_reward + wrong_penalty is refused."""
+    kwargs = {"means": [0.2, 0.8, 0.5], "horizon": 50, "pull_cost": 0.5, "wrong_penalty": 30.0}
+    rl = gym.make("privenv:BestArmIdentification-RL-v0", actions="any-arm", **kwargs)
     research = SufficientStatistics(gym.make("BestArmIdentification-v0", permute_arms=True,
                                              **kwargs))
     for stop in (3, 4, 5):  # recommend arm 0, 1, 2 after 6 pulls
         np.testing.assert_array_equal(rl.reset(seed=stop)[0], research.reset(seed=stop)[0])
         for a in [0, 1, 2, 0, 1, 2]:
             obs, r, *_ = rl.step(a)
-            assert r == -2.0
+            assert r == -0.5
             np.testing.assert_array_equal(obs, research.step(a)[0])
-        _, r, terminated, _, info = rl.step(stop)
-        assert terminated and r == (0.0 if info["correct"] else -30.0)
-        assert r == research.step(stop)[1]
+        _, r, terminated, truncated, info = rl.step(stop)
+        assert terminated and not truncated and r == (1.0 if info["correct"] else -30.0)
+        assert r == research.step(stop)[1] + info["correct"]  # + right_reward
+    rl.reset(seed=0)
+    rewards = [rl.step(0)[1:4] for _ in range(50)]
+    assert [r for r, *_ in rewards] == [-0.5] * 49 + [-30.5]
+    assert rewards[-1][1:] == (True, False) and not any(te or tr for _, te, tr in rewards[:-1])
+    # the default encoding: Discrete(K + 1), the stop K recommends the empirical best arm
+    best = gym.make("privenv:BestArmIdentification-RL-v0", **kwargs)
+    assert best.action_space == gym.spaces.Discrete(4)
+    for seed in range(3):
+        best.reset(seed=seed)
+        research.reset(seed=seed)
+        for a in [0, 1, 2, 0, 1, 2]:
+            best.step(a)
+            research.step(a)
+        a_hat = research.statistics.empirical_best()[0]
+        _, r, terminated, _, info = best.step(3)
+        assert terminated and info["recommendation"] == research.step(3 + a_hat)[4][
+            "recommendation"]
+        assert r == (1.0 if info["correct"] else -30.0)
+    with pytest.raises(ValueError, match="pull_cost × horizon must be ≤ right_reward"):
+        gym.make("privenv:BestArmIdentification-RL-v0", **{**kwargs, "pull_cost": 1.0})
+
+
+def test_runs_end_terminated_at_the_horizon_and_truncated_only_by_an_outside_limit():
+    """t/T is in the observation, so the last pull of a run is a terminal state: ``terminated``;
+    an outside ``TimeLimit`` (``max_episode_steps`` shorter than the horizon) truncates. SB3's
+    adapter reports ``TimeLimit.truncated`` False at the horizon (no bootstrapping)."""
+    from privenv.rl import make_sb3_vec_env
+
+    for rl_id in sorted(RL_IDS):
+        env = gym.make(rl_id, **SMALL[rl_id])
+        pull = 0
+        env.reset(seed=0)
+        flags = [env.step(pull)[2:4] for _ in range(SMALL[rl_id]["horizon"])]
+        assert flags[-1] == (True, False) and not any(map(any, flags[:-1])), rl_id
+        limited = gym.make(rl_id, **SMALL[rl_id], max_episode_steps=3)
+        limited.reset(seed=0)
+        assert [limited.step(pull)[2:4] for _ in range(3)][-1] == (False, True)
+    venv = make_sb3_vec_env(HUBER_ID, n_envs=2, seed=0, env_kwargs={"K": 3, "horizon": 4})
+    venv.reset()
+    for _ in range(4):
+        _, _, dones, infos = venv.step(np.zeros(2, dtype=np.int64))
+    assert dones.all() and not any(i["TimeLimit.truncated"] for i in infos)
 
 
 # -- local DP by a keyword ----------------------------------------------------------------------
@@ -277,7 +345,7 @@ def test_sb3_ppo_from_the_id_reaches_the_best_arm_and_saves_and_loads(tmp_path):
     model.learn(3000)
     share, regret, reward_per_pull = _evaluate(model)
     assert _learns(share, regret), (share, regret)
-    assert reward_per_pull > 90.0  # SB3's mean episode reward / T, vs uniform's 50
+    assert reward_per_pull > 0.9  # SB3's mean episode reward / T (normalized by max|μ| = 100)
     venv.close()
 
     model.save(tmp_path / "ppo")

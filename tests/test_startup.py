@@ -19,7 +19,7 @@ import pytest
 HEAVY = ("numba", "llvmlite", "scipy", "torch", "pandas", "matplotlib", "dask", "sklearn",
          "pyarrow", "stable_baselines3", "pettingzoo")
 #: the privenv modules ``import privenv`` may load: the package and the ids' tables
-REGISTRATION = {"privenv", "privenv.envs", "privenv.envs.rl_ids"}
+REGISTRATION = {"privenv", "privenv.envs", "privenv.rl", "privenv.rl.ids"}
 #: and the command line before its command runs: with the parser and the backends' names
 CLI = REGISTRATION | {"privenv.cli", "privenv.backends"}
 
@@ -44,7 +44,8 @@ def _check_light(modules: set[str], allowed: set[str]) -> None:
 
 def test_import_privenv_is_light_and_registers_every_id():
     run = _loaded("import gymnasium as gym\nimport privenv\n"
-                  "from privenv.envs import ENV_IDS, RL_IDS\n"
+                  "from privenv.envs import ENV_IDS\n"
+                  "from privenv.rl.ids import RL_IDS\n"
                   "print(all(i in gym.registry for i in [*ENV_IDS, *RL_IDS]))")
     _check_light(run["modules"], REGISTRATION)
     assert run["out"] == ["True"]

@@ -1,7 +1,8 @@
 """Gymnasium environments and their registration (done on ``import privenv``).
 
-:data:`ENV_IDS` are the research ids (the papers' problems with faithful observations);
-:data:`~privenv.envs.rl.RL_IDS` their RL views (``HuberBandit-RL-v0``, …; :mod:`privenv.envs.rl`).
+:data:`ENV_IDS` are the research ids (the papers' problems with faithful observations). Their
+RL views (``HuberBandit-RL-v0``, …) live above the agents, in :mod:`privenv.rl`, which registers
+them (:func:`privenv.rl.ids.register_rl_envs`).
 
 Registering an id stores its entry point, a string: the env classes (with numba, scipy and the
 privacy layer beneath them) load when an env is first made or one of the classes below is first
@@ -15,8 +16,6 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
-
-from privenv.envs.rl_ids import RL_IDS
 
 if TYPE_CHECKING:
     from privenv.envs.bai import BestArmIdentificationEnv, BestArmIdentificationVectorEnv
@@ -131,8 +130,7 @@ def env_sizes(env_id: str, env_kwargs: Mapping[str, Any]) -> dict[str, int]:
 
 
 def register_envs() -> None:
-    """Register every privenv id with Gymnasium (idempotent). The RL ids truncate their runs
-    themselves at ``horizon`` (no ``TimeLimit``, so ``horizon=`` alone sets the run length)."""
+    """Register every research id with Gymnasium (idempotent)."""
     for env_id, (entry, vector_entry, horizon) in ENV_IDS.items():
         if env_id in gym.registry:
             continue
@@ -143,10 +141,6 @@ def register_envs() -> None:
             max_episode_steps=horizon,
             disable_env_checker=False,
         )
-    for env_id, (entry, vector_entry, defaults) in RL_IDS.items():
-        if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point=entry, vector_entry_point=vector_entry,
-                         kwargs=dict(defaults), disable_env_checker=False)
 
 
 __all__ = [
@@ -161,7 +155,6 @@ __all__ = [
     "LinearContextualBanditVectorEnv",
     "ProblemEnv",
     "ProblemVectorEnv",
-    "RL_IDS",
     "check_env_kwargs",
     "env_class",
     "env_family",

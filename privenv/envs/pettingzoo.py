@@ -33,7 +33,12 @@ except ImportError:  # pragma: no cover - depends on the installation
     ) from None
 
 from privenv._validation import check_choice
-from privenv.envs.federated import DEFAULT_HORIZON, FederatedLinearBanditEnv
+from privenv.envs.federated import FederatedLinearBanditEnv
+
+#: the view's default federation: small enough for a multi-agent learner to train on in minutes
+#: (the Gymnasium research id's is paper 2's M = 100 silos over T = 10⁴ rounds: pass
+#: ``M=100, K=None, d=None, horizon=10_000`` for it)
+SMALL_FEDERATION: dict[str, int] = {"M": 4, "K": 4, "d": 3, "horizon": 1000}
 
 
 class FederatedParallelEnv(ParallelEnv):
@@ -63,8 +68,9 @@ class FederatedParallelEnv(ParallelEnv):
 
     ## Arguments
     The keyword arguments of :class:`~privenv.envs.federated.FederatedLinearBanditEnv`
-    (``M``, ``K``, ``d``, ``contexts``, …, ``horizon``), and ``render_mode`` (``"human"``: the
-    text board printed; ``"ansi"``; ``"rgb_array"``).
+    (``M``, ``K``, ``d``, ``contexts``, …, ``horizon``), with a small default federation
+    (:data:`SMALL_FEDERATION`: M = 4 silos, K = 4 actions, d = 3, T = 1000), and
+    ``render_mode`` (``"human"``: the text board printed; ``"ansi"``; ``"rgb_array"``).
 
     ## Privacy
     As for the Gymnasium view: each silo's contexts and rewards are its private data; the
@@ -85,14 +91,21 @@ class FederatedParallelEnv(ParallelEnv):
     }
 
     def __init__(
-        self, horizon: int | None = DEFAULT_HORIZON, render_mode: str | None = None, **kwargs: Any
+        self,
+        M: int = SMALL_FEDERATION["M"],
+        K: int = SMALL_FEDERATION["K"],
+        d: int = SMALL_FEDERATION["d"],
+        horizon: int | None = SMALL_FEDERATION["horizon"],
+        render_mode: str | None = None,
+        **kwargs: Any,
     ) -> None:
         if render_mode is not None:
             check_choice("render_mode", render_mode, self.metadata["render_modes"])
         # The single Gymnasium env supplies the problem and the seeding rules (run i of seed s);
         # "human" prints its text board.
         board = "ansi" if render_mode == "human" else render_mode
-        self._env = FederatedLinearBanditEnv(horizon=horizon, render_mode=board, **kwargs)
+        self._env = FederatedLinearBanditEnv(M=M, K=K, d=d, horizon=horizon, render_mode=board,
+                                             **kwargs)
         self.problem = self._env.problem
         self.horizon = self._env.horizon
         self.render_mode = render_mode

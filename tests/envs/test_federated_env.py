@@ -223,7 +223,10 @@ def test_pettingzoo_parallel_view():
     parallel_seed_test(lambda: FederatedParallelEnv(horizon=30, **SMALL), num_cycles=40)
 
     # each agent gets its own silo's reward; they sum to the Gymnasium view's reward
-    pz, gym_env = FederatedParallelEnv(**SMALL), FederatedLinearBanditEnv(**SMALL)
+    # the PettingZoo view's own default federation is smaller (d = 3, T = 10³): pass the research
+    # env's d and horizon explicitly to compare the two views
+    pz, gym_env = FederatedParallelEnv(**SMALL, d=3, horizon=1000), FederatedLinearBanditEnv(
+        **SMALL, d=3, horizon=1000)
     obs, _ = pz.reset(seed=4, options={"first_run": 2})
     gobs, _ = gym_env.reset(seed=4, options={"first_run": 2})
     assert pz.agents == ["silo_0", "silo_1", "silo_2", "silo_3"]
@@ -271,8 +274,8 @@ def test_pettingzoo_view_renders_like_the_gymnasium_view(mode):
     from privenv.envs.pettingzoo import FederatedParallelEnv
     from privenv.envs.render import FRAME_SHAPE
 
-    pz = FederatedParallelEnv(render_mode=mode, **SMALL)
-    gym_env = FederatedLinearBanditEnv(render_mode=mode, **SMALL)
+    pz = FederatedParallelEnv(render_mode=mode, **SMALL, d=3, horizon=1000)
+    gym_env = FederatedLinearBanditEnv(render_mode=mode, **SMALL, d=3, horizon=1000)
     pz.reset(seed=1)
     gym_env.reset(seed=1)
     for k in range(6):

@@ -1,0 +1,224 @@
+"""Generic RL learners on the RL ids at their defaults, beside the zoo (docs/results/rl.md).
+
+Run: ``nice -n 19 python benchmarks/rl_learners.py --out rl-learners.jsonl`` (one training run
+at a time, torch on one thread; about a minute per run on one core), then
+``python benchmarks/rl_learners.py --table rl-learners.jsonl`` prints the markdown table.
+
+Each learner trains ``--steps`` (5·10⁴) steps on an RL id at its default instance (level 0), with
+training seeds 0, 1, 2, and its greedy policy is scored by :func:`privenv.rl.evaluate` on the same
+fresh episodes (seed 10 000 + i) as the zoo's agents and the uniform reference:
+
+* learners: SB3's PPO, A2C and DQN with their stock hyperparameters, and ``cleanrl-ppo`` — the
+  single-file PPO of ``examples/ppo_single_file.py`` with CleanRL's ``ppo.py`` defaults
+  (learning rate 2.5·10⁻⁴, 4 envs × 128 steps, 4 minibatches, 4 epochs; a Gymnasium
+  ``SyncVectorEnv`` of ``gym.make`` thunks: it knows nothing of privenv);
+* settings: ``defaults``; ``vecnormalize`` (SB3's ``VecNormalize`` with its defaults, observation
+  and reward, statistics frozen for the evaluation); and the common changes ``gamma=0.9`` (PPO,
+  A2C) and ``dqn-slow-start`` (DQN with ``learning_starts=1000, exploration_fraction=0.3``, which
+  learned nothing in 5·10⁴ steps on the former default);
+* SB3 trains on 4 sub-envs of the native vector path (:func:`privenv.rl.make_sb3_vec_env`, the
+  same runs as ``make_vec_env(id, 4, seed)``).
+
+Reference rows: ``uniform`` (uniformly random actions; best-arm identification: a uniformly random
+action of the id's ``Discrete(K + 1)``, which stops after K + 1 steps on average with the
+empirical best arm of the few pulls before) and the
+classic agent — UCB1 (Huber), TTUCB (best-arm identification, δ = 0.1), LinUCB (linear),
+FedLinUCB (federated) — with their defaults, on the same episodes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+RL_IDS = ("HuberBandit-RL-v0", "BestArmIdentification-RL-v0", "LinearContextualBandit-RL-v0",
+          "FederatedLinearBandit-RL-v0")
+CLASSIC = {"HuberBandit-RL-v0": ("ucb1", {}), "BestArmIdentification-RL-v0": ("ttucb",
+                                                                               {"delta": 0.1}),
+           "LinearContextualBandit-RL-v0": ("linucb", {}),
+           "FederatedLinearBandit-RL-v0": ("fed-linucb", {})}
+LEARNERS = ("ppo", "a2c", "dqn", "cleanrl-ppo")
+#: setting → learners it applies to
+SETTINGS = {"defaults": LEARNERS, "vecnormalize": ("ppo", "a2c", "dqn"),
+            "gamma=0.9": ("ppo", "a2c"), "dqn-slow-start": ("dqn",)}
+SEEDS = (0, 1, 2)
+N_ENVS = 4
+
+
+def episodes_for(env_id: str) -> int:
+    """Evaluation episodes: 200 of best-arm identification (short), 20 of the others (T = 10³)."""
+    return 200 if env_id.startswith("BestArm") else 20
+
+
+def _sb3_train(algo: str, env_id: str, seed: int, steps: int, setting: str) -> Any:
+    import stable_baselines3 as sb3
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    from privenv.rl import make_sb3_vec_env
+
+    env = make_sb3_vec_env(env_id, n_envs=N_ENVS, seed=seed)
+    if setting == "vecnormalize":
+        env = VecNormalize(env)
+    kwargs: dict[str, Any] = {}
+    if setting == "gamma=0.9":
+        kwargs["gamma"] = 0.9
+    if setting == "dqn-slow-start":
+        kwargs.update(learning_starts=1000, exploration_fraction=0.3)
+    cls = {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN}[algo]
+    model = cls("MlpPolicy", env, seed=seed, device="cpu", **kwargs).learn(steps)
+    if setting == "vecnormalize":  # the greedy policy on normalized observations
+        env.training = False
+        norm = env
+
+        def policy(obs: np.ndarray) -> np.ndarray:
+            return model.predict(norm.normalize_obs(obs), deterministic=True)[0]
+
+        return policy
+    return model
+
+
+def _cleanrl_train(env_id: str, seed: int, steps: int) -> Any:
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+    from ppo_single_file import ppo_single_file
+
+    agent, _, _ = ppo_single_file(f"privenv:{env_id}", {}, steps, seed=seed, num_envs=4,
+                                  num_steps=128, learning_rate=2.5e-4)
+
+    def policy(obs: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return agent.actor(torch.as_tensor(obs, dtype=torch.float32)).argmax(-1).numpy()
+
+    return policy
+
+
+def _bai_uniform(env_id: str) -> Any:
+    import gymnasium as gym
+
+    n = gym.make(env_id).action_space.n
+    rng = np.random.default_rng(0)
+    return lambda obs: rng.integers(0, n, len(obs))
+
+
+def _row(evaluation: Any, **fields: Any) -> dict[str, Any]:
+    row = {**fields, "per_step": evaluation.per_step, "return": evaluation.mean_return,
+           "length": float(evaluation.lengths.mean())}
+    if evaluation.correct is not None:
+        row.update(correct=evaluation.accuracy, stopped=float(evaluation.stopped.mean()))
+    return row
+
+
+def references(out: Any, ids: tuple[str, ...] = RL_IDS) -> None:
+    from privenv.rl import evaluate
+
+    for env_id in ids:
+        n = episodes_for(env_id)
+        uniform = _bai_uniform(env_id) if env_id.startswith("BestArm") else "uniform"
+        name, params = CLASSIC[env_id]
+        for label, policy, p in (("uniform", uniform, None), (name, name, params)):
+            row = _row(evaluate(policy, env_id, n_episodes=n, agent_params=p), env=env_id,
+                       learner=label, setting="reference", seed=None, steps=0)
+            print(json.dumps(row), file=out, flush=True)
+
+
+def run(out: Any, steps: int, ids: tuple[str, ...], learners: tuple[str, ...],
+        settings: tuple[str, ...], seeds: tuple[int, ...]) -> None:
+    import torch
+
+    from privenv.rl import evaluate
+
+    torch.set_num_threads(1)
+    for setting in settings:
+        for env_id in ids:
+            for learner in learners:
+                if learner not in SETTINGS[setting]:
+                    continue
+                for seed in seeds:
+                    start = time.perf_counter()
+                    if learner == "cleanrl-ppo":
+                        policy = _cleanrl_train(env_id, seed, steps)
+                    else:
+                        policy = _sb3_train(learner, env_id, seed, steps, setting)
+                    seconds = time.perf_counter() - start
+                    row = _row(evaluate(policy, env_id, n_episodes=episodes_for(env_id)),
+                               env=env_id, learner=learner, setting=setting, seed=seed,
+                               steps=steps, train_seconds=round(seconds, 1))
+                    print(json.dumps(row), file=out, flush=True)
+
+
+def table(path: str) -> str:
+    rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    lines = []
+    for env_id in RL_IDS:
+        mine = [r for r in rows if r["env"] == env_id]
+        if not mine:
+            continue
+        bai = env_id.startswith("BestArm")
+        refs = {r["learner"]: r for r in mine if r["setting"] == "reference"}
+        classic = refs.get(CLASSIC[env_id][0])
+        lines += [f"\n**{env_id}** (level 0)\n"]
+        key = "return" if bai else "per_step"
+        head = ("| learner | setting | steps | seeds | return (mean; min–max) |" if bai else
+                "| learner | setting | steps | seeds | per-step reward (mean; min–max) |")
+        head += " correct | pulls |" if bai else " vs classic |"
+        lines += [head, "|" + "---|" * (head.count("|") - 1)]
+        for r in refs.values():
+            extra = (f" {r['correct']:.2f} | {r['length'] - r['stopped']:.1f} |" if bai else
+                     f" {r['per_step'] / classic['per_step']:.2f} |" if classic else " |")
+            zoo = not (bai and r["learner"] == "uniform")
+            who = f"{r['learner']} (zoo)" if zoo else "uniform actions"
+            lines.append(f"| {who} | reference | — | — | {r[key]:.3f} |" + extra)
+        groups: dict[tuple[str, str], list[dict]] = {}
+        for r in mine:
+            if r["setting"] != "reference":
+                groups.setdefault((r["learner"], r["setting"]), []).append(r)
+        for (learner, setting), rs in groups.items():
+            v = np.array([r[key] for r in rs])
+            cell = f"{v.mean():.3f}; {v.min():.3f}–{v.max():.3f}"
+            if bai:
+                c = np.array([r["correct"] for r in rs])
+                pulls = np.array([r["length"] - r["stopped"] for r in rs])
+                extra = f" {c.mean():.2f} ({c.min():.2f}–{c.max():.2f}) | {pulls.mean():.1f} |"
+            else:
+                ratio = v / classic["per_step"] if classic else None
+                extra = (f" {ratio.mean():.2f} ({ratio.min():.2f}–{ratio.max():.2f}) |"
+                         if classic else " |")
+            lines.append(f"| {learner} | {setting} | {rs[0]['steps']} | {len(rs)} | {cell} |"
+                         + extra)
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", help="append result rows (JSON lines) to this file")
+    parser.add_argument("--table", help="print the markdown table of a results file")
+    parser.add_argument("--steps", type=int, default=50_000)
+    parser.add_argument("--ids", nargs="*", default=list(RL_IDS))
+    parser.add_argument("--learners", nargs="*", default=list(LEARNERS))
+    parser.add_argument("--settings", nargs="*", default=list(SETTINGS))
+    parser.add_argument("--seeds", nargs="*", type=int, default=list(SEEDS))
+    parser.add_argument("--references", action="store_true", help="the zoo's rows only")
+    args = parser.parse_args(argv)
+    if args.table:
+        print(table(args.table))
+        return 0
+    if not args.out:
+        parser.error("--out or --table is required")
+    with open(args.out, "a") as out:
+        if args.references:
+            references(out, tuple(args.ids))
+        else:
+            run(out, args.steps, tuple(args.ids), tuple(args.learners), tuple(args.settings),
+                tuple(args.seeds))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
