@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.special import lambertw
 
-from privenv._jit import jit
+from privenv._jit import generic, jit
 from privenv.agents.kernel import charge_recorded
 from privenv.agents.top_two import (
     C_G,
@@ -62,14 +62,10 @@ from privenv.agents.top_two import (
     update_estimator,
 )
 from privenv.parameters import EPSILON, SAMPLER, Options, Param
-from privenv.privacy.exact import (
-    EPSILON_BITS,
-    laplace_release,
-    sampler_constants,
-    sampler_guarantee,
-)
+from privenv.privacy.exact import EPSILON_BITS, laplace_release, sampler_guarantee
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.mechanisms import laplace_noise
+from privenv.privacy.samplers import ExactSampler, FloatSampler, central_sampler
 from privenv.seeding import NoiseView, take_uniform
 
 BONUSES = ("total", "literal", "public-code")
@@ -289,9 +285,8 @@ class DoublingParams(NamedTuple):
     threshold_small: np.ndarray
     threshold_large: np.ndarray
     noise_multiplier: float
-    normals_per_step: int = 0
+    sampler: FloatSampler | ExactSampler
     words_per_step: int = 0
-    exact_q: int = 0  # 0: the float sampler; else the exact sampler's q (ε′ = 2²⁰/q)
     beta_rule: int = TRACKING
     stop_candidate: int = ARGMAX
     challenger_bonus: int = NO_KAPPA
@@ -324,13 +319,7 @@ def _release(p: DoublingParams, s: TopTwoState, noise: NoiseView, run: int, arm:
     n_new = count - s.phase_start[run, arm] if p.forget else count  # line 5 (DPA: all so far)
     mean = s.phase_sum[run, arm] / n_new  # line 6
     if p.private:  # line 7: + Lap(1/(εÑ)), the sensitivity of a mean of Ñ rewards in [0, 1]
-        if p.exact_q:  # the exact sampler: ε′ = 2²⁰/q
-            mean = laplace_release(noise, run, mean, 1.0 / n_new, p.exact_q)
-            eps_release = 2.0**EPSILON_BITS / p.exact_q
-        else:
-            scale = p.noise_multiplier * (1.0 / (p.epsilon * n_new))
-            mean = mean + laplace_noise(take_uniform(noise, run), scale)
-            eps_release = 1.0 / (n_new * scale)
+        mean, eps_release = _phase_release(p.sampler, p, mean, n_new, noise, run)
         rel = s.releases
         if rel.users.shape[2] > 0:  # checking mode: ε of the release = (1/Ñ)/b
             for i in range(rel.users.shape[2]):
@@ -347,6 +336,30 @@ def _release(p: DoublingParams, s: TopTwoState, noise: NoiseView, run: int, arm:
             for i in range(s.contrib.shape[2]):
                 s.contrib[run, arm, i] = False
     s.dirty[run] = True
+
+
+@generic
+def _phase_release(sampler: FloatSampler | ExactSampler, p: DoublingParams, mean: float,
+                   n_new: int, noise: NoiseView, run: int) -> tuple[float, float]:
+    """(the phase mean + Lap(1/(εÑ)), the ε of that release) with the agent's sampler."""
+    raise NotImplementedError
+
+
+@_phase_release.register(FloatSampler)
+@jit(inline="always")
+def _phase_release_float(sampler: FloatSampler, p: DoublingParams, mean: float, n_new: int,
+                         noise: NoiseView, run: int) -> tuple[float, float]:
+    scale = p.noise_multiplier * (1.0 / (p.epsilon * n_new))
+    return mean + laplace_noise(take_uniform(noise, run), scale), 1.0 / (n_new * scale)
+
+
+@_phase_release.register(ExactSampler)
+@jit(inline="always")
+def _phase_release_exact(sampler: ExactSampler, p: DoublingParams, mean: float, n_new: int,
+                         noise: NoiseView, run: int) -> tuple[float, float]:
+    # the exact sampler: ε′ = 2²⁰/q
+    return (laplace_release(noise, run, mean, 1.0 / n_new, sampler.q),
+            2.0**EPSILON_BITS / sampler.q)
 
 
 @bonus_total_term.register(DoublingParams)
@@ -567,13 +580,16 @@ class DoublingTopTwo(TopTwo):
                         stop_candidate: int = ARGMAX,
                         challenger_bonus: int = NO_KAPPA) -> DoublingParams:
         small, large = _tables(thresholds, self.K, self.delta, self.epsilon, self.sigma)
+        sampler = central_sampler(self.sampler if self.private else "float", self.epsilon,
+                                  float(self.noise_multiplier))
         return DoublingParams(
-            self.K, self.delta, self.beta, self.sigma, self.glr_sigma, self.epsilon, self.private,
-            self.forget, self.private_transport, bonus_kind, alpha, s, threshold_kind, small,
-            large, float(self.noise_multiplier), 0,
-            *sampler_constants(self.sampler if self.private else "float", self.epsilon,
-                               float(self.noise_multiplier)),
-            beta_rule=beta_rule, stop_candidate=stop_candidate,
+            K=self.K, delta=self.delta, beta=self.beta, sigma=self.sigma,
+            glr_sigma=self.glr_sigma, epsilon=self.epsilon, private=self.private,
+            forget=self.forget, private_transport=self.private_transport,
+            bonus_kind=bonus_kind, alpha=alpha, s=s, threshold_kind=threshold_kind,
+            threshold_small=small, threshold_large=large,
+            noise_multiplier=float(self.noise_multiplier), sampler=sampler,
+            words_per_step=sampler.words, beta_rule=beta_rule, stop_candidate=stop_candidate,
             challenger_bonus=challenger_bonus)
 
     def charge_releases(self) -> None:
@@ -757,7 +773,8 @@ class DAFWrapper(AdaPTT):
                          beta_rule, stop_candidate, challenger_bonus, n_runs)
 
     def kernel_params(self) -> WrapperParams:
-        return WrapperParams(*super().kernel_params(), SAMPLING_RULES.index(self.sampling))
+        return WrapperParams(**super().kernel_params()._asdict(),
+                             sampling=SAMPLING_RULES.index(self.sampling))
 
 
 class TTUCBDPA(DoublingTopTwo):

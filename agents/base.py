@@ -95,14 +95,23 @@ class Agent(ABC):
                 np.asarray(action), np.asarray(reward, dtype=float), np.asarray(observation)
             )
 
-    def wrap_env(self, env: Any) -> Any:
-        """The env this agent is run on, given the bare one.
+    def local_randomizer(self) -> Any:
+        """The user-side randomizer of a *local-DP system* defined as "local randomizer +
+        non-private learner" (CTB-TT: randomized response + TTUCB; LDP-LinUCB: each user's
+        Gaussian statistics), or ``None`` (default).
 
-        A *local-DP system* defined as "local randomizer + non-private learner" (CTB-TT: randomized
-        response + TTUCB) returns ``env`` inside its randomizer wrapper (vector or single, matching
-        ``env``), so its guarantee comes from the wrapper and the learner only ever sees released
-        values. The runner (:func:`privenv.simulation.simulate`, :func:`privenv.simulation.play`)
-        calls this once per env. Default: ``env`` unchanged.
+        The agent declares it and never builds the wrapper: the runner puts the env behind it
+        (:func:`privenv.simulation.system_env`), so the learner only ever sees released values
+        and the guarantee of the system is the randomizer's. An audit's mutant overrides this
+        (e.g. a randomizer at 2ε in front of a learner that declares ε).
+        """
+        return None
+
+    def wrap_env(self, env: Any) -> Any:
+        """The env this agent is run on, given the env after its :meth:`local_randomizer`: a
+        hook for an agent that must see the env it is given (e.g. to check it or to learn its
+        description). The runner (:func:`privenv.simulation.system_env`) calls it once per env.
+        Default: ``env`` unchanged.
         """
         return env
 

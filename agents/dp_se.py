@@ -38,7 +38,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from privenv._jit import jit
+from privenv._jit import generic, jit
 from privenv.agents.kernel import record_release
 from privenv.agents.mab import (
     MOMENT_ORDER,
@@ -57,13 +57,10 @@ from privenv.agents.mab import (
 )
 from privenv.envs.bai import DEFAULT_HORIZON
 from privenv.parameters import EPSILON, SAMPLER, Integer, Options, Param, Real, RealRange
-from privenv.privacy.exact import (
-    laplace_release,
-    sampler_constants,
-    sampler_guarantee,
-)
+from privenv.privacy.exact import laplace_release, sampler_guarantee
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.mechanisms import laplace_noise
+from privenv.privacy.samplers import ExactSampler, FloatSampler, central_sampler
 from privenv.problems.bai import REWARD_MODES
 from privenv.seeding import NoiseView, take_uniform
 
@@ -94,9 +91,8 @@ class DPSEParams(NamedTuple):
     forget: bool
     noise_multiplier: float
     cumulative_count: bool
-    normals_per_step: int = 0
+    sampler: FloatSampler | ExactSampler
     words_per_step: int = 0
-    exact_q: int = 0  # 0: the float sampler; else the exact sampler's q (ε′ = 2²⁰/q)
 
 
 @plan_epoch.register(DPSEParams)
@@ -136,18 +132,36 @@ def _dpse_end_segment(p: DPSEParams, s: ElimState, noise: NoiseView, run: int) -
     """μ̃_a = (this epoch's sum)/R_e + Lap(1/(εR_e)): sensitivity 1/R_e."""
     R = s.seg_len[run]
     arm = s.arm[run]
-    # Lap(1/(εR)) drawn as Lap(1)/(εR): the order of operations of the numpy implementation,
-    # whose outputs the golden tests reproduce bit for bit (Lap(1/(εR)) itself rounds differently)
-    if p.exact_q:  # the exact sampler: the mean's release, sensitivity 1/R
-        estimate = laplace_release(noise, run, s.seg_sum[run] / R, 1.0 / R, p.exact_q)
-    else:
-        noise_value = laplace_noise(take_uniform(noise, run), p.noise_multiplier)
-        estimate = s.seg_sum[run] / R + noise_value / (p.epsilon * R)
+    estimate = _epoch_release(p.sampler, p, s.seg_sum[run], R, noise, run)
     if p.cumulative_count:  # audit hook: the public code's division by the cumulative count
         s.cum_count[run, arm] += R
         estimate *= R / s.cum_count[run, arm]
     s.estimates[run, arm] = estimate
     record_release(s.releases, run, s.acc_start[run], s.seg_end[run], p.epsilon, 0)
+
+
+@generic
+def _epoch_release(sampler: FloatSampler | ExactSampler, p: DPSEParams, total: float, R: int,
+                   noise: NoiseView, run: int) -> float:
+    """The epoch's mean (sum/R) + Lap(1/(εR)) with the agent's sampler (sensitivity 1/R)."""
+    raise NotImplementedError
+
+
+@_epoch_release.register(FloatSampler)
+@jit(inline="always")
+def _epoch_release_float(sampler: FloatSampler, p: DPSEParams, total: float, R: int,
+                         noise: NoiseView, run: int) -> float:
+    # Lap(1/(εR)) drawn as Lap(1)/(εR): the order of operations of the numpy implementation,
+    # whose outputs the golden tests reproduce bit for bit (Lap(1/(εR)) itself rounds differently)
+    noise_value = laplace_noise(take_uniform(noise, run), p.noise_multiplier)
+    return total / R + noise_value / (p.epsilon * R)
+
+
+@_epoch_release.register(ExactSampler)
+@jit(inline="always")
+def _epoch_release_exact(sampler: ExactSampler, p: DPSEParams, total: float, R: int,
+                         noise: NoiseView, run: int) -> float:
+    return laplace_release(noise, run, total / R, 1.0 / R, sampler.q)
 
 
 @end_epoch.register(DPSEParams)
@@ -320,11 +334,13 @@ class DPSE(BatchedElimination):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # e = 0, |S| ≤ 1
             R = self.epoch_length(np.maximum(e, 1), np.maximum(size, 1))
             width = self.widths(np.maximum(e, 1), np.maximum(size, 1), R)
-        return DPSEParams(self.K, self.epsilon, self._lo, self._width, R, width,
-                          self.TASK == "bai", self.arm_order == "random", self.forget,
-                          float(self.noise_multiplier), self.cumulative_count, 0,
-                          *sampler_constants(self.sampler, self.epsilon,
-                                             float(self.noise_multiplier)))
+        sampler = central_sampler(self.sampler, self.epsilon, float(self.noise_multiplier))
+        return DPSEParams(K=self.K, epsilon=self.epsilon, lo=self._lo, width=self._width,
+                          epoch_table=R, width_table=width, bai=self.TASK == "bai",
+                          random_order=self.arm_order == "random", forget=self.forget,
+                          noise_multiplier=float(self.noise_multiplier),
+                          cumulative_count=self.cumulative_count, sampler=sampler,
+                          words_per_step=sampler.words)
 
 
 class DPSEBAI(DPSE):

@@ -67,7 +67,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from privenv._jit import jit
+from privenv._jit import generic, jit
 from privenv.agents.kernel import record_release
 from privenv.agents.mab import (
     MOMENT_ORDER,
@@ -87,12 +87,12 @@ from privenv.parameters import EPSILON, POSITIVE, SAMPLER, Options, Param, Real
 from privenv.privacy.exact import (
     EPSILON_BITS,
     laplace_release,
-    sampler_constants,
     sampler_guarantee,
     take_discrete_laplace,
 )
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.mechanisms import laplace_noise
+from privenv.privacy.samplers import ExactSampler, FloatSampler, central_sampler
 from privenv.seeding import NoiseView, take_uniform
 from privenv.theory.huber import ALPHA_MAX_CENTRAL, iota
 
@@ -181,16 +181,26 @@ def pairwise_truncated_sum(x: np.ndarray, lo: int, n: int, centre: float, M: flo
 
 
 @jit
+def truncated_mean(x: np.ndarray, n: int, M: float) -> float:
+    r"""Algorithm 2, lines 3–4: the mean of x̄_j = x_j·1{\|x_j\| ≤ M} over x[0 … n − 1]."""
+    return pairwise_truncated_sum(x, 0, n, 0.0, M) / n
+
+
+@jit
+def algorithm_2_release(mean: float, M: float, n: int, epsilon: float, u: float,
+                        noise_multiplier: float = 1.0) -> float:
+    """Algorithm 2, line 5: the truncated mean of n points + Lap(2M/(nε)) (replacing one point
+    moves a mean of values in [−M, M] by at most 2M/n), from the standard uniform u.
+    ``noise_multiplier`` is the audit hook (1 in every real agent)."""
+    return mean + laplace_noise(u, noise_multiplier * (2.0 * M / (n * epsilon)))  # Lap(2M/(nε))
+
+
+@jit
 def algorithm_2(x: np.ndarray, n: int, M: float, epsilon: float, u: float,
                 noise_multiplier: float = 1.0) -> float:
-    r"""**Algorithm 2** (PRM for the finite raw moment case) on the batch x[0 … n − 1].
-
-    Line 3: x̄_j = x_j·1{\|x_j\| ≤ M}; line 5: the mean of the x̄_j + Lap(2M/(nε)) (replacing one
-    point moves a mean of values in [−M, M] by at most 2M/n), from the standard uniform u.
-    ``noise_multiplier`` is the audit hook (1 in every real agent).
-    """
-    mean = pairwise_truncated_sum(x, 0, n, 0.0, M) / n
-    return mean + laplace_noise(u, noise_multiplier * (2.0 * M / (n * epsilon)))  # Lap(2M/(nε))
+    """**Algorithm 2** (PRM for the finite raw moment case) on the batch x[0 … n − 1]:
+    :func:`truncated_mean` (lines 3–4), then :func:`algorithm_2_release` (line 5)."""
+    return algorithm_2_release(truncated_mean(x, n, M), M, n, epsilon, u, noise_multiplier)
 
 
 @jit(allocates=True)
@@ -510,16 +520,23 @@ class PrivateRobustArmElimination(BatchedElimination):
             delta_tau = batch_delta(self.delta, tau, size)  # δ_τ = δ/(2|S|τ²)
             M, beta = self.prm_parameters(2.0**tau, delta_tau)
             beta = self.constant_scale * beta  # the elimination radius (line 19)
-        central = isinstance(self, PRAEC)
-        bins = self.n_bins if central else 0
+        D, r, bins = self.histogram()
+        sampler = central_sampler(self.sampler, self.epsilon, float(self.noise_multiplier))
         return PRAEParams(
-            self.K, self.horizon, self.epsilon, central, FIRST_PHASES.index(self.first_phase),
-            self.first_elimination_batch, self.first_phase_rounds, self.arm_order == "random",
-            self.forget, float(self.noise_multiplier), np.ascontiguousarray(delta_tau),
-            np.ascontiguousarray(M), np.ascontiguousarray(beta), getattr(self, "D", 0.0),
-            getattr(self, "r", 1.0), bins, 0,
-            *sampler_constants(self.sampler, self.epsilon, float(self.noise_multiplier),
-                               releases=bins + 1))
+            K=self.K, horizon=self.horizon, epsilon=self.epsilon, central=bins > 0,
+            first_phase=FIRST_PHASES.index(self.first_phase),
+            first_elimination_batch=self.first_elimination_batch,
+            first_phase_rounds=self.first_phase_rounds,
+            random_order=self.arm_order == "random", forget=self.forget,
+            noise_multiplier=float(self.noise_multiplier),
+            delta_table=np.ascontiguousarray(delta_tau), M_table=np.ascontiguousarray(M),
+            beta_table=np.ascontiguousarray(beta), D=D, r=r, n_bins=bins, sampler=sampler,
+            words_per_step=(bins + 1) * sampler.words)  # a release: the histogram's bins + 1
+
+    def histogram(self) -> tuple[float, float, int]:
+        """(D, r, bins) of Algorithm 3's histogram (bins of width r over [−D, D)); no bins: the
+        PRM is Algorithm 2."""
+        return 0.0, 1.0, 0
 
     def buffer_size(self) -> int:
         return 2
@@ -559,9 +576,8 @@ class PRAEParams(NamedTuple):
     D: float
     r: float
     n_bins: int
-    normals_per_step: int = 0
+    sampler: FloatSampler | ExactSampler
     words_per_step: int = 0
-    exact_q: int = 0  # 0: the float sampler; else the exact sampler's q (ε′ = 2²⁰/q)
 
 
 @jit
@@ -641,27 +657,61 @@ def _prae_end_segment(p: PRAEParams, s: ElimState, noise: NoiseView, run: int) -
     B = s.seg_len[run]
     if p.central:
         n = B // 2
-        if p.exact_q:
-            mu, _ = algorithm_3_exact(s.buf[run], n, M, p.D, p.r, p.n_bins, noise, run,
-                                      p.exact_q)
-        else:
-            u_hist = np.empty(p.n_bins)
-            for b in range(p.n_bins):
-                u_hist[b] = take_uniform(noise, run)
-            mu, _ = algorithm_3(s.buf[run], n, M, p.epsilon, p.D, p.r, p.n_bins, u_hist,
-                                take_uniform(noise, run), p.noise_multiplier)
+        mu = algorithm_3_of(p.sampler, p, s.buf[run], n, M, noise, run)
         record_release(s.releases, run, start, start + n, p.epsilon, 1)
         record_release(s.releases, run, start + n, stop, p.epsilon, 2)
     else:
         n_used = stop - start  # B: this batch only (forgetting)
-        mean = pairwise_truncated_sum(s.buf[run], 0, n_used, 0.0, M) / n_used
-        if p.exact_q:  # Algorithm 2's release, sensitivity 2M/B, with the exact sampler
-            mu = laplace_release(noise, run, mean, 2.0 * M / B, p.exact_q)
-        else:
-            mu = mean + laplace_noise(take_uniform(noise, run),  # Lap(2M/(Bε)), Algorithm 2
-                                      p.noise_multiplier * (2.0 * M / (B * p.epsilon)))
+        mean = truncated_mean(s.buf[run], n_used, M)  # Algorithm 2, lines 3–4
+        mu = algorithm_2_of(p.sampler, p, mean, M, B, noise, run)  # line 5, sensitivity 2M/B
         record_release(s.releases, run, start, stop, p.epsilon, 0)
     s.estimates[run, s.arm[run]] = mu
+
+
+@generic
+def algorithm_2_of(sampler: FloatSampler | ExactSampler, p: PRAEParams, mean: float, M: float,
+                   B: int, noise: NoiseView, run: int) -> float:
+    """Algorithm 2's release (line 5) of a batch of B rewards with the agent's sampler."""
+    raise NotImplementedError
+
+
+@algorithm_2_of.register(FloatSampler)
+@jit(inline="always")
+def _algorithm_2_float(sampler: FloatSampler, p: PRAEParams, mean: float, M: float, B: int,
+                       noise: NoiseView, run: int) -> float:
+    return algorithm_2_release(mean, M, B, p.epsilon, take_uniform(noise, run), p.noise_multiplier)
+
+
+@algorithm_2_of.register(ExactSampler)
+@jit(inline="always")
+def _algorithm_2_exact(sampler: ExactSampler, p: PRAEParams, mean: float, M: float, B: int,
+                       noise: NoiseView, run: int) -> float:
+    return laplace_release(noise, run, mean, 2.0 * M / B, sampler.q)
+
+
+@generic
+def algorithm_3_of(sampler: FloatSampler | ExactSampler, p: PRAEParams, x: np.ndarray, n: int,
+                   M: float, noise: NoiseView, run: int) -> float:
+    """μ̃ of Algorithm 3 on the folds x[0 … 2n − 1] with the agent's sampler."""
+    raise NotImplementedError
+
+
+@algorithm_3_of.register(FloatSampler)
+@jit(allocates=True)
+def _algorithm_3_float(sampler: FloatSampler, p: PRAEParams, x: np.ndarray, n: int, M: float,
+                       noise: NoiseView, run: int) -> float:
+    u_hist = np.empty(p.n_bins)  # the histogram's uniforms first, then the mean's
+    for b in range(p.n_bins):
+        u_hist[b] = take_uniform(noise, run)
+    return algorithm_3(x, n, M, p.epsilon, p.D, p.r, p.n_bins, u_hist, take_uniform(noise, run),
+                       p.noise_multiplier)[0]
+
+
+@algorithm_3_of.register(ExactSampler)
+@jit(allocates=True)
+def _algorithm_3_exact(sampler: ExactSampler, p: PRAEParams, x: np.ndarray, n: int, M: float,
+                       noise: NoiseView, run: int) -> float:
+    return algorithm_3_exact(x, n, M, p.D, p.r, p.n_bins, noise, run, sampler.q)[0]
 
 
 @end_epoch.register(PRAEParams)
@@ -788,6 +838,10 @@ class PRAEC(PrivateRobustArmElimination):
         self.n_bins = max(4, math.ceil(2.0 * self.mean_range / self.r))  # D ≥ 2r, D ≥ |μ_a|
         self.D = self.n_bins * self.r / 2.0
         self._init_schedule()
+
+    def histogram(self) -> tuple[float, float, int]:
+        """(D, r, bins): Algorithm 3's bins of width r over [−D, D)."""
+        return self.D, self.r, self.n_bins
 
     def samples_needed(self, delta: np.ndarray | float) -> np.ndarray:
         return 2.0 * central_moment_threshold(delta, self.alpha, self.epsilon,

@@ -21,8 +21,9 @@ calls (``matmul``/``einsum`` over the run axis; no Python loop over runs); the c
 adds its two trees, O(n_runs·log T·d²).
 
 **The local-DP systems** (``ldp-linucb``, ``input-perturbation-ols``) are "user-side randomizer
-wrapper + learner": :meth:`~privenv.agents.base.Agent.wrap_env` puts the env inside the
-randomizer wrapper (the runner calls it), whose observation is a dict: ``"features"`` (the feature
++ learner": the agent declares its randomizer (:meth:`~privenv.agents.base.Agent.local_randomizer`)
+and the runner puts the env behind its wrapper (:func:`privenv.simulation.system_env`), whose
+observation is a dict: ``"features"`` (the feature
 matrix of the round, used only to choose that round's action and never stored — paper 4's
 non-anticipating Definition 1.1) and the message of the user just served (see
 :mod:`privenv.wrappers.ldp_linear`). The learner updates only from messages, so its guarantee is
@@ -53,11 +54,15 @@ from privenv.parameters import (
 from privenv.privacy.accounting import compose_rho, rho_to_epsilon_cks, tree_levels, tree_rho
 from privenv.privacy.exact import calibrate_gaussian
 from privenv.privacy.guarantee import PrivacyGuarantee
+from privenv.privacy.local import CALIBRATIONS
 from privenv.privacy.mechanisms import gaussian_sigma_analytic
 from privenv.privacy.tree import TreeMechanism
 from privenv.privacy.wishart import gram_sensitivity
-from privenv.wrappers.ldp import CALIBRATIONS
-from privenv.wrappers.ldp_linear import GaussianStatisticsRandomizer, LaplaceInputRandomizer
+from privenv.wrappers.ldp_linear import (
+    GaussianStatisticsRandomizer,
+    LaplaceInputRandomizer,
+    LinearMessageRandomizer,
+)
 
 __all__ = [
     "CentralDPLinUCB",
@@ -196,19 +201,15 @@ class _MessageLearner(Agent):
                 f"{type(self).__name__} learns from its randomizer wrapper's messages: "
                 f"observations must be dicts with keys {list(keys)}, got "
                 f"{type(observation).__name__} (run it with privenv.simulation.simulate/play, "
-                "which apply agent.wrap_env, or wrap the env with agent.wrap_env yourself)"
+                "which put the env behind agent.local_randomizer(), or do so yourself with "
+                "privenv.simulation.system_env(agent, env))"
             )
         return {k: np.asarray(observation[k])[None] if one else np.asarray(observation[k])
                 for k in keys}
 
-    def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
-        """``env`` inside this system's user-side randomizer (vector or single-env twin)."""
+    def local_randomizer(self) -> LinearMessageRandomizer:
+        """This system's user-side randomizer (the runner puts it in front of the learner)."""
         raise NotImplementedError
-
-    def wrap_env(self, env: Any) -> Any:
-        from gymnasium.vector import VectorEnv
-
-        return self.randomizer_wrapper(env, isinstance(env, VectorEnv))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -295,8 +296,9 @@ class LDPLinUCB(_MessageLearner):
     """LDP-LinUCB (Zheng, Cai, Huang, Li, Wang 2020, the linear case of their LDP GLM bandit
     algorithm): (ε, δ)-local DP, regret Õ(T^{3/4}/ε).
 
-    User side (the :class:`~privenv.wrappers.GaussianStatistics` wrapper, applied by
-    :meth:`wrap_env`): after round t the user releases φ_tφ_tᵀ + B_t and φ_t y_t + ξ_t.
+    User side (:meth:`local_randomizer`, the randomizer of the
+    :class:`~privenv.wrappers.GaussianStatistics` wrapper, which the runner puts in front): after
+    round t the user releases φ_tφ_tᵀ + B_t and φ_t y_t + ξ_t.
 
     Server (this learner), round t, with s = max(t − 1, 1) messages received:
 
@@ -357,15 +359,14 @@ class LDPLinUCB(_MessageLearner):
     ) -> None:
         super().__init__(n_runs)
         self.set_params(locals())
-        randomizer = GaussianStatisticsRandomizer(self.epsilon, self.delta, self.d,
-                                                  self.calibration, self.clip, self.sampler)
-        self.sigma = randomizer.sigma  # the users' noise σ, public
+        # the users' noise σ, public (this class's randomizer: an audit's mutant changes only
+        # the users' side, through local_randomizer)
+        self.sigma = LDPLinUCB.local_randomizer(self).sigma
 
-    def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
-        from privenv.wrappers import GaussianStatistics, VectorGaussianStatistics
-
-        cls = VectorGaussianStatistics if vector else GaussianStatistics
-        return cls(env, self.epsilon, self.delta, self.calibration, self.clip, self.sampler)
+    def local_randomizer(self) -> GaussianStatisticsRandomizer:
+        """The users' Gaussian statistics (:class:`~privenv.wrappers.GaussianStatistics`)."""
+        return GaussianStatisticsRandomizer(self.epsilon, self.delta, self.d, self.calibration,
+                                            self.clip, self.sampler)
 
     def reset_state(self) -> None:
         self.V = np.zeros((self.n_runs, self.d, self.d))
@@ -397,7 +398,8 @@ class LDPLinUCB(_MessageLearner):
 class InputPerturbationOLS(_MessageLearner, _RidgeAgent):
     """Input perturbation + least squares, greedy (paper 4, Theorem 2.2's negative example).
 
-    User side (the :class:`~privenv.wrappers.LaplaceInput` wrapper, applied by :meth:`wrap_env`):
+    User side (:meth:`local_randomizer`, the randomizer of the
+    :class:`~privenv.wrappers.LaplaceInput` wrapper, which the runner puts in front):
     after round t the user releases φ̃_t = φ_t + Lap_d(b) and ỹ_t = y_t + Lap(b),
     b = (2√d + 2)/ε (ε-LDP).
 
@@ -441,14 +443,11 @@ class InputPerturbationOLS(_MessageLearner, _RidgeAgent):
     ) -> None:
         _RidgeAgent.__init__(self, d, lambda_, n_runs)
         self.set_params(locals())
-        self.scale = LaplaceInputRandomizer(self.epsilon, self.d, self.clip,
-                                            self.sampler).scale  # b, public
+        self.scale = InputPerturbationOLS.local_randomizer(self).scale  # b, public
 
-    def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
-        from privenv.wrappers import LaplaceInput, VectorLaplaceInput
-
-        return (VectorLaplaceInput if vector else LaplaceInput)(env, self.epsilon, self.clip,
-                                                                self.sampler)
+    def local_randomizer(self) -> LaplaceInputRandomizer:
+        """The users' input perturbation (:class:`~privenv.wrappers.LaplaceInput`)."""
+        return LaplaceInputRandomizer(self.epsilon, self.d, self.clip, self.sampler)
 
     def act_batch(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
         phi = _features(observations["features"], self.d, self.n_runs)

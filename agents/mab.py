@@ -25,6 +25,7 @@ from privenv.agents.kernel import (
     KernelAgent,
     Releases,
     agent_act,
+    agent_init,
     agent_observe,
     agent_ready,
     charge_recorded,
@@ -157,7 +158,6 @@ MOMENT_ORDER = Param(Real(2.0), assumes="moment_order")
 class UCB1Params(NamedTuple):
     K: int
     sigma: float
-    normals_per_step: int = 0
     words_per_step: int = 0
 
 
@@ -224,14 +224,13 @@ class UCB1(_IndexAgent):
             self.sigma = 1.0 if v is None else v ** (1.0 / self.moment_order)
 
     def kernel_params(self) -> UCB1Params:
-        return UCB1Params(self.K, self.sigma)
+        return UCB1Params(K=self.K, sigma=self.sigma)
 
 
 class RobustUCBParams(NamedTuple):
     K: int
     u: float
     log_t_max: float
-    normals_per_step: int = 0
     words_per_step: int = 0
 
 
@@ -367,7 +366,7 @@ class RobustUCB(_IndexAgent):
         self._log_t_max = math.log(self.horizon + 1) if self.horizon else 700.0
 
     def kernel_params(self) -> RobustUCBParams:
-        return RobustUCBParams(self.K, self.u, self._log_t_max)
+        return RobustUCBParams(K=self.K, u=self.u, log_t_max=self._log_t_max)
 
     def new_state(self) -> IndexState:
         return IndexState.start(self.n_runs, self.K, heap=16)
@@ -387,7 +386,6 @@ class RobustUCB(_IndexAgent):
 class EpsilonGreedyParams(NamedTuple):
     K: int
     explore: float
-    normals_per_step: int = 0
     words_per_step: int = 0
 
 
@@ -428,7 +426,7 @@ class EpsilonGreedy(_IndexAgent):
         self.set_params(locals())
 
     def kernel_params(self) -> EpsilonGreedyParams:
-        return EpsilonGreedyParams(self.K, self.explore)
+        return EpsilonGreedyParams(K=self.K, explore=self.explore)
 
 
 # =================================================================================================
@@ -582,6 +580,7 @@ def first_active(s: ElimState, run: int) -> int:
     return 0
 
 
+@agent_init.register(ElimState)
 @jit
 def elimination_init(s: ElimState, p: Any, noise: NoiseView, run: int) -> None:
     _start_epoch(p, s, noise, run)
@@ -609,12 +608,6 @@ def _elimination_ready(s: ElimState, p: Any, run: int) -> int:
     return elimination_ready(p, s, run)
 
 
-@jit
-def _init_all(s: ElimState, p: Any, noise: NoiseView) -> None:
-    for run in range(s.t.size):
-        elimination_init(s, p, noise, run)
-
-
 class BatchedElimination(KernelAgent):
     """Batched successive elimination: the per-run schedule, written once.
 
@@ -638,7 +631,7 @@ class BatchedElimination(KernelAgent):
     * ``estimates`` (n_runs, K) — the latest estimate of each arm.
 
     An estimator gives a parameter class with the fields ``K``, ``random_order``, ``forget``,
-    ``normals_per_step`` and registers its ingredients for it:
+    ``words_per_step`` and registers its ingredients for it:
     :func:`plan_epoch`, :func:`begin_segment`, :func:`accumulate`, :func:`end_segment`,
     :func:`end_epoch`, :func:`elimination_action`, :func:`elimination_ready`.
 
@@ -669,12 +662,6 @@ class BatchedElimination(KernelAgent):
     def new_state(self) -> ElimState:
         users = 0 if self.ledger is None else self.ledger.n_users
         return ElimState.start(self.n_runs, self.K, self.buffer_size(), users)
-
-    def reset_state(self) -> None:
-        super().reset_state()
-        p = self.params
-        self.noise.ensure(p.normals_per_step, words=p.words_per_step)
-        _init_all(self.state, p, self.noise.view())
 
     def charge_releases(self) -> None:
         charge_recorded(self, self.state.releases, self.RELEASE_LABELS)

@@ -18,7 +18,8 @@ instance implements for its parameter class (:mod:`privenv._jit`):
 
 :class:`TTUCB` (:class:`TTUCBParams`) uses the MLE (Algorithm 2), W^G and b^G (eq. 3) and c^G
 (eq. 4). The local-DP systems :class:`CTBTT` (Algorithm 7) and :class:`GaussianLDPTTUCB`
-(Algorithm 8) are TTUCB behind a randomizer wrapper (:meth:`~privenv.agents.base.Agent.wrap_env`);
+(Algorithm 8) are TTUCB behind a local randomizer (the agent declares it,
+:meth:`~privenv.agents.base.Agent.local_randomizer`; the runner puts it in front of the learner);
 the global-DP instances (AdaP-TT, AdaP-TT*, :mod:`privenv.agents.adap_tt`) change the estimator and
 the ingredients above.
 
@@ -40,8 +41,13 @@ from scipy.special import zeta
 from privenv._jit import generic, jit
 from privenv.agents.kernel import KernelAgent, Releases, agent_act, agent_observe, agent_ready
 from privenv.parameters import DELTA, EPSILON, SAMPLER, Integer, Options, Param, Real
+from privenv.privacy.local import (
+    CALIBRATIONS,
+    GaussianRandomizer,
+    LocalRandomizer,
+    RandomizedResponseRandomizer,
+)
 from privenv.seeding import NoiseView
-from privenv.wrappers.ldp import CALIBRATIONS, GaussianRandomizer
 
 THRESHOLDS = ("theory", "empirical")
 REWARD_MODES = ("sample", "cost")
@@ -328,7 +334,6 @@ class TTUCBParams(NamedTuple):
     s: float
     empirical: bool
     c0: float
-    normals_per_step: int = 0
     words_per_step: int = 0
 
 
@@ -507,8 +512,9 @@ class TTUCB(TopTwo):
 
     def kernel_params(self) -> TTUCBParams:
         c0 = glr_threshold_constant(self.K, self.delta) if self.threshold == "theory" else 0.0
-        return TTUCBParams(self.K, self.delta, self.beta, self.sigma, self.glr_sigma, self.alpha,
-                           self.s, self.threshold == "empirical", c0)
+        return TTUCBParams(K=self.K, delta=self.delta, beta=self.beta, sigma=self.sigma,
+                           glr_sigma=self.glr_sigma, alpha=self.alpha, s=self.s,
+                           empirical=self.threshold == "empirical", c0=c0)
 
 
 # -- local DP: a randomizer wrapper in front of TTUCB (paper 3, §3.1, Algorithms 7 and 8) -------
@@ -516,44 +522,44 @@ BOUNDED_LAWS = ("bernoulli", "beta")
 
 
 class _LocalTTUCB(TTUCB):
-    """TTUCB behind a local randomizer: the *system* "wrapper + TTUCB" (paper 3, §3.1).
+    """TTUCB behind a local randomizer: the *system* "randomizer + TTUCB" (paper 3, §3.1).
 
-    The learner is the unchanged :class:`TTUCB`; the guarantee is the wrapper's. The runner builds
-    the env with the sample as the Gymnasium reward (``env_requirements``) and calls
-    :meth:`wrap_env`, so TTUCB only ever sees released values. Rewards must lie in [0, 1]
-    (Bernoulli or Beta laws): a Gaussian-law env is refused when wrapped.
+    The learner is the unchanged :class:`TTUCB`; the guarantee is the randomizer's. The agent
+    declares its randomizer (:meth:`local_randomizer`); the runner builds the env with the sample
+    as the Gymnasium reward (``env_requirements``) and puts the randomizer in front of the
+    learner (:func:`privenv.simulation.system_env`), so TTUCB only ever sees released values.
+    Rewards must lie in [0, 1] (Bernoulli or Beta laws): a Gaussian-law env is refused
+    (:meth:`wrap_env`).
     """
 
     env_requirements = {"reward_mode": "sample"}
 
-    def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
-        """``env`` inside this system's local randomizer (vector or single-env twin)."""
+    def local_randomizer(self) -> LocalRandomizer:
         raise NotImplementedError
 
     def wrap_env(self, env: Any) -> Any:
-        from gymnasium.vector import VectorEnv
-
         from privenv.agents import public_info_of
 
         law = public_info_of(env).get("law")
         if law not in BOUNDED_LAWS:
             raise ValueError(f"{self.name} needs rewards in [0, 1] (law in {BOUNDED_LAWS}), "
                              f"got law={law!r}")
-        return self.randomizer_wrapper(env, isinstance(env, VectorEnv))
+        return env
 
 
 class CTBTT(_LocalTTUCB):
     """CTB-TT (paper 3, Algorithm 7): ε-local DP best-arm identification by randomized response
     (CTB, Algorithm 4) in front of TTUCB.
 
-    Each reward r ∈ [0, 1] is released as a Bernoulli((r(e^ε − 1) + 1)/(e^ε + 1)) bit by the
-    :class:`~privenv.wrappers.RandomizedResponse` wrapper; TTUCB (σ = 1/2, the released bits are
-    Bernoulli) runs on the bits. Randomized response maps arm means μ to the increasing
-    μ_ε = (2μ − 1)(e^ε − 1)/(2(e^ε + 1)) + ½, so the best arm is unchanged and δ-correctness
-    carries over (Lemma 12, Theorem 14); gaps shrink by (e^ε − 1)/(e^ε + 1), hence the ε⁻² cost in
-    the high-privacy regime.
+    Each reward r ∈ [0, 1] is released as a Bernoulli((r(e^ε − 1) + 1)/(e^ε + 1)) bit by
+    randomized response (:class:`~privenv.privacy.local.RandomizedResponseRandomizer`, the
+    randomizer of the :class:`~privenv.wrappers.RandomizedResponse` wrapper); TTUCB (σ = 1/2,
+    the released bits are Bernoulli) runs on the bits. Randomized response maps arm means μ to
+    the increasing μ_ε = (2μ − 1)(e^ε − 1)/(2(e^ε + 1)) + ½, so the best arm is unchanged and
+    δ-correctness carries over (Lemma 12, Theorem 14); gaps shrink by (e^ε − 1)/(e^ε + 1), hence
+    the ε⁻² cost in the high-privacy regime.
 
-    Privacy: ε-DP in the local model, per reward — declared by the wrapper (``agent.privacy`` is
+    Privacy: ε-DP in the local model, per reward — declared by the randomizer (``agent.privacy`` is
     the learner's own, none; the runner reports the system's).
 
     Args:
@@ -587,17 +593,16 @@ class CTBTT(_LocalTTUCB):
                          s=s, reward_mode=reward_mode, n_runs=n_runs)
         self.set_params(locals())
 
-    def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
-        from privenv.wrappers import RandomizedResponse, VectorRandomizedResponse
-
-        return (VectorRandomizedResponse if vector else RandomizedResponse)(env, self.epsilon)
+    def local_randomizer(self) -> RandomizedResponseRandomizer:
+        return RandomizedResponseRandomizer(self.epsilon)
 
 
 class GaussianLDPTTUCB(_LocalTTUCB):
     """(ε, γ)-local DP TTUCB (paper 3, Algorithm 8, after Zheng et al. 2020, Algorithm 1).
 
-    Each reward r ∈ [0, 1] is released as r + N(0, σ²_{ε,γ}) by the
-    :class:`~privenv.wrappers.GaussianReward` wrapper (Δ₂ = 1); TTUCB runs on the noisy rewards
+    Each reward r ∈ [0, 1] is released as r + N(0, σ²_{ε,γ}) by the Gaussian mechanism
+    (:class:`~privenv.privacy.local.GaussianRandomizer`, that of the
+    :class:`~privenv.wrappers.GaussianReward` wrapper; Δ₂ = 1); TTUCB runs on the noisy rewards
     as on a Gaussian instance of variance σ²_{ε,γ} + 1/4 (Remark 13), i.e. with
     σ = √(σ²_{ε,γ} + 1/4) in W^G, b^G (eq. 3).
 
@@ -655,9 +660,6 @@ class GaussianLDPTTUCB(_LocalTTUCB):
                          sigma=math.sqrt(self.sigma_privacy**2 + 0.25), beta=beta, alpha=alpha,
                          s=s, reward_mode=reward_mode, n_runs=n_runs)
 
-    def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
-        from privenv.wrappers import GaussianReward, VectorGaussianReward
-
-        cls = VectorGaussianReward if vector else GaussianReward
-        return cls(env, self.epsilon, self.gamma, (0.0, 1.0), self.calibration,
-                   sampler=self.sampler)
+    def local_randomizer(self) -> GaussianRandomizer:
+        return GaussianRandomizer(self.epsilon, self.gamma, (0.0, 1.0), self.calibration,
+                                  sampler=self.sampler)

@@ -4,14 +4,14 @@ For TTUCB, CTB-TT and AdaP-TT on μ1 with δ = 0.01 (private agents at ``--epsil
 theoretical thresholds), prints, measured in one run on this machine:
 
 * the fast path: ``simulate`` with 1000 runs (``--runs``), each run played to its own stop inside
-  compiled code (:mod:`privenv.agents.kernel`); its wall time and cost per run-step (a run-step is
+  compiled code (:mod:`privenv.driver`); its wall time and cost per run-step (a run-step is
   one pull of one run: a run that has stopped costs nothing);
 * a **minimal compiled reference loop** written in this file (:func:`reference_ttucb`): the same
   algorithm as a plain numba loop over one run, with its own Bernoulli draws, no buffers, no
   dispatch and no bookkeeping beyond what the algorithm needs — the cost of the arithmetic
   itself; the ratio privenv / reference (target ≤ 1: no slower than the reference);
 * the part of the fast path's time spent inside the compiled driver
-  (:func:`privenv.agents.kernel.run_until`), per run-step: the loop itself, comparable with the
+  (:func:`privenv.driver.run_until`), per run-step: the loop itself, comparable with the
   reference's; the rest is Python around it, which the reference does not do (seeding every run's
   reward streams, drawing and writing their blocks, the memory they take);
 * the setup inside the fast path's time: ``simulate`` of the same runs at horizon 1 (seeding
@@ -39,8 +39,7 @@ import numba
 import numpy as np
 from common import machine_line, settle, timed_play, with_epsilon
 
-from privenv import agents
-from privenv.agents import kernel
+from privenv import agents, driver
 from privenv.agents.adap_tt import _tables
 from privenv.agents.top_two import glr_threshold_constant
 from privenv.problems.bai import instance_means
@@ -168,14 +167,14 @@ def reference(name: str, runs: int, epsilon: float) -> dict[str, float]:
 
 
 class _LoopTimer:
-    """Times the calls of the compiled driver :func:`~privenv.agents.kernel.run_until` (which
-    :func:`~privenv.agents.kernel.run_fast` looks up in its module at each call)."""
+    """Times the calls of the compiled driver :func:`~privenv.driver.run_until` (which
+    :func:`~privenv.driver.run_fast` looks up in its module at each call)."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
 
     def __enter__(self) -> _LoopTimer:
-        original = self._original = kernel.run_until
+        original = self._original = driver.run_until
 
         def timed(*args: Any) -> int:
             start = time.perf_counter()
@@ -184,11 +183,11 @@ class _LoopTimer:
             finally:
                 self.seconds += time.perf_counter() - start
 
-        kernel.run_until = timed
+        driver.run_until = timed
         return self
 
     def __exit__(self, *exc: object) -> None:
-        kernel.run_until = self._original
+        driver.run_until = self._original
 
 
 def fast_vs_slow(name: str, runs: int, slow_runs: int, epsilon: float,

@@ -3,59 +3,81 @@
 The scalar-state algorithms (the multi-armed and best-arm agents, their problems and the local-DP
 reward randomizers) are written once, as compiled *kernels*: plain functions over one run's state,
 decorated with :func:`jit`. The Gymnasium path calls them one run and one step at a time; the fast
-path (:mod:`privenv.agents.kernel`) loops each run to its own end inside compiled code.
+path (:mod:`privenv.driver`) loops each run to its own end inside compiled code.
 
-* :func:`jit` is ``numba.njit`` with ``cache=True`` (compiled once, then loaded from disk),
-  ``error_model="numpy"`` (``x / 0`` gives ``inf`` or ``nan`` as in numpy, never an exception) and
-  privenv's cache directory (below).
+* :func:`jit` is ``numba.njit`` with ``error_model="numpy"`` (``x / 0`` gives ``inf`` or ``nan``
+  as in numpy, never an exception), compiled once and then loaded from privenv's cache directory
+  (below).
 * :func:`generic` makes a *generic kernel function*: a stub whose implementation is chosen, at
   compile time, by the type of its first argument (a ``NamedTuple`` class). A family registers
   its implementation with ``stub.register(StateClass)``. This is how a driver written once
-  (``privenv.agents.kernel.run_until``) calls each agent's own ``act`` and ``observe``, and how the
-  Top Two meta-algorithm calls each instance's ingredients, without a function-pointer argument
-  (numba cannot cache functions that take other functions as arguments).
+  (``privenv.driver.run_until``) calls each agent's own ``act`` and ``observe``, how the Top Two
+  meta-algorithm calls each instance's ingredients, and how a choice fixed for a whole run (a
+  randomizer's mechanism, a float or an exact sampler, a reward law) is made by a type rather
+  than a branch: a driver compiled for one choice contains no code of the others, so a run
+  compiles only what it uses. (numba cannot cache functions that take other functions as
+  arguments, so there are no function-pointer arguments.)
 
 **Inlining.** A kernel that passes a state ``NamedTuple`` to another costs nothing only if the
 callee is inlined: a real call flattens every array of the state into machine arguments (about
-150 for the Top Two state). LLVM inlines small callees on its own and stops doing so when a callee
-grows, e.g. by a rarely taken branch (an exact sampler at a phase end): AdaP-TT's step went from
-53 to 254 ns that way. So the functions that run at every step of a run — an agent's
-``act``/``observe`` and the ingredients they call each step — are ``jit(inline="always")``
-(inlined in numba IR, whatever their size); what runs at phase or epoch ends stays a call.
+150 for the Top Two state), which cost most of a step when LLVM did not inline a large callee
+(AdaP-TT's step went from 53 to 254 ns that way). So the functions that run at *every step* of a
+run — an agent's ``act``/``observe`` and the ingredients they call each step — are
+``jit(inline="always")`` (inlined in numba IR, whatever their size). What runs at phase or epoch
+ends stays a call (``jit``): it is compiled once, shared by every driver that calls it, and
+its call costs nothing next to the step loop.
 
-**Cache directory.** numba checks a cached function against its own source file only, not against
-the kernels it calls in other files. So that an edited kernel never runs stale machine code, every
+**Cache.** numba checks a cached function against its own source file only, not against the
+kernels it calls in other files. So that an edited kernel never runs stale machine code, every
 kernel lives in one of :data:`KERNEL_FILES`, and the cache directory is keyed by privenv's version
 and a hash of all of them: ``$NUMBA_CACHE_DIR/privenv-<version>-<hash>`` (``$NUMBA_CACHE_DIR``
-defaults to ``~/.cache/privenv``). A process compiles a kernel the first time it is needed on a
-machine (seconds); later processes load it (milliseconds). ``NUMBA_DISABLE_JIT=1`` runs every
-kernel as plain Python (slow; for debugging), generic functions included.
+defaults to ``~/.cache/privenv``); numba's global cache setting is left alone. A kernel compiled
+for a type defined outside those files (e.g. an agent a user writes in a notebook, or a test's
+toy agent) is compiled in the process and never cached, since its source is not in the hash. A
+process compiles a kernel the first time it is needed on a machine (seconds); later processes
+load it (milliseconds). An unwritable cache directory is a warning, not an error: kernels are
+then compiled in every process. ``NUMBA_DISABLE_JIT=1`` runs every kernel as plain Python (slow;
+for debugging), generic functions included.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numba
+from numba.core import ir_utils, types
+from numba.core.caching import (
+    CompileResultCacheImpl,
+    FunctionCache,
+    _CacheLocator,
+    _SourceFileBackedLocatorMixin,
+)
+from numba.core.dispatcher import Dispatcher
 from numba.extending import overload
 
 from privenv import __version__
 
-#: every file that defines a kernel (relative to the package root ``privenv/``; ``agents/`` and
-#: ``wrappers/`` are the packages ``privenv.agents`` and ``privenv.wrappers``).
-#: ``tests/test_kernels.py`` checks that no other file uses :func:`jit`.
+#: every file that defines a kernel, or data a kernel compiles in (relative to the package root
+#: ``privenv/``; ``agents/`` and ``wrappers/`` are the packages ``privenv.agents`` and
+#: ``privenv.wrappers``). ``tests/test_kernels.py`` checks that no other file uses :func:`jit`.
 KERNEL_FILES: tuple[str, ...] = (
     "_jit.py",
     "seeding.py",
     "_pcg64.py",
+    "_ziggurat.py",
+    "driver.py",
     "privacy/mechanisms.py",
+    "privacy/kernels.py",
+    "privacy/local.py",
     "problems/base.py",
     "problems/huber.py",
-    "problems/bai.py",
     "agents/kernel.py",
     "agents/mab.py",
     "agents/huber.py",
@@ -86,6 +108,10 @@ def _sources_hash() -> str:
     return digest.hexdigest()[:16]
 
 
+_CACHE_KEY = _sources_hash()
+_HASHED = frozenset(_kernel_path(name).resolve() for name in KERNEL_FILES)
+
+
 def cache_dir() -> str:
     """The directory of privenv's compiled kernels (see the module docstring)."""
     base = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
@@ -94,7 +120,73 @@ def cache_dir() -> str:
     return os.path.join(base, f"privenv-{__version__}-{_CACHE_KEY}")
 
 
-_CACHE_KEY = _sources_hash()
+class _Locator(_SourceFileBackedLocatorMixin, _CacheLocator):
+    """numba's cache locator for privenv's kernels: :func:`cache_dir`, then numba's usual
+    subdirectory per source directory. The directory is made when a kernel is first saved, not
+    when it is decorated."""
+
+    def __init__(self, py_func: Callable, py_file: str) -> None:
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = os.path.join(cache_dir(), self.get_suitable_cache_subpath(py_file))
+
+    def get_cache_path(self) -> str:
+        return self._cache_path
+
+    @classmethod
+    def from_function(cls, py_func: Callable, py_file: str) -> _Locator | None:
+        return cls(py_func, py_file) if os.path.exists(py_file) else None
+
+
+class _CacheImpl(CompileResultCacheImpl):
+    _locator_classes = [_Locator]
+
+
+@functools.cache
+def _defined_in_kernel_files(cls: type) -> bool:
+    try:
+        return Path(inspect.getfile(cls)).resolve() in _HASHED
+    except (TypeError, OSError):
+        return False
+
+
+def _foreign(typ: Any) -> bool:
+    """Whether a numba type involves a ``NamedTuple`` class defined outside
+    :data:`KERNEL_FILES` (whose source the cache key does not cover)."""
+    if isinstance(typ, types.BaseNamedTuple):
+        return not _defined_in_kernel_files(typ.instance_class) or any(
+            _foreign(t) for t in typ.types)
+    if isinstance(typ, types.BaseTuple):
+        return any(_foreign(t) for t in typ.types)
+    return False
+
+
+class _KernelCache(FunctionCache):
+    """numba's per-function cache, in :func:`cache_dir`; skips signatures with types defined
+    outside :data:`KERNEL_FILES`, and turns itself off (with a warning) if the directory cannot
+    be written."""
+
+    _impl_class = _CacheImpl
+
+    @staticmethod
+    def _args(sig: Any) -> tuple:
+        return tuple(sig.args) if hasattr(sig, "args") else tuple(sig)
+
+    def load_overload(self, sig: Any, target_context: Any) -> Any:
+        if any(_foreign(t) for t in self._args(sig)):
+            return None
+        return super().load_overload(sig, target_context)
+
+    def save_overload(self, sig: Any, data: Any) -> None:
+        if any(_foreign(t) for t in self._args(sig)):
+            return
+        try:
+            super().save_overload(sig, data)
+        except OSError as exc:
+            self.disable()
+            warnings.warn(f"privenv cannot write its kernel cache ({exc}); kernels will be "
+                          "compiled in every process (set NUMBA_CACHE_DIR to a writable "
+                          "directory)", RuntimeWarning, stacklevel=2)
 
 
 def jit(fn: Callable | None = None, *, allocates: bool = False, **options: Any) -> Any:
@@ -113,13 +205,42 @@ def jit(fn: Callable | None = None, *, allocates: bool = False, **options: Any) 
         return lambda f: jit(f, allocates=allocates, **options)
     if allocates:
         options.setdefault("_nrt", True)
-    saved = numba.config.CACHE_DIR
-    numba.config.CACHE_DIR = cache_dir()  # read when the dispatcher sets up its cache
-    try:
-        return numba.njit(**{"cache": True, "error_model": "numpy", "nogil": True,
-                             "_nrt": False, **options})(fn)
-    finally:
-        numba.config.CACHE_DIR = saved
+    dispatcher = numba.njit(**{"error_model": "numpy", "nogil": True, "_nrt": False,
+                               **options})(fn)
+    if isinstance(dispatcher, Dispatcher):  # (not with NUMBA_DISABLE_JIT=1)
+        try:
+            dispatcher._cache = _KernelCache(fn)
+        except RuntimeError:  # no source file (``exec``, a notebook cell): compiled, not cached
+            pass
+    return dispatcher
+
+
+_find_potential_aliases = ir_utils.find_potential_aliases
+
+
+def _find_potential_aliases_to_fixpoint(blocks: Any, args: Any, typemap: Any, func_ir: Any,
+                                        alias_map: Any = None, arg_aliases: Any = None) -> Any:
+    """numba's alias analysis, repeated until nothing changes.
+
+    numba's dead code elimination keeps a write into an array only if the array may alias an
+    argument, which its alias analysis decides in one pass over the blocks in the order they are
+    stored. The IR inlining of an overload (what :func:`generic` does) appends the inlined blocks
+    and the rest of the caller after the caller's later blocks, so ``rel = state.releases`` can
+    be stored after the block that writes ``rel.count[run] = 1``: the write was judged dead and
+    deleted, silently (a compiled agent's ledger records were lost that way; numba issue #10041,
+    open). Iterating to a fixed point makes the analysis independent of the order; it only ever
+    keeps more code.
+    """
+    while True:
+        before = (None if arg_aliases is None else set(arg_aliases),
+                  None if alias_map is None else {k: set(v) for k, v in alias_map.items()})
+        alias_map, arg_aliases = _find_potential_aliases(blocks, args, typemap, func_ir,
+                                                         alias_map, arg_aliases)
+        if before == (arg_aliases, alias_map):
+            return alias_map, arg_aliases
+
+
+ir_utils.find_potential_aliases = _find_potential_aliases_to_fixpoint
 
 
 def _forwarder(impl: Any, n: int) -> Callable:
@@ -130,32 +251,36 @@ def _forwarder(impl: Any, n: int) -> Callable:
     return scope["call"]
 
 
-def generic(stub: Callable) -> Any:
+def generic(stub: Callable | None = None, *, default: Any = None) -> Any:
     """Turn ``stub`` into a generic kernel function dispatched on its first argument's type.
 
     ``@stub.register(Cls)`` on a :func:`jit` function makes it the implementation for first
-    arguments that are ``Cls`` instances (``Cls`` a ``NamedTuple`` class). Called from Python (or
-    with ``NUMBA_DISABLE_JIT=1``) the stub dispatches on ``type(first)`` itself.
+    arguments that are ``Cls`` instances (``Cls`` a ``NamedTuple`` class); ``default`` (a
+    :func:`jit` function) serves the classes that register none. Called from Python (or with
+    ``NUMBA_DISABLE_JIT=1``) the stub dispatches on ``type(first)`` itself.
 
     In a kernel, the call is inlined (numba IR, ``inline="always"``): a call that passed a state
     ``NamedTuple`` would flatten every field of every array into machine arguments (about 150
     for the Top Two state), which cost most of a step when LLVM did not inline a large callee.
+    (numba's inlining of an overload exposed a bug of its dead code elimination, worked around
+    here: :func:`_find_potential_aliases_to_fixpoint`.)
     """
+    if stub is None:
+        return lambda s: generic(s, default=default)
     impls: dict[type, Any] = {}
 
     def typer(*args: Any) -> Any:
-        impl = impls.get(getattr(args[0], "instance_class", None))
+        impl = impls.get(getattr(args[0], "instance_class", None), default)
         if impl is None:
             return None
 
         return _forwarder(impl, len(args))
 
     def dispatch(first: Any, *rest: Any) -> Any:
-        try:
-            impl = impls[type(first)]
-        except KeyError:
+        impl = impls.get(type(first), default)
+        if impl is None:
             raise TypeError(f"{stub.__name__} has no implementation for "
-                            f"{type(first).__name__}") from None
+                            f"{type(first).__name__}")
         return impl(first, *rest)
 
     def register(cls: type) -> Callable[[Any], Any]:

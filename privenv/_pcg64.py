@@ -9,23 +9,36 @@ into a kernel changes no number:
   keys at once (numpy's ``SeedSequence`` entropy pool, its ``generate_state(4, uint64)`` and
   ``pcg64_set_seed``), without making a Python object per stream;
 * :func:`next_double` — that generator's next ``random()`` (one PCG64 step,
-  ``(x >> 11) · 2⁻⁵³``); :func:`bernoulli` — a 0/1 value as ``random() < p``.
+  ``(x >> 11) · 2⁻⁵³``); :func:`bernoulli` — a 0/1 value as ``random() < p``;
+* :func:`next_normal`, :func:`next_exponential` — its next ``standard_normal()`` and
+  ``standard_exponential()``: numpy's ziggurat (Marsaglia and Tsang 2000) with numpy's own tables
+  (:mod:`privenv._ziggurat`) and its fallbacks for the tail and the wedges, step for step;
+  :func:`next_gamma`, :func:`next_t`, :func:`next_pareto` — ``standard_gamma(shape)``
+  (Marsaglia and Tsang 2000 for shape > 1), ``standard_t(df)`` and ``pareto(a)`` built on them
+  as numpy builds them (``numpy/random/src/distributions/distributions.c``).
 
 A stream's state is one row of a ``(rows, 4)`` ``uint64`` array: the 128-bit LCG state (high,
 low word) and its increment (high, low). The references are numpy's ``bit_generator.pyx``
 (``SeedSequence``) and ``pcg64.h`` / ``pcg64.c`` (O'Neill's PCG ``setseq_128`` generator with the
-``XSL RR 128/64`` output); ``tests/test_seeding.py`` checks both against numpy.
+``XSL RR 128/64`` output); ``tests/test_seeding.py`` checks every law against numpy, value
+for value. The transcendental functions are the C library's, as numpy's (``math.log``,
+``math.exp``, ``math.expm1``, ``math.pow`` compile to the same libm calls; numpy's own vectorized
+``np.exp`` may differ from them in the last bit, so references are drawn with the generator's
+methods, never recomputed with ufuncs).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
+from privenv import _ziggurat as zig
 from privenv._jit import jit
 
-__all__ = ["bernoulli", "next_double", "stream_states"]
+__all__ = ["bernoulli", "next_double", "next_exponential", "next_gamma", "next_normal",
+           "next_pareto", "next_t", "stream_states"]
 
 _M32 = np.uint64(0xFFFFFFFF)
 _32 = np.uint64(32)
@@ -202,3 +215,138 @@ def bernoulli(states: np.ndarray, row: int, p: float) -> float:
     """1.0 with probability ``p``, else 0.0: ``random() < p`` on the stream (as numpy's
     ``(generator.random(n) < p)``, value after value)."""
     return 1.0 if next_double(states, row) < p else 0.0
+
+
+# -- numpy's standard laws on the stream (numpy/random/src/distributions/distributions.c) ------
+
+_KI, _WI, _FI = zig.KI, zig.WI, zig.FI
+_KE, _WE, _FE = zig.KE, zig.WE, zig.FE
+_NOR_R, _NOR_INV_R, _EXP_R = zig.NOR_R, zig.NOR_INV_R, zig.EXP_R
+_BYTE = np.uint64(0xFF)
+_MANTISSA = np.uint64(0x000FFFFFFFFFFFFF)
+_ONE = np.uint64(1)
+
+
+@jit(inline="always")
+def next_normal(states: np.ndarray, row: int) -> float:
+    """The stream's next ``standard_normal()``: numpy's ziggurat (``random_standard_normal``).
+    One 64-bit word gives the layer (low 8 bits), the sign (next bit) and a 52-bit magnitude;
+    99.3 % of draws return here, the rest go to :func:`_normal_tail_or_wedge`."""
+    r = next64(states, row)
+    idx = int(r & _BYTE)
+    r = r >> np.uint64(8)
+    rabs = (r >> _ONE) & _MANTISSA
+    x = float(rabs) * _WI[idx]
+    if r & _ONE:
+        x = -x
+    if rabs < _KI[idx]:
+        return x
+    return _normal_tail_or_wedge(states, row, idx, rabs, x)
+
+
+@jit
+def _normal_tail_or_wedge(states: np.ndarray, row: int, idx: int, rabs: np.uint64,
+                          x: float) -> float:
+    """The rest of numpy's ziggurat loop: the tail beyond r (layer 0) or the wedge test of
+    layer ``idx``, then fresh draws until one is accepted."""
+    while True:
+        if idx == 0:  # the tail: Marsaglia's method on two exponentials, log1p(−U)
+            while True:
+                xx = -_NOR_INV_R * math.log1p(-next_double(states, row))
+                yy = -math.log1p(-next_double(states, row))
+                if yy + yy > xx * xx:
+                    return -(_NOR_R + xx) if (rabs >> np.uint64(8)) & _ONE else _NOR_R + xx
+        elif ((_FI[idx - 1] - _FI[idx]) * next_double(states, row) + _FI[idx]
+              < math.exp(-0.5 * x * x)):
+            return x
+        r = next64(states, row)  # a fresh draw, as at the top of numpy's loop
+        idx = int(r & _BYTE)
+        r = r >> np.uint64(8)
+        rabs = (r >> _ONE) & _MANTISSA
+        x = float(rabs) * _WI[idx]
+        if r & _ONE:
+            x = -x
+        if rabs < _KI[idx]:
+            return x
+
+
+@jit(inline="always")
+def next_exponential(states: np.ndarray, row: int) -> float:
+    """The stream's next ``standard_exponential()``: numpy's ziggurat
+    (``random_standard_exponential_zig``): 3 bits dropped, 8 for the layer, 53 for the value."""
+    ri = next64(states, row) >> np.uint64(3)
+    idx = int(ri & _BYTE)
+    ri = ri >> np.uint64(8)
+    x = float(ri) * _WE[idx]
+    if ri < _KE[idx]:
+        return x  # 98.9 % of draws
+    return _exponential_tail_or_wedge(states, row, idx, x)
+
+
+@jit
+def _exponential_tail_or_wedge(states: np.ndarray, row: int, idx: int, x: float) -> float:
+    """``standard_exponential_zig_unlikely``: the tail (layer 0), the wedge test, or a fresh
+    draw."""
+    while True:
+        if idx == 0:
+            return _EXP_R - math.log1p(-next_double(states, row))
+        if (_FE[idx - 1] - _FE[idx]) * next_double(states, row) + _FE[idx] < math.exp(-x):
+            return x
+        ri = next64(states, row) >> np.uint64(3)
+        idx = int(ri & _BYTE)
+        ri = ri >> np.uint64(8)
+        x = float(ri) * _WE[idx]
+        if ri < _KE[idx]:
+            return x
+
+
+@jit
+def next_gamma(states: np.ndarray, row: int, shape: float) -> float:
+    """The stream's next ``standard_gamma(shape)`` (``random_standard_gamma``): an exponential
+    for shape 1, Marsaglia and Tsang (2000) for shape > 1, numpy's rejection method below 1."""
+    if shape == 1.0:
+        return next_exponential(states, row)
+    if shape == 0.0:
+        return 0.0
+    if shape < 1.0:
+        while True:
+            u = next_double(states, row)
+            v = next_exponential(states, row)
+            if u <= 1.0 - shape:
+                x = math.pow(u, 1.0 / shape)
+                if x <= v:
+                    return x
+            else:
+                y = -math.log((1.0 - u) / shape)
+                x = math.pow(1.0 - shape + shape * y, 1.0 / shape)
+                if x <= v + y:
+                    return x
+    b = shape - 1.0 / 3.0
+    c = 1.0 / math.sqrt(9.0 * b)
+    while True:
+        while True:
+            x = next_normal(states, row)
+            v = 1.0 + c * x
+            if v > 0.0:
+                break
+        v = v * v * v
+        u = next_double(states, row)
+        if u < 1.0 - 0.0331 * (x * x) * (x * x):
+            return b * v
+        if math.log(u) < 0.5 * x * x + b * (1.0 - v + math.log(v)):  # log(0) = −inf: fine
+            return b * v
+
+
+@jit
+def next_t(states: np.ndarray, row: int, df: float) -> float:
+    """The stream's next ``standard_t(df)`` (``random_standard_t``): √(df/2)·Z/√G,
+    Z ~ N(0, 1) then G ~ Gamma(df/2)."""
+    num = next_normal(states, row)
+    denom = next_gamma(states, row, df / 2.0)
+    return math.sqrt(df / 2.0) * num / math.sqrt(denom)
+
+
+@jit(inline="always")
+def next_pareto(states: np.ndarray, row: int, a: float) -> float:
+    """The stream's next ``pareto(a)`` (numpy's Lomax law, ``random_pareto``): expm1(E/a)."""
+    return math.expm1(next_exponential(states, row) / a)

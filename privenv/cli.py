@@ -210,7 +210,7 @@ def agent_catalogue(names: Sequence[str] | None = None) -> list[dict[str, Any]]:
     from privenv.agents import REGISTRY, env_kwargs_for, family_ids, make
     from privenv.parameters import describe
     from privenv.privacy.guarantee import system_guarantee
-    from privenv.simulation import wrapper_guarantees
+    from privenv.simulation import system_env, wrapper_guarantees
 
     out = []
     for name in sorted(REGISTRY) if names is None else names:
@@ -234,7 +234,7 @@ def agent_catalogue(names: Sequence[str] | None = None) -> list[dict[str, Any]]:
                 env.close()     # super-agent's central DP): ±1 rewards
                 env = gym.make(envs[0], noise="bounded", **kwargs)
                 agent = make(name, env, 1)
-            privacy = system_guarantee(agent.privacy, wrapper_guarantees(agent.wrap_env(env)))
+            privacy = system_guarantee(agent.privacy, wrapper_guarantees(system_env(agent, env)))
             env.close()
         row.update(available=True, description=_summary_line(cls.__doc__),
                    families=list(cls.families), envs=envs,
@@ -391,7 +391,7 @@ def run_summary(args: argparse.Namespace) -> dict[str, Any]:
     )
     summary = result.summary()
     missing = [k for k in RUN_KEYS if k not in summary]
-    if missing:  # pragma: no cover - a bug in SimulationResult.summary
+    if missing:  # pragma: no cover - a bug in RunResults.summary
         raise RuntimeError(f"summary lacks the contract keys {missing}")
     return summary
 

@@ -11,12 +11,14 @@ in a batch of 1000, in another process or on a cluster worker. The rule, used ev
   rewards (common random numbers), and the k-th pull of arm *a* returns the same reward whichever
   agent plays.
 
-:class:`RunStreams` (an environment's block-drawn reward streams) and :class:`DrawStream` (an
-agent's or a wrapper's noise, inside :class:`RunNoise`) hand out values row by row from per-row
-buffers, so a batched agent or problem draws for many runs with a few numpy calls while each row's
-values still come from that row's own generator, in order. Compiled kernels read the same buffers,
-so the two ways of running an algorithm (step by step through Gymnasium, or a whole run inside
-compiled code) see the same numbers.
+:class:`RunNoise` (an agent's or a wrapper's noise) draws uniforms and normals where they are
+used, in compiled code, from each run's PCG64 state (:mod:`privenv._pcg64`: numpy's own draws, bit
+for bit). :class:`RunStreams` (reward streams drawn in blocks by numpy, for laws with no compiled
+sampler) and :class:`DrawStream` (the exact samplers' words) hand out values row by row from
+per-row buffers, so a batched agent or problem draws for many runs with a few numpy calls while
+each row's values still come from that row's own generator, in order. Compiled kernels read the
+same states and buffers, so the two ways of running an algorithm (step by step through
+Gymnasium, or a whole run inside compiled code) see the same numbers.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from privenv._jit import jit
-from privenv._pcg64 import next_double, stream_states
+from privenv._pcg64 import next_double, next_normal, stream_states
 from privenv._validation import check_int
 
 # The purpose keys of a run's seed (``child(run_seed, PURPOSE, ...)``): distinct, so that no two
@@ -333,10 +335,6 @@ class DrawStream:
                 self.top_up(int(r), 1)
 
 
-def _normal_draw(gen: np.random.Generator, n: int) -> np.ndarray:
-    return gen.standard_normal(n)
-
-
 def random_words(gen: np.random.Generator, n: int) -> np.ndarray:
     """``n`` uniform 64-bit words from ``gen`` (its bit generator's raw output, in order: the
     same sequence however it is chunked). The exact samplers (:mod:`privenv.privacy.exact`)
@@ -346,14 +344,12 @@ def random_words(gen: np.random.Generator, n: int) -> np.ndarray:
 
 class NoiseView(NamedTuple):
     """What a kernel sees of a :class:`RunNoise` (row = run): the PCG64 states of its uniform
-    streams (drawn in the kernel, :func:`take_uniform`) and the buffers of its normal and word
-    streams. :func:`take_normal` reads the normals; the exact samplers read
-    ``w[run, w_pos[run]:w_end[run]]`` and advance ``w_pos[run]``."""
+    and normal streams (drawn in the kernel: :func:`take_uniform`, :func:`take_normal`) and the
+    buffer of its word stream: the exact samplers read ``w[run, w_pos[run]:w_end[run]]`` and
+    advance ``w_pos[run]``."""
 
     u: np.ndarray
     z: np.ndarray
-    z_pos: np.ndarray
-    z_end: np.ndarray
     w: np.ndarray
     w_pos: np.ndarray
     w_end: np.ndarray
@@ -365,27 +361,25 @@ def take_uniform(noise: NoiseView, run: int) -> float:
     return next_double(noise.u, run)
 
 
-@jit
+@jit(inline="always")
 def take_normal(noise: NoiseView, run: int) -> float:
-    """The next N(0, 1) draw of ``run`` (the caller has ensured one is there)."""
-    i = noise.z_pos[run]
-    noise.z_pos[run] = i + 1
-    return noise.z[run, i]
+    """The next N(0, 1) draw of ``run`` (drawn here, numpy's ziggurat: never runs out)."""
+    return next_normal(noise.z, run)
 
 
 @jit
-def available(noise: NoiseView, run: int, normals: int, words: int) -> bool:
-    """Whether ``run`` holds at least ``normals`` normals and ``words`` words (a need of 0 reads
-    nothing: this runs at every step of the fast path)."""
-    return ((normals == 0 or noise.z_end[run] - noise.z_pos[run] >= normals)
-            and (words == 0 or noise.w_end[run] - noise.w_pos[run] >= words))
+def available(noise: NoiseView, run: int, words: int) -> bool:
+    """Whether ``run`` holds at least ``words`` words (a need of 0 reads nothing: this runs at
+    every step of the fast path)."""
+    return words == 0 or noise.w_end[run] - noise.w_pos[run] >= words
 
 
 @jit
-def _uniforms(states: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
-    """``out[i]``: the next uniform of row ``rows[i]`` (rows may repeat: in order)."""
+def _draw(states: np.ndarray, rows: np.ndarray, normal: bool, out: np.ndarray) -> None:
+    """``out[i]``: the next uniform (or normal) of row ``rows[i]`` (rows may repeat: in
+    order)."""
     for i in range(rows.size):
-        out[i] = next_double(states, rows[i])
+        out[i] = next_normal(states, rows[i]) if normal else next_double(states, rows[i])
 
 
 class RunNoise:
@@ -395,61 +389,66 @@ class RunNoise:
     Each run draws from its own streams (``child(seed, 0)`` uniforms, ``child(seed, 1)``
     normals, ``child(seed, 2)`` words), so run *i*'s noise does not depend on the batch size. The
     floating-point mechanisms of :mod:`privenv.privacy.mechanisms` are transforms of the first
-    two; the exact samplers (:mod:`privenv.privacy.exact`) read the words. Uniforms are drawn
-    where they are used, in compiled code, from each run's PCG64 state (:mod:`privenv._pcg64`:
-    numpy's ``Generator.random()``, bit for bit); normals and words are buffered, their streams
-    seeded and drawn from only once a consumer asks for them (``block`` > 0: that many normals
-    at once), so a run whose agent draws none costs nothing for them. Python code takes values
-    with :meth:`uniform`, :meth:`normal`, :meth:`uniforms`, :meth:`normals`; compiled kernels
-    read :meth:`view` after :meth:`ensure`.
+    two; the exact samplers (:mod:`privenv.privacy.exact`) read the words. Uniforms and normals
+    are drawn where they are used, in compiled code, from each run's PCG64 state
+    (:mod:`privenv._pcg64`: numpy's ``Generator.random()`` and ``standard_normal()``, bit for
+    bit); words are buffered, their stream seeded and drawn from only once a consumer asks for
+    them. Python code takes values with :meth:`uniform`, :meth:`normal`, :meth:`uniforms`,
+    :meth:`normals`; compiled kernels read :meth:`view` (after :meth:`ensure` for words).
     """
 
-    def __init__(self, seeds: Sequence[np.random.SeedSequence], block: int = 0):
+    def __init__(self, seeds: Sequence[np.random.SeedSequence]):
         self.n_runs = len(seeds)
-        self._u = stream_states(seeds, [(0,)])
-        self._normal = DrawStream(seeds, _normal_draw, block, key=1)
+        self._u, self._z = _two_streams(seeds)
         self._word = DrawStream(seeds, random_words, 0, np.uint64, key=2)
 
     def reseed(self, runs: np.ndarray, seeds: Sequence[np.random.SeedSequence]) -> None:
-        """Restart the given runs from new seeds (a partial reset, e.g. an autoreset): each
-        buffered stream is drawn from again at its next use."""
-        self._u[np.asarray(runs)] = stream_states(seeds, [(0,)])
-        for stream in (self._normal, self._word):
-            stream.reseed(runs, seeds, draw=False)
+        """Restart the given runs from new seeds (a partial reset, e.g. an autoreset): the word
+        stream is drawn from again at its next use."""
+        runs = np.asarray(runs)
+        self._u[runs], self._z[runs] = _two_streams(seeds)
+        self._word.reseed(runs, seeds, draw=False)
+
+    def _take(self, states: np.ndarray, rows: np.ndarray, normal: bool) -> np.ndarray:
+        out = np.empty(rows.size)
+        _draw(states, np.ascontiguousarray(rows, dtype=np.int64), normal, out)
+        return out
 
     def uniform(self, runs: np.ndarray | None = None) -> np.ndarray:
         """One U(0,1) draw for each run in ``runs`` (all runs if ``None``)."""
-        rows = np.arange(self.n_runs) if runs is None else np.asarray(runs, dtype=np.int64)
-        out = np.empty(rows.size)
-        _uniforms(self._u, rows, out)
-        return out
+        rows = np.arange(self.n_runs) if runs is None else np.asarray(runs)
+        return self._take(self._u, rows, False)
 
     def normal(self, runs: np.ndarray | None = None) -> np.ndarray:
-        """One N(0,1) draw for each run in ``runs``."""
-        return self._normal.take(runs)
+        """One N(0,1) draw for each run in ``runs`` (all runs if ``None``)."""
+        rows = np.arange(self.n_runs) if runs is None else np.asarray(runs)
+        return self._take(self._z, rows, True)
 
     def uniforms(self, run: int, n: int) -> np.ndarray:
         """``n`` consecutive U(0,1) draws of one run."""
-        out = np.empty(n)
-        _uniforms(self._u, np.full(n, run, dtype=np.int64), out)
-        return out
+        return self._take(self._u, np.full(n, run), False)
 
     def normals(self, run: int, n: int) -> np.ndarray:
         """``n`` consecutive N(0,1) draws of one run."""
-        return self._normal.take_many(run, n)
+        return self._take(self._z, np.full(n, run), True)
 
-    def ensure(self, normals: int = 0, runs: np.ndarray | None = None, words: int = 0) -> None:
-        """Give every run in ``runs`` at least ``normals`` normals and ``words`` words (uniforms
-        never run out)."""
-        if normals:
-            self._normal.ensure(normals, runs)
+    def ensure(self, runs: np.ndarray | None = None, words: int = 0) -> None:
+        """Give every run in ``runs`` (all runs if ``None``) at least ``words`` words (uniforms
+        and normals never run out)."""
         if words:
             self._word.ensure(words, runs)
 
     def view(self) -> NoiseView:
         """The states and buffers a kernel reads (rebuild after :meth:`ensure`: a top-up may
         reallocate)."""
-        return NoiseView(self._u, *self._normal.view(), *self._word.view())
+        w, w_pos, w_end = self._word.view()
+        return NoiseView(u=self._u, z=self._z, w=w, w_pos=w_pos, w_end=w_end)
+
+
+def _two_streams(seeds: Sequence[np.random.SeedSequence]) -> tuple[np.ndarray, np.ndarray]:
+    """The PCG64 states of the uniform and normal streams of each seed (one compiled call)."""
+    states = stream_states(seeds, [(0,), (1,)]).reshape(len(seeds), 2, 4)
+    return np.ascontiguousarray(states[:, 0]), np.ascontiguousarray(states[:, 1])
 
 
 def noise_for(seed: Any, n_runs: int, purpose: int, first_run: int = 0) -> RunNoise:

@@ -39,7 +39,6 @@ from privenv.agents import (
     public_info_of,
 )
 from privenv.privacy.guarantee import PrivacyGuarantee, system_guarantee
-from privenv.problems.base import Problem
 from privenv.results import RunResults, versions
 
 #: keys an env may put in ``info`` at the end of an episode that the runner records per run
@@ -50,11 +49,6 @@ def checkpoints(horizon: int, n: int = 40) -> np.ndarray:
     """About ``n`` log-spaced integer times in [1, horizon], always including ``horizon``."""
     pts = np.unique(np.geomspace(1, horizon, n).round().astype(np.int64))
     return np.unique(np.append(pts, horizon))
-
-
-#: the record :func:`simulate` returns: the one results record of simulations, sweeps, the
-#: store and the reproductions (:class:`privenv.results.RunResults`)
-SimulationResult = RunResults
 
 
 Wrapper = Callable[[VectorEnv], VectorEnv]
@@ -169,7 +163,7 @@ def simulate(
     wrappers: Sequence[Wrapper] = (),
     n_checkpoints: int = 40,
     ledger: bool = False,
-) -> SimulationResult:
+) -> RunResults:
     """Simulate ``n_runs`` runs of ``agent`` on ``env``.
 
     Args:
@@ -190,7 +184,8 @@ def simulate(
         ledger: checking mode: attach a per-user privacy ledger to the agent (tests).
 
     Returns:
-        A :class:`SimulationResult`.
+        A :class:`~privenv.results.RunResults` (the one results record of simulations,
+        sweeps, the store and the reproductions).
 
     Every size the run allocates from is checked before anything of the run is built
     (:mod:`privenv._memory`: the sanity ranges of K, A, d, M and the horizon, the checkpoints
@@ -235,7 +230,7 @@ def simulate(
     else:
         agent = as_batched(agent, n_runs)
         name = agent.name or type(agent).__name__
-    venv = agent.wrap_env(venv)
+    venv = system_env(agent, venv)
     if ledger:
         from privenv.privacy.ledger import Ledger
 
@@ -254,7 +249,7 @@ def simulate(
     wall = time.perf_counter() - start
     episode.update(agent.episode_info())
 
-    return SimulationResult(
+    return RunResults(
         env=env_id,
         agent=name,
         privacy=system_guarantee(agent.privacy, wrapper_guarantees(venv)),
@@ -273,44 +268,56 @@ def simulate(
     )
 
 
+def system_env(agent: Agent, env: Any) -> Any:
+    """The env ``agent`` is run on, given the bare one (a single or a vector env): inside the
+    agent's declared local randomizer if it is a local-DP system
+    (:meth:`~privenv.agents.base.Agent.local_randomizer`, e.g. CTB-TT's randomized response:
+    the learner only ever sees released values, and the guarantee is the randomizer's), then
+    the agent's own :meth:`~privenv.agents.base.Agent.wrap_env`. :func:`simulate` and
+    :func:`play` call it once per env; an audit or a user driving an agent by hand calls it
+    too."""
+    randomizer = agent.local_randomizer()
+    if randomizer is not None:
+        from privenv.wrappers import local_system
+
+        env = local_system(env, randomizer)
+    return agent.wrap_env(env)
+
+
 def fast_path(agent: Any, venv: Any) -> tuple[Any, Any, Any] | None:
-    """``(problem, randomizer, randomizer_noise)`` if ``simulate`` may run ``agent`` on ``venv``
-    (both reset) inside compiled code (:func:`privenv.agents.kernel.run_fast`), else ``None``.
+    """``(agent, problem, local)`` if ``simulate`` may run ``agent`` on ``venv`` (both reset)
+    inside compiled code (:func:`privenv.driver.run_fast`), else ``None``.
 
-    It may when the agent is a compiled agent whose act/observe are its kernels, the env is a
-    privenv K-armed problem with compiled reward streams, and between them there is nothing, or
-    one privenv local-DP reward wrapper with a compiled randomizer (e.g. CTB-TT's). Anything else
-    (a Python agent, another wrapper, a randomizer that overrides its release) runs step by step,
-    to the same numbers.
+    It may when each part has a compiled view (``kernel_view()``, :mod:`privenv.driver`): the
+    agent (a compiled agent whose act and observe are its kernels), the env's problem (its
+    reward streams), and between them nothing, or one local-DP wrapper whose randomizer is
+    compiled (e.g. CTB-TT's randomized response; ``local`` is then its randomizer and noise).
+    Anything else (a Python agent, another wrapper, a randomizer that overrides its Python
+    methods) runs step by step, to the same numbers.
     """
-    from privenv.agents.kernel import KernelAgent
-    from privenv.wrappers.ldp import LocalDPVectorRewardWrapper, LocalRandomizer
-
-    if not (isinstance(agent, KernelAgent) and type(agent).runs_fast()):
+    if getattr(agent, "kernel_view", lambda: None)() is None:
         return None
     problem = getattr(venv.unwrapped, "problem", None)
-    if problem is None or type(problem).arm_view is Problem.arm_view:
+    if problem is None or problem.kernel_view() is None:
         return None
-    randomizer = noise = None
+    local = None
     env = venv
     while env is not venv.unwrapped:
-        if not isinstance(env, LocalDPVectorRewardWrapper) or randomizer is not None:
+        method = getattr(type(env), "kernel_view", None)  # (a wrapper's own, never forwarded)
+        view = method(env) if method is not None else None
+        if view is None or local is not None:
             return None
-        randomizer, noise = env.randomizer, env.noise
-        cls = type(randomizer)
-        if (cls.perturb is not LocalRandomizer.perturb
-                or cls.validate is not LocalRandomizer.validate):
-            return None
+        local = view
         env = env.env
-    return problem, randomizer, noise
+    return agent, problem, local
 
 
 def _run_fast(agent: Any, fast: tuple[Any, Any, Any], times: np.ndarray,
               horizon: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-    from privenv.agents.kernel import run_fast
+    from privenv.driver import run_fast
 
-    problem, randomizer, noise = fast
-    out = run_fast(agent, problem, randomizer, noise, times, horizon)
+    _, problem, local = fast
+    out = run_fast(agent, problem, local, times, horizon)
     episode: dict[str, np.ndarray] = {}
     if problem.terminates:  # best-arm identification: what the env's last info would say
         episode = {"stopping_time": out.pulls, "recommendation": out.recommendation,
@@ -383,7 +390,7 @@ def play(
     steps and the final ``info``. Same seed and run ⇒ the same numbers as :func:`simulate`.
     """
     if isinstance(agent, Agent):
-        env = agent.wrap_env(env)
+        env = system_env(agent, env)
     obs, info = env.reset(seed=seed, options={"first_run": run})
     if isinstance(agent, Agent):
         agent.reset(seed=seed, first_run=run)

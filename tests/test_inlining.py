@@ -4,11 +4,11 @@ call (privenv._jit, "Inlining").
 A call that takes such a ``NamedTuple`` flattens every array of it into machine arguments: when
 LLVM stopped inlining AdaP-TT's observe kernel (grown by the exact sampler's branch), its step went
 from 53 to 254 ns; CTB-TT's call to the randomizer's ``release`` cost 20 of its 83 ns. This test
-compiles the fast-path driver afresh for one agent of each kernel family (in a subprocess with an
-empty numba cache: numba shows no machine code for cached functions; each driver holds the local
-randomizers' path too, whose mechanism is a value, not a type) and lists the functions its machine
-code calls with one. Only the functions that run at
-a phase, epoch or segment end may be called. It compiles for about 90 s: slow.
+compiles the fast-path driver afresh for one agent of each kernel family, and for CTB-TT behind
+its randomizer (in a subprocess with an empty numba cache: numba shows no machine code for cached
+functions), and lists the functions its machine code calls with one (a state, a noise view, an
+env's or a randomizer's view). Only the functions that run at a phase, epoch, segment or reward
+block end may be called. It compiles for about 90 s: slow.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: (agent, env id, env kwargs): one per kernel family and per params type
 AGENTS = [
     ("ttucb", "BestArmIdentification-v0", {"instance": "mu1"}),
+    ("ctb-tt", "BestArmIdentification-v0", {"instance": "mu1"}),
     ("adap-tt", "BestArmIdentification-v0", {"instance": "mu1"}),
     ("daf-wrapper", "BestArmIdentification-v0", {"instance": "mu1"}),
     ("dp-se", "BestArmIdentification-v0", {"instance": "mu1"}),
@@ -36,13 +37,13 @@ AGENTS = [
 
 #: functions called at a phase, epoch or segment end, not at every step
 RARE = {"_start_epoch", "_next_segment", "_prae_plan", "_prae_end_segment", "algorithm_3_exact",
-        "_release", "_refresh_glr"}
+        "_release", "_refresh_glr", "fill_block"}
 
 SCRIPT = """
 import json, re, sys, warnings
 warnings.simplefilter("ignore")
 from privenv import agents
-from privenv.agents.kernel import run_until
+from privenv.driver import run_until
 from privenv.simulation import simulate
 calls, seen = {}, set()
 for name, env_id, env_kwargs in json.loads(sys.argv[1]):
@@ -53,7 +54,7 @@ for name, env_id, env_kwargs in json.loads(sys.argv[1]):
             seen.add(signature)
             calls.setdefault(name, set()).update(
                 s for s in re.findall(r"movabsq\\t\\$(_ZN7privenv\\S+?),", asm)
-                if re.search("State|NoiseView|RandomizerView", s) and "run_until" not in s)
+                if re.search("State|View|Arms", s) and "run_until" not in s)
 print(json.dumps({name: sorted(symbols) for name, symbols in calls.items()}))
 """
 

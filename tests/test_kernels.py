@@ -147,10 +147,11 @@ def test_the_fast_path_takes_only_what_it_can_run():
     env = make_vector_env(HUBER, 2, 100)
     agent = make("prae-r", env, 2)
     env.reset(seed=0)
+    agent.reset(seed=0)
     assert fast_path(agent, env) is not None
     wrapped = VectorLaplaceReward(env, 1.0, (-200, 200), clip=True)
     wrapped.reset(seed=0)
-    assert fast_path(agent, wrapped)[1] is wrapped.randomizer
+    assert fast_path(agent, wrapped)[2][0] is wrapped.randomizer
     twice = VectorLaplaceReward(wrapped, 1.0, (-300, 300), clip=True)
     twice.reset(seed=0)
     assert fast_path(agent, twice) is None  # two randomizers: step by step
@@ -160,6 +161,47 @@ def test_the_fast_path_takes_only_what_it_can_run():
             super().observe_batch(actions, rewards, observations)
 
     assert fast_path(Recording(K=5, horizon=100, n_runs=2), env) is None
+
+
+def test_writes_after_an_inlined_generic_call_are_kept():
+    """numba's dead code elimination, after the IR inlining of a generic kernel function, once
+    deleted a write into an array of a state ``NamedTuple`` reached through a local name (numba
+    issue #10041): a compiled agent's ledger records were lost. ``privenv._jit`` makes the alias
+    analysis independent of the block order (the pattern below failed without it)."""
+    from typing import NamedTuple
+
+    from privenv._jit import generic, jit
+
+    class Rel(NamedTuple):
+        count: np.ndarray
+        users: np.ndarray
+
+    class S(NamedTuple):
+        rel: Rel
+
+    class P(NamedTuple):
+        q: float
+
+    @generic
+    def ingredient(p, x):
+        raise NotImplementedError
+
+    @ingredient.register(P)
+    @jit(inline="always")
+    def _ingredient(p, x):
+        return x + p.q, 2.0
+
+    @jit
+    def step(p, s, run):
+        m, _ = ingredient(p, 1.0)
+        rel = s.rel
+        if rel.users.shape[1] > 0:
+            rel.count[run] = 7
+        return m
+
+    s = S(Rel(np.zeros(2, np.int64), np.zeros((2, 3), bool)))
+    assert step(P(1.0), s, 1) == 2.0
+    np.testing.assert_array_equal(s.rel.count, [0, 7])
 
 
 def test_a_randomizer_on_the_fast_path_refuses_out_of_range_rewards_without_the_value():
@@ -226,6 +268,18 @@ def test_kernels_load_from_the_cache_in_a_new_process():
     for r in runs:
         assert r.returncode == 0, r.stderr[-2000:]
     assert runs[0].stdout == runs[1].stdout
+
+
+def test_kernel_records_are_built_by_name():
+    """A kernel's constants and views (``…Params``, ``…View``, ``…Arms`` records) are built with
+    keywords, never by position: a swapped pair of positional fields of the same type would
+    still compile and run (issue 31)."""
+    for folder in ("privenv", "agents", "wrappers"):
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (
+                        node.func.id.endswith(("Params", "View", "Arms"))):
+                    assert not node.args, f"{path}:{node.lineno} builds {node.func.id} by position"
 
 
 def test_every_kernel_lives_in_a_listed_file():

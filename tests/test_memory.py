@@ -15,7 +15,7 @@ import privenv  # noqa: F401
 from privenv import agents
 from privenv._memory import SIZE_LIMITS, check_runs_fit, run_bytes
 from privenv.envs import ENV_IDS, env_family, env_sizes
-from privenv.simulation import estimate_run_bytes, make_vector_env, simulate
+from privenv.simulation import estimate_run_bytes, make_vector_env, simulate, system_env
 
 #: sizes large enough that the per-run arrays dominate what a run holds, small enough to build
 #: three runs of each agent in a fraction of a second
@@ -59,7 +59,7 @@ def _measured_per_run(name: str, env_id: str, env_kwargs: dict) -> float:
 def _build(name: str, env_id: str, env_kwargs: dict, n: int) -> tuple:
     venv = make_vector_env(env_id, n, 100, **agents.env_kwargs_for(name, env_kwargs))
     agent = agents.make(name, venv, n)
-    venv = agent.wrap_env(venv)
+    venv = system_env(agent, venv)
     venv.reset(seed=0)
     agent.reset(seed=0)
     return venv, agent

@@ -21,24 +21,19 @@ range, so the sensitivity is hi − lo (randomized response: the range is [0, 1]
 
 ## One implementation per mechanism
 
-A mechanism is a :class:`LocalRandomizer` applied to a *batch* of values, one per run, with each
-run's next draw from its own noise stream. The single-env wrapper (a ``gymnasium.RewardWrapper``)
-is the batch-of-one case of the same object that the vector wrapper (a
-``gymnasium.vector.VectorRewardWrapper``) applies to ``num_envs`` runs at once. The samplers are
-the transforms of :mod:`privenv.privacy.mechanisms` (``randomized_response_from_uniform``,
-``laplace_from_uniform``, ``gaussian_from_standard`` and the Gaussian calibrations). The paired
+A mechanism is a local randomizer (:mod:`privenv.privacy.local`: its compiled kernels, its
+guarantee, its checks) applied to a *batch* of values, one per run, with each run's next draw
+from its own noise stream. The single-env wrapper (a ``gymnasium.RewardWrapper``) is the
+batch-of-one case of the same object that the vector wrapper (a
+``gymnasium.vector.VectorRewardWrapper``) applies to ``num_envs`` runs at once. The paired
 classes follow Gymnasium's own convention (``TransformReward`` / ``vector.TransformReward``).
 
 ## Per-run noise
 
-After ``reset`` the wrapper takes the base env's ``run_seeds`` (one ``SeedSequence`` per run, see
-:mod:`privenv.seeding`) and draws run *i*'s noise only from ``child(run_seeds[i], WRAPPER, k)``,
-where ``k`` is the number of local-DP wrappers beneath this one (stacked wrappers never share a
-stream). So run *i*'s released rewards are the same in a vector env of 1000 runs and in a single
-env reset with ``options={"first_run": i}``, and they do not depend on the agent's seed. A vector
-wrapper follows the env's autoreset mode: a run that sits a step out (finished, or being reset
-under ``NEXT_STEP``) consumes no noise and gets reward 0, as from the env; a run the env restarts
-(autoreset, or ``reset(options={"reset_mask": …})``) restarts its noise from its new seed.
+Run *i*'s noise comes from its own stream, keyed by the number of local-DP wrappers beneath this
+one, and a vector wrapper follows the env's autoreset mode (:mod:`privenv.wrappers.bookkeeping`):
+run *i*'s released rewards are the same in a vector env of 1000 runs and in a single env reset
+with ``options={"first_run": i}``, and they do not depend on the agent's seed.
 
 ## Trust boundary (what "local" means in a simulator)
 
@@ -53,64 +48,45 @@ of the seed, so anyone holding the env object or the seed can undo the randomiza
 env, the seed or ``info`` to an agent; an agent written for privenv must only use what ``act`` and
 ``observe`` give it. The guarantee is about that stream.
 
-## Numerics
+## Numerics and the compiled form
 
-By default (``sampler="float"``) the Laplace and Gaussian noise is binary64 arithmetic on uniform
-or normal draws: DP for idealized real arithmetic only — the low bits of a released double can
-identify the raw reward (Mironov 2012; ``privenv audit --targets preimage-laplace-float``). With
-``sampler="exact"`` the reward is rounded to a grid about 1000 times finer than the noise and the
-noise is the discrete Laplace or Gaussian drawn from uniform 64-bit words
-(:mod:`privenv.privacy.exact`, Canonne, Kamath & Steinke 2020): the declared guarantee (ε′, δ′),
-computed exactly with the grid and the range, holds for the doubles released. Randomized response
-releases one bit and has only the float sampler: its coin compares a uniform double with the
-double nearest 1/(e^ε + 1).
-
-Rewards outside the declared range raise ``ValueError`` naming ``reward`` and the range (never the
-raw value); they are clipped only if the caller asks for it (``clip=True``).
-
-## Compiled form
-
-Each randomizer is one compiled kernel pair (:func:`admit`: check or clip a value; :func:`release`:
-perturb it with the run's next draws) over a :class:`RandomizerView` of its constants. The wrappers
-apply it to a batch of runs; the compiled fast path of the scalar-state agents
-(:mod:`privenv.agents.kernel`) applies it to one reward at a time, to the same numbers.
+The float and exact samplers, and the compiled kernels every randomizer is (the same kernels on
+the fast path of :mod:`privenv.driver`): :mod:`privenv.privacy.local`. Rewards outside the
+declared range raise ``ValueError`` naming ``reward`` and the range (never the raw value); they
+are clipped only if the caller asks for it (``clip=True``).
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from typing import Any, NamedTuple, SupportsFloat
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.error import ResetNeeded
-from gymnasium.vector import AutoresetMode, VectorEnv, VectorRewardWrapper
+from gymnasium.vector import VectorEnv, VectorRewardWrapper
 
-from privenv._jit import jit
-from privenv._validation import check_choice, check_delta, check_epsilon, check_real
-from privenv.privacy.exact import (
-    RELEASE_WORDS,
-    GaussianMechanism,
-    LaplaceMechanism,
-    grid_round,
-    take_discrete_gaussian,
-    take_discrete_laplace,
+from privenv.privacy.local import (
+    CALIBRATIONS,
+    GaussianRandomizer,
+    LaplaceRandomizer,
+    LocalRandomizer,
+    RandomizedResponseRandomizer,
 )
-from privenv.privacy.guarantee import PrivacyGuarantee
-from privenv.privacy.mechanisms import (
-    gaussian_noise,
-    gaussian_sigma_analytic,
-    gaussian_sigma_classical,
-    laplace_noise,
-    laplace_scale,
-    rr_release,
-    rr_zero_probability,
+from privenv.seeding import RunNoise
+from privenv.wrappers.bookkeeping import (
+    RAW_INFO_KEYS,
+    AutoresetRuns,
+    LocalDP,
+    check_feedback_channel,
+    ldp_stack_depth,
+    noise_seeds,
+    public_info,
+    public_step_info,
+    run_seeds,
 )
-from privenv.problems.base import Problem
-from privenv.seeding import WRAPPER, NoiseView, RunNoise, child, take_normal, take_uniform
 
 __all__ = [
+    "CALIBRATIONS",
     "GaussianRandomizer",
     "GaussianReward",
     "LABEL_RANGE",
@@ -120,7 +96,7 @@ __all__ = [
     "LocalDPRewardWrapper",
     "LocalDPVectorRewardWrapper",
     "LocalRandomizer",
-    "RandomizerView",
+    "RAW_INFO_KEYS",
     "RandomizedResponse",
     "RandomizedResponseRandomizer",
     "VectorGaussianReward",
@@ -128,433 +104,11 @@ __all__ = [
     "VectorLaplaceReward",
     "VectorRandomizedResponse",
     "ldp_stack_depth",
+    "public_step_info",
 ]
 
-CALIBRATIONS = ("analytic", "classical")
 #: range of the labels y of a linear contextual bandit (paper 4, Definition 1.1)
 LABEL_RANGE = (-1.0, 1.0)
-
-
-def _check_reward_range(reward_range: Any) -> tuple[float, float]:
-    """A pair (lo, hi) of finite reals with lo < hi."""
-    try:
-        lo, hi = reward_range
-    except (TypeError, ValueError):
-        raise ValueError(
-            "reward_range must be a pair (lo, hi) of finite reals with lo < hi, "
-            f"got {reward_range!r}"
-        ) from None
-    lo = check_real("reward_range[0]", lo, low_open=True, high_open=True)  # finite
-    hi = check_real("reward_range[1]", hi, low_open=True, high_open=True)
-    if not lo < hi:
-        raise ValueError(f"reward_range must have lo < hi, got {reward_range!r}")
-    return lo, hi
-
-
-# ---------------------------------------------------------------------------------------------
-# The compiled randomizers: one implementation of each mechanism
-# ---------------------------------------------------------------------------------------------
-
-#: :attr:`RandomizerView.kind` of each mechanism (``NO_RANDOMIZER``: the raw value is released;
-#: the ``_EXACT`` kinds: the exact samplers of :mod:`privenv.privacy.exact`)
-NO_RANDOMIZER, RANDOMIZED_RESPONSE, LAPLACE, GAUSSIAN, LAPLACE_EXACT, GAUSSIAN_EXACT = range(6)
-
-
-class RandomizerView(NamedTuple):
-    """What a kernel sees of a :class:`LocalRandomizer`: its mechanism (``kind``), the declared
-    range, whether it clips, its one constant ``p`` (randomized response: p₀ = 1/(e^ε + 1);
-    Laplace: the scale b; Gaussian: σ), the buffered noise one release draws (uniforms are drawn
-    where they are used), and the exact samplers'
-    grid ``g`` with their integers (Laplace: t = a/b grid units; Gaussian: σ² = a/b grid units²
-    and CKS20's t = c)."""
-
-    kind: int
-    lo: float
-    hi: float
-    clip: bool
-    p: float
-    normals: int
-    words: int = 0
-    g: float = 1.0
-    a: int = 1
-    b: int = 1
-    c: int = 1
-
-    @classmethod
-    def none(cls) -> RandomizerView:
-        return cls(NO_RANDOMIZER, -np.inf, np.inf, False, 0.0, 0)
-
-
-@jit(inline="always")
-def admit(rv: RandomizerView, x: float) -> tuple[float, bool]:
-    """(value, ok): ``x`` if it lies in the declared range; clipped into it if the randomizer
-    clips; not ok if it is NaN, or outside and the randomizer does not clip."""
-    if x != x:  # NaN
-        return x, False
-    if x < rv.lo:
-        return rv.lo, rv.clip
-    if x > rv.hi:
-        return rv.hi, rv.clip
-    return x, True
-
-
-@jit(inline="always")  # at every step of the fast path (privenv._jit, "Inlining")
-def release(rv: RandomizerView, noise: NoiseView, run: int, x: float) -> float:
-    """The release of an admitted value ``x`` of ``run``, with that run's next draw."""
-    if rv.kind == RANDOMIZED_RESPONSE:
-        return rr_release(x, take_uniform(noise, run), rv.p)
-    if rv.kind == LAPLACE:
-        return x + laplace_noise(take_uniform(noise, run), rv.p)
-    if rv.kind == GAUSSIAN:
-        return x + gaussian_noise(take_normal(noise, run), rv.p)
-    if rv.kind == LAPLACE_EXACT:  # (k + Z)·g, k = x on the grid, Z ~ Lap_ℤ(a/b)
-        return float(grid_round(x, rv.g) + take_discrete_laplace(noise, run, rv.a, rv.b)) * rv.g
-    if rv.kind == GAUSSIAN_EXACT:  # (k + Z)·g, Z ~ N_ℤ(0, a/b)
-        return float(grid_round(x, rv.g)
-                     + take_discrete_gaussian(noise, run, rv.a, rv.b, rv.c)) * rv.g
-    return x
-
-
-@jit
-def _admit_all(rv: RandomizerView, x: np.ndarray, out: np.ndarray, ok: np.ndarray) -> None:
-    for j in range(x.size):
-        out[j], ok[j] = admit(rv, x[j])
-
-
-@jit
-def _release_all(rv: RandomizerView, noise: NoiseView, runs: np.ndarray, x: np.ndarray,
-                 out: np.ndarray) -> None:
-    for j in range(x.size):
-        out[j] = release(rv, noise, runs[j], x[j])
-
-
-# ---------------------------------------------------------------------------------------------
-# Local randomizers: one implementation of each mechanism, applied to a batch of runs
-# ---------------------------------------------------------------------------------------------
-
-
-class LocalRandomizer(ABC):
-    """A local randomizer of scalar feedback in ``[lo, hi]``, applied to one value per run.
-
-    ``randomizer(values, noise, runs)`` validates the values (or clips them if ``clip``) and
-    returns their randomized release; ``values[j]`` is perturbed with the next draw of run
-    ``runs[j]`` of ``noise`` (all runs in order when ``runs`` is ``None``).
-
-    Subclasses set :attr:`kind` and write :meth:`constant`; the arithmetic is the compiled
-    :func:`admit` / :func:`release`.
-
-    Args:
-        epsilon: ε > 0.
-        delta: δ (0 for pure ε-LDP).
-        reward_range: the declared range (lo, hi) of one user's value.
-        clip: clip values into the range instead of raising ``ValueError``.
-        unit: the protected unit recorded in the guarantee.
-        sampler: ``"float"`` (binary64 noise: DP in idealized arithmetic only) or ``"exact"``
-            (the value rounded to a grid plus discrete noise: the guarantee holds for the
-            doubles released; Laplace and Gaussian only, :mod:`privenv.privacy.exact`).
-    """
-
-    #: what the error messages call the mechanism
-    description: str = "local randomizer"
-    #: :attr:`RandomizerView.kind`
-    kind: int = NO_RANDOMIZER
-    #: the samplers this mechanism offers
-    samplers: tuple[str, ...] = ("float",)
-
-    def __init__(
-        self,
-        epsilon: float,
-        delta: float,
-        reward_range: tuple[float, float],
-        clip: bool,
-        unit: str,
-        sampler: str = "float",
-    ) -> None:
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = delta
-        self.reward_range = _check_reward_range(reward_range)
-        if not isinstance(clip, (bool, np.bool_)):
-            raise ValueError(f"clip must be a bool, got {clip!r}")
-        self.clip = bool(clip)
-        self.unit = unit
-        self.sampler = check_choice("sampler", sampler, self.samplers)
-        #: the exact sampler's mechanism (its grid, integers and guarantee), else ``None``
-        self.exact: LaplaceMechanism | GaussianMechanism | None = None
-
-    @property
-    def privacy(self) -> PrivacyGuarantee:
-        """The (ε, δ)-local-DP guarantee of one release, per ``unit``, replace-one; with the
-        exact sampler the exact (ε′, δ′) ≤ (ε, δ), grid and clamping included."""
-        if self.exact is not None:
-            g = self.exact.guarantee
-            return PrivacyGuarantee("local", g.epsilon, g.delta, self.unit, sampler="exact")
-        return PrivacyGuarantee("local", self.epsilon, self.delta, self.unit)
-
-    @property
-    def sensitivity(self) -> float:
-        """hi − lo, how far replacing one user's value can move it (L1 = L2 for a scalar)."""
-        lo, hi = self.reward_range
-        return hi - lo
-
-    @abstractmethod
-    def constant(self) -> float:
-        """The mechanism's one constant (:attr:`RandomizerView.p`)."""
-
-    def kernel_view(self) -> RandomizerView:
-        """The compiled form's view of this randomizer."""
-        lo, hi = self.reward_range
-        if isinstance(self.exact, LaplaceMechanism):
-            p = self.exact.params
-            return RandomizerView(LAPLACE_EXACT, lo, hi, self.clip, self.constant(), 0,
-                                  RELEASE_WORDS, p.grid.granularity, p.scale_num, p.scale_den)
-        if isinstance(self.exact, GaussianMechanism):
-            q = self.exact.params
-            return RandomizerView(GAUSSIAN_EXACT, lo, hi, self.clip, self.constant(), 0,
-                                  RELEASE_WORDS, self.exact.grid.granularity, q.var_num,
-                                  q.var_den, q.t)
-        return RandomizerView(self.kind, lo, hi, self.clip, self.constant(),
-                              1 if self.kind == GAUSSIAN else 0)
-
-    def validate(self, values: np.ndarray, runs: np.ndarray | None = None) -> np.ndarray:
-        """``values`` as floats in the range (clipped if ``clip``); else ``ValueError``."""
-        x = np.ascontiguousarray(values, dtype=float)
-        out, ok = np.empty(x.shape), np.empty(x.shape, dtype=bool)
-        _admit_all(self.kernel_view(), x.reshape(-1), out.reshape(-1), ok.reshape(-1))
-        if not ok.all():
-            j = int(np.flatnonzero(~ok.reshape(-1))[0])
-            self._raise(j if runs is None else int(runs[j]), int((~ok).sum()),
-                        bool(np.isnan(x.flat[j])))
-        return out
-
-    def raise_out_of_range(self, run: int) -> None:
-        """The error of a value the compiled path refused (``run``'s)."""
-        self._raise(run, 1, None)
-
-    def _raise(self, run: int, count: int, nan: bool | None) -> None:
-        lo, hi = self.reward_range
-        hint = "" if self.clip else " (pass clip=True to clip it into the range)"
-        # the raw value is private: the message names its run, never the value
-        what = {True: "nan", False: "a value outside"}.get(nan, "a nan or out-of-range value")
-        raise ValueError(f"reward must lie in [{lo:g}, {hi:g}] for {self.description}{hint}, "
-                         f"got {what} (run {run}); {count} value(s) outside")
-
-    def __call__(
-        self, values: np.ndarray, noise: RunNoise, runs: np.ndarray | None = None
-    ) -> np.ndarray:
-        return self.perturb(self.validate(values, runs), noise, runs)
-
-    def perturb(self, x: np.ndarray, noise: RunNoise, runs: np.ndarray | None) -> np.ndarray:
-        """The release of validated values ``x``, with one noise draw of each run in ``runs``."""
-        view = self.kernel_view()
-        runs = np.arange(noise.n_runs) if runs is None else np.asarray(runs, dtype=np.int64)
-        noise.ensure(view.normals, runs, view.words)
-        x = np.ascontiguousarray(x, dtype=float)
-        out = np.empty(x.shape)
-        _release_all(view, noise.view(), runs, x.reshape(-1), out.reshape(-1))
-        return out
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.privacy})"
-
-
-class RandomizedResponseRandomizer(LocalRandomizer):
-    """Randomized response for values in [0, 1]: report 1 with probability
-    q(r) = (r(e^ε − 1) + 1)/(e^ε + 1), else 0 (CTB, paper 3 Algorithm 4 line 2; Lemma 12:
-    ε-LDP on [0, 1]). The report's mean is q(μ) (:func:`privenv.privacy.mechanisms.rr_mean`);
-    de-bias with :func:`privenv.privacy.mechanisms.rr_debias_mean`."""
-
-    description = "randomized response"
-    kind = RANDOMIZED_RESPONSE
-
-    def __init__(self, epsilon: float, clip: bool = False, unit: str = "reward") -> None:
-        super().__init__(epsilon, 0.0, (0.0, 1.0), clip, unit)
-
-    def constant(self) -> float:
-        return rr_zero_probability(self.epsilon)
-
-
-class LaplaceRandomizer(LocalRandomizer):
-    """r + Lap(b), b = (hi − lo)/ε: the Laplace mechanism on one value (ε-LDP, replace-one).
-
-    ``sampler="exact"``: r rounded to the grid g = 2^(⌊log₂ b⌋ − 10) plus the discrete Laplace
-    (:class:`privenv.privacy.exact.LaplaceMechanism`), exactly ε′-LDP with ε′ ≤ ε."""
-
-    description = "the Laplace mechanism"
-    kind = LAPLACE
-    samplers = ("float", "exact")
-
-    def __init__(
-        self,
-        epsilon: float,
-        reward_range: tuple[float, float],
-        clip: bool = False,
-        unit: str = "reward",
-        sampler: str = "float",
-    ) -> None:
-        super().__init__(epsilon, 0.0, reward_range, clip, unit, sampler)
-        self.scale = laplace_scale(self.epsilon, self.sensitivity)
-        if self.sampler == "exact":
-            self.exact = LaplaceMechanism(epsilon=self.epsilon, bounds=self.reward_range,
-                                          sampler="exact")
-
-    def constant(self) -> float:
-        return self.scale
-
-
-class GaussianRandomizer(LocalRandomizer):
-    """r + N(0, σ²): the Gaussian mechanism on one value, (ε, δ)-LDP with Δ₂ = hi − lo.
-
-    ``calibration="analytic"`` (default): the smallest σ giving (ε, δ)-DP (Balle & Wang 2018,
-    Theorem 8), valid for every ε. ``"classical"``: σ = Δ₂√(2 ln(1.25/δ))/ε, the formula of
-    paper 3 Algorithm 8 (after Zheng et al. 2020, with their γ as δ); it is a theorem only for
-    ε < 1 (Dwork & Roth 2014, Theorem A.1), so ε ≥ 1 raises ``ValueError`` — a wrapper must not
-    declare a guarantee its noise does not give.
-    """
-
-    description = "the Gaussian mechanism"
-    kind = GAUSSIAN
-    samplers = ("float", "exact")
-
-    def __init__(
-        self,
-        epsilon: float,
-        delta: float,
-        reward_range: tuple[float, float],
-        calibration: str = "analytic",
-        clip: bool = False,
-        unit: str = "reward",
-        sampler: str = "float",
-    ) -> None:
-        super().__init__(epsilon, check_delta(delta), reward_range, clip, unit, sampler)
-        self.calibration = check_choice("calibration", calibration, CALIBRATIONS)
-        if calibration == "analytic":
-            self.sigma = gaussian_sigma_analytic(self.epsilon, self.delta, self.sensitivity)
-        else:
-            self.sigma = gaussian_sigma_classical(self.epsilon, self.delta, self.sensitivity)
-        if self.sampler == "exact":  # the discrete Gaussian with σ² ≥ this σ², exact δ ≤ δ
-            self.exact = GaussianMechanism(
-                epsilon=self.epsilon, delta=self.delta, bounds=self.reward_range,
-                sampler="exact", sigma=None if calibration == "analytic" else self.sigma)
-            self.sigma = self.exact.sigma
-
-    def constant(self) -> float:
-        return self.sigma
-
-
-# ---------------------------------------------------------------------------------------------
-# Per-run noise of a wrapper
-# ---------------------------------------------------------------------------------------------
-
-
-class _LocalDP:
-    """Marker of privenv's local-DP wrappers (counted to give stacked wrappers distinct streams)."""
-
-    randomizer: LocalRandomizer
-
-    @property
-    def privacy(self) -> PrivacyGuarantee:
-        """The local-DP guarantee this wrapper provides (see :class:`LocalRandomizer`)."""
-        return self.randomizer.privacy
-
-
-def ldp_stack_depth(env: Any) -> int:
-    """The number of privenv local-DP wrappers in ``env``'s wrapper chain (walking ``.env``)."""
-    n = 0
-    while env is not None:
-        n += isinstance(env, _LocalDP)
-        env = getattr(env, "env", None)
-    return n
-
-
-def _run_seeds(wrapper: gym.Wrapper | VectorRewardWrapper) -> list[np.random.SeedSequence]:
-    base = wrapper.unwrapped
-    if not hasattr(type(base), "run_seeds"):
-        raise TypeError(
-            f"{type(wrapper).__name__} draws each run's noise from the env's per-run seeds "
-            f"(`run_seeds`, provided by privenv envs); {type(base).__name__} has none"
-        )
-    return base.run_seeds
-
-
-def _public_info(env: Any) -> dict[str, Any]:
-    base = getattr(env, "unwrapped", env)
-    return base.public_info() if callable(getattr(base, "public_info", None)) else {}
-
-
-def _check_feedback_channel(env: Any, wrapper: str) -> None:
-    """Refuse an env whose Gymnasium reward is not one user's raw feedback, where a reward
-    randomizer would leave data in the clear or declare the wrong unit:
-
-    * best-arm identification with ``reward_mode="cost"`` carries the sample in the observation
-      (its reward is −pull_cost); ``reward_mode="sample"`` puts it in the reward;
-    * a problem whose reward aggregates several users (it overrides ``Problem.gym_reward``, e.g.
-      the federated env's sum over silos): privacy there is the silos' protocol (paper 2).
-    """
-    info = _public_info(env)
-    if info.get("reward_mode", "sample") != "sample":
-        raise ValueError(
-            f"{wrapper} randomizes the reward, but this env has reward_mode="
-            f"{info['reward_mode']!r} and releases the raw sample in the observation; build it "
-            "with reward_mode='sample'"
-        )
-    problem = getattr(getattr(env, "unwrapped", env), "problem", None)
-    if isinstance(problem, Problem) and type(problem).gym_reward is not Problem.gym_reward:
-        raise ValueError(
-            f"{wrapper} randomizes one user's reward, but the reward of "
-            f"{type(problem).__name__} aggregates several users' rewards (e.g. a sum over silos);"
-            " its privacy is the agents' protocol, not a reward wrapper"
-        )
-
-
-_NO_RUNS = np.empty(0, dtype=np.int64)
-_NO_RUNS.flags.writeable = False
-
-
-class _AutoresetRuns:
-    """Which runs of a vector env a local-DP wrapper serves at each step, and which runs' noise it
-    must restart, under the env's ``autoreset_mode`` — one bookkeeping for every vector wrapper.
-
-    A run that ended sits the next step out (``DISABLED``: for good, until a reset;
-    ``NEXT_STEP``: the step on which the env restarts it — its noise restarts then); under
-    ``SAME_STEP`` the env restarts a run within the step it ends, so its noise restarts after it.
-    """
-
-    def __init__(self, env: VectorEnv) -> None:
-        self.mode = AutoresetMode(env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP))
-        self.ended = np.zeros(env.num_envs, dtype=bool)  # runs that sit the next step out
-        self.n_ended = 0
-
-    def reset(self, runs: np.ndarray | None = None) -> None:
-        """All runs (or ``runs``) start afresh."""
-        if runs is None:
-            self.ended[:] = False
-        else:
-            self.ended[runs] = False
-        self.n_ended = int(np.count_nonzero(self.ended))
-
-    def before_step(self) -> tuple[np.ndarray | None, np.ndarray]:
-        """(runs served this step — ``None`` for all —, runs whose noise restarts now)."""
-        if not self.n_ended or self.mode == AutoresetMode.SAME_STEP:
-            return None, _NO_RUNS
-        restart = np.flatnonzero(self.ended) if self.mode == AutoresetMode.NEXT_STEP else _NO_RUNS
-        return np.flatnonzero(~self.ended), restart
-
-    def after_step(self, done: np.ndarray) -> np.ndarray:
-        """Record the runs that ended; returns the runs whose noise restarts after the step."""
-        if self.mode == AutoresetMode.DISABLED:
-            self.ended |= done
-        else:
-            self.ended = done.copy()
-        self.n_ended = int(np.count_nonzero(self.ended))
-        if self.mode == AutoresetMode.SAME_STEP and self.n_ended:
-            return np.flatnonzero(done)
-        return _NO_RUNS
-
-
-def _noise_seeds(
-    run_seeds: Sequence[np.random.SeedSequence], stack_index: int
-) -> list[np.random.SeedSequence]:
-    return [child(s, WRAPPER, stack_index) for s in run_seeds]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -562,20 +116,7 @@ def _noise_seeds(
 # ---------------------------------------------------------------------------------------------
 
 
-#: ``info`` keys that describe the raw data a local-DP wrapper protects (``HuberBandit``'s
-#: ``contaminated``: whether this step's raw reward came from the contamination): a wrapper
-#: removes them, so that nothing downstream of a local randomizer sees more than its release
-RAW_INFO_KEYS: tuple[str, ...] = ("contaminated", "_contaminated")
-
-
-def public_step_info(info: dict[str, Any]) -> dict[str, Any]:
-    """``info`` without the keys of :data:`RAW_INFO_KEYS`."""
-    if not any(k in info for k in RAW_INFO_KEYS):
-        return info
-    return {k: v for k, v in info.items() if k not in RAW_INFO_KEYS}
-
-
-class LocalDPRewardWrapper(_LocalDP, gym.RewardWrapper, gym.utils.RecordConstructorArgs):
+class LocalDPRewardWrapper(LocalDP, gym.RewardWrapper, gym.utils.RecordConstructorArgs):
     """Releases ``randomizer(reward)`` instead of the reward of a single privenv env.
 
     Records its constructor arguments (``gym.utils.RecordConstructorArgs``), so the env's spec
@@ -590,7 +131,7 @@ class LocalDPRewardWrapper(_LocalDP, gym.RewardWrapper, gym.utils.RecordConstruc
         # a subclass records its own (public) arguments first; this call is then ignored
         gym.utils.RecordConstructorArgs.__init__(self, randomizer=randomizer)
         gym.RewardWrapper.__init__(self, env)
-        _check_feedback_channel(env, type(self).__name__)
+        check_feedback_channel(env, type(self).__name__)
         self.randomizer = randomizer
         #: number of local-DP wrappers beneath this one (its noise stream key)
         self.stack_index = ldp_stack_depth(env)
@@ -600,7 +141,7 @@ class LocalDPRewardWrapper(_LocalDP, gym.RewardWrapper, gym.utils.RecordConstruc
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(seed=seed, options=options)
-        self._noise = RunNoise(_noise_seeds(_run_seeds(self), self.stack_index))
+        self._noise = RunNoise(noise_seeds(run_seeds(self), self.stack_index))
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -614,7 +155,7 @@ class LocalDPRewardWrapper(_LocalDP, gym.RewardWrapper, gym.utils.RecordConstruc
         return float(self.randomizer(np.array([reward], dtype=float), self._noise)[0])
 
 
-class LocalDPVectorRewardWrapper(_LocalDP, VectorRewardWrapper):
+class LocalDPVectorRewardWrapper(LocalDP, VectorRewardWrapper):
     """Releases ``randomizer(rewards)`` instead of the rewards of a native privenv vector env.
 
     Follows the env's ``autoreset_mode``: runs that sit a step out get reward 0 and consume no
@@ -627,11 +168,11 @@ class LocalDPVectorRewardWrapper(_LocalDP, VectorRewardWrapper):
 
     def __init__(self, env: VectorEnv, randomizer: LocalRandomizer) -> None:
         VectorRewardWrapper.__init__(self, env)
-        _check_feedback_channel(env, type(self).__name__)
+        check_feedback_channel(env, type(self).__name__)
         self.randomizer = randomizer
         self.stack_index = ldp_stack_depth(env)
         self._noise: RunNoise | None = None
-        self._runs = _AutoresetRuns(env)
+        self._runs = AutoresetRuns(env)
 
     def reset(
         self,
@@ -642,7 +183,7 @@ class LocalDPVectorRewardWrapper(_LocalDP, VectorRewardWrapper):
         obs, info = self.env.reset(seed=seed, options=options)
         mask = None if not options else options.get("reset_mask")
         if self._noise is None or seed is not None or mask is None:
-            self._noise = RunNoise(_noise_seeds(_run_seeds(self), self.stack_index))
+            self._noise = RunNoise(noise_seeds(run_seeds(self), self.stack_index))
             self._runs.reset()
         else:
             runs = np.flatnonzero(np.asarray(mask, dtype=bool))
@@ -657,10 +198,17 @@ class LocalDPVectorRewardWrapper(_LocalDP, VectorRewardWrapper):
             raise ResetNeeded("call reset() first")
         return self._noise
 
+    def kernel_view(self) -> tuple[LocalRandomizer, RunNoise] | None:
+        """What the compiled fast path (:mod:`privenv.driver`) applies in place of this wrapper
+        (after ``reset``): its randomizer, whose compiled kernels release each reward, and the
+        wrapper's noise; ``None`` if the randomizer is not compiled (it overrides its Python
+        methods)."""
+        return (self.randomizer, self.noise) if type(self.randomizer).compiled else None
+
     def _reseed(self, runs: np.ndarray) -> None:
         assert self._noise is not None
-        seeds = _run_seeds(self)
-        self._noise.reseed(runs, _noise_seeds([seeds[i] for i in runs], self.stack_index))
+        seeds = run_seeds(self)
+        self._noise.reseed(runs, noise_seeds([seeds[i] for i in runs], self.stack_index))
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         obs, rewards, terminated, truncated, info = self.env.step(actions)
@@ -857,7 +405,7 @@ class VectorGaussianReward(LocalDPVectorRewardWrapper):
 
 def _check_label_bound(env: Any, clip: bool) -> None:
     """Fail at construction, not mid-run, when the env declares unbounded labels."""
-    bound = _public_info(env).get("reward_bound", 1.0)
+    bound = public_info(env).get("reward_bound", 1.0)
     if not clip and (bound is None or bound > 1.0):
         raise ValueError(
             f"reward must lie in [-1, 1] for LaplaceLabel, but the env declares reward_bound="

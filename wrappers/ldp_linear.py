@@ -145,14 +145,14 @@ from privenv.privacy.mechanisms import (
     symmetric_gaussian_from_standard,
 )
 from privenv.seeding import RunNoise, RunStreams, child
-from privenv.wrappers.ldp import (
-    _AutoresetRuns,
-    _check_feedback_channel,
-    _LocalDP,
-    _noise_seeds,
-    _public_info,
-    _run_seeds,
+from privenv.wrappers.bookkeeping import (
+    AutoresetRuns,
+    LocalDP,
+    check_feedback_channel,
     ldp_stack_depth,
+    noise_seeds,
+    public_info,
+    run_seeds,
 )
 
 __all__ = [
@@ -445,7 +445,7 @@ class LaplaceInputRandomizer(LinearMessageRandomizer):
 
 def _linear_shape(env: Any, wrapper: str) -> tuple[int, int]:
     space = getattr(env, "single_observation_space", None) or env.observation_space
-    info = _public_info(env)
+    info = public_info(env)
     if not (isinstance(space, spaces.Box) and len(space.shape) == 2 and "d" in info):
         raise ValueError(f"{wrapper} needs a linear contextual bandit env (observation Box(A, d) "
                          f"of features), got observation space {space}")
@@ -453,7 +453,7 @@ def _linear_shape(env: Any, wrapper: str) -> tuple[int, int]:
 
 
 def _check_label_bound(env: Any, wrapper: str, clip: bool) -> None:
-    bound = _public_info(env).get("reward_bound", 1.0)
+    bound = public_info(env).get("reward_bound", 1.0)
     if not clip and (bound is None or bound > 1.0):
         raise ValueError(f"reward must lie in [-1, 1] for {wrapper}, but the env declares "
                          f"reward_bound={bound!r} (e.g. noise='gaussian'); pass clip=True to clip "
@@ -483,19 +483,19 @@ class _UserSide:
         return gen.standard_normal((n, self.m))
 
     def _seeds(self, run_seeds: Sequence[np.random.SeedSequence]) -> list:
-        return [child(s, 0) for s in _noise_seeds(run_seeds, self.stack_index)]
+        return [child(s, 0) for s in noise_seeds(run_seeds, self.stack_index)]
 
     def reset(self, run_seeds: Sequence[np.random.SeedSequence], features: np.ndarray) -> None:
         if self.randomizer.exact is not None:
             # words only: its uniform and normal streams are never drawn
-            self._streams = RunNoise(_noise_seeds(run_seeds, self.stack_index))
+            self._streams = RunNoise(noise_seeds(run_seeds, self.stack_index))
         else:
             self._streams = RunStreams(self._seeds(run_seeds), self._fill, self.block)
         self.features = np.asarray(features)
 
     def reseed(self, runs: np.ndarray, run_seeds: Sequence[np.random.SeedSequence]) -> None:
         if isinstance(self._streams, RunNoise):
-            self._streams.reseed(runs, _noise_seeds(run_seeds, self.stack_index))
+            self._streams.reseed(runs, noise_seeds(run_seeds, self.stack_index))
         else:
             assert self._streams is not None
             self._streams.reseed(runs, self._seeds(run_seeds))
@@ -532,14 +532,14 @@ def _observation(features: np.ndarray, message: dict[str, np.ndarray]) -> dict[s
 def _check_linear_env(env: Any, name: str, randomizer: LinearMessageRandomizer) -> None:
     """Refuse, at construction, an env this randomizer cannot protect: the wrong feedback channel,
     another dimension d, or unbounded labels (unless the randomizer clips)."""
-    _check_feedback_channel(env, name)
+    check_feedback_channel(env, name)
     _, d = _linear_shape(env, name)
     if d != randomizer.d:
         raise ValueError(f"the randomizer is built for d={randomizer.d}, the env has d={d}")
     _check_label_bound(env, name, randomizer.clip)
 
 
-class LinearMessageWrapper(_LocalDP, gym.Wrapper, gym.utils.RecordConstructorArgs):
+class LinearMessageWrapper(LocalDP, gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Releases each user's randomized message about the chosen (φ, y) in the observation of a
     single privenv linear contextual env (module docstring: observation
     ``Dict(features=Box(A, d), <message keys>)``, reward 0.0).
@@ -564,7 +564,7 @@ class LinearMessageWrapper(_LocalDP, gym.Wrapper, gym.utils.RecordConstructorArg
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         obs, info = self.env.reset(seed=seed, options=options)
-        self._users.reset(_run_seeds(self), obs[None])
+        self._users.reset(run_seeds(self), obs[None])
         return self._single(obs, self.randomizer.empty(1)), info
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
@@ -580,7 +580,7 @@ class LinearMessageWrapper(_LocalDP, gym.Wrapper, gym.utils.RecordConstructorArg
         return _observation(obs, {k: v[0] for k, v in message.items()})
 
 
-class LinearMessageVectorWrapper(_LocalDP, VectorWrapper):
+class LinearMessageVectorWrapper(LocalDP, VectorWrapper):
     """:class:`LinearMessageWrapper` for a native privenv vector env: observations
     ``Dict(features=Box(n, A, d), <message keys batched>)``, rewards all 0.0.
 
@@ -602,7 +602,7 @@ class LinearMessageVectorWrapper(_LocalDP, VectorWrapper):
         )
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self._users = _UserSide(randomizer, self.num_envs, self.stack_index)
-        self._runs = _AutoresetRuns(env)
+        self._runs = AutoresetRuns(env)
 
     def reset(
         self,
@@ -613,7 +613,7 @@ class LinearMessageVectorWrapper(_LocalDP, VectorWrapper):
         obs, info = self.env.reset(seed=seed, options=options)
         mask = None if not options else options.get("reset_mask")
         if self._users.features is None or seed is not None or mask is None:
-            self._users.reset(_run_seeds(self), obs)
+            self._users.reset(run_seeds(self), obs)
             self._runs.reset()
         else:
             runs = np.flatnonzero(np.asarray(mask, dtype=bool))
@@ -623,7 +623,7 @@ class LinearMessageVectorWrapper(_LocalDP, VectorWrapper):
         return _observation(obs, self.randomizer.empty(self.num_envs)), info
 
     def _reseed(self, runs: np.ndarray) -> None:
-        seeds = _run_seeds(self)
+        seeds = run_seeds(self)
         self._users.reseed(runs, [seeds[i] for i in runs])
 
     def step(self, actions: Any) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray, dict]:
@@ -647,7 +647,7 @@ class LinearMessageVectorWrapper(_LocalDP, VectorWrapper):
 
 
 def _d_of(env: Any) -> int:
-    return int(_public_info(env).get("d", 0)) or _linear_shape(env, "this wrapper")[1]
+    return int(public_info(env).get("d", 0)) or _linear_shape(env, "this wrapper")[1]
 
 
 class GaussianStatistics(LinearMessageWrapper):

@@ -16,12 +16,13 @@ public output of the agent. Events: a linear score fitted on one half of the run
 event chosen on that half and evaluated on the other
 (:func:`~privenv.privacy.harness.fitted_holdout_lower_bound`), except AdaP-TT(*)'s pre-declared
 events {a_t = arm 0}. CTB-TT and the linear agents (LDP-LinUCB with its user-side wrapper,
-central-DP LinUCB) play a table env through their own :meth:`~privenv.agents.base.Agent.wrap_env`,
-as the runner does.
+central-DP LinUCB) play a table env behind their declared local randomizer, as the runner puts it
+(:func:`privenv.simulation.system_env`).
 
 Mutants run the agent's own code with wrong noise, through the agent's audit hooks: class
 attributes a mutant subclass overrides (``noise_multiplier``, ``forget``, ``tree_class``) or, for
-a local-DP system, its ``randomizer_wrapper``, which builds the wrapper in front of the learner.
+a local-DP system, its :meth:`~privenv.agents.base.Agent.local_randomizer`, the randomizer the
+runner puts in front of the learner.
 None re-implements an agent. The machinery and the score
 statistics are those of :mod:`privenv.privacy.harness`; the cases are registered in
 :data:`CASES`, which :mod:`privenv.audits` merges into the registry of ``privenv audit``.
@@ -372,6 +373,7 @@ def _ctb_tt(mutation: str | None, n: int, seed: int) -> Measurement:
 
     from privenv.agents.top_two import CTBTT
     from privenv.envs.base import ProblemVectorEnv
+    from privenv.simulation import system_env
 
     eps, horizon = 1.0, 10
 
@@ -379,14 +381,14 @@ def _ctb_tt(mutation: str | None, n: int, seed: int) -> Measurement:
         """Mutant: the randomizer of a CTB-TT at 2ε in front of this learner (declared ε): the
         wrapper flips with the probability of 2ε."""
 
-        def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
-            return CTBTT(K=self.K, epsilon=2 * self.epsilon).randomizer_wrapper(env, vector)
+        def local_randomizer(self) -> Any:
+            return CTBTT(K=self.K, epsilon=2 * self.epsilon).local_randomizer()
 
     class RawReward(CTBTT):
         """Mutant: the learner is given the bare env (no randomizer between it and the data)."""
 
-        def wrap_env(self, env: Any) -> Any:
-            return env
+        def local_randomizer(self) -> Any:
+            return None
 
     cls = {"epsilon x 2 in the wrapper": DoubleEpsilon,
            "no randomizer": RawReward}.get(mutation or "", CTBTT)
@@ -396,8 +398,8 @@ def _ctb_tt(mutation: str | None, n: int, seed: int) -> Measurement:
         hi = min(lo + AGENT_CHUNK, 2 * n)
         agent = cls(K=2, epsilon=eps, n_runs=hi - lo)
         problem = _table_problem_class()(rows(lo, hi))
-        env = agent.wrap_env(ProblemVectorEnv(problem, horizon,
-                                              autoreset_mode=AutoresetMode.DISABLED))
+        env = system_env(agent, ProblemVectorEnv(problem, horizon,
+                                                 autoreset_mode=AutoresetMode.DISABLED))
         obs, _ = env.reset(seed=seed, options={"first_run": lo})
         agent.reset(seed=seed, first_run=lo)
         actions = np.empty((hi - lo, horizon), dtype=np.int64)
@@ -516,21 +518,22 @@ def _play_vector_env(make_agent: Callable[[int], Any],
                      horizon: int, seed: int, record: Callable[[Any], np.ndarray],
                      reduce: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """Play ``make_agent(m)`` on the tables ``rows(lo, hi)`` (features, labels) through a native
-    vector env inside the agent's own :meth:`~privenv.agents.base.Agent.wrap_env` (its local
-    randomizer, if any), as the runner does, in batches of runs (run i of the seed is run i
+    vector env behind the agent's local randomizer, if any, as the runner does
+    (:func:`privenv.simulation.system_env`), in batches of runs (run i of the seed is run i
     whatever the batch: ``first_run``). ``record(agent)`` after every step, stacked (m, T, …),
     is reduced to each run's audited output by ``reduce``; returns those, stacked over batches."""
     from gymnasium.vector import AutoresetMode
 
     from privenv.envs.base import ProblemVectorEnv
+    from privenv.simulation import system_env
 
     out = []
     for lo in range(0, n_runs, _LIN_CHUNK):
         hi = min(lo + _LIN_CHUNK, n_runs)
         agent = make_agent(hi - lo)
         problem = _linear_table_problem_class()(*rows(lo, hi))
-        env = agent.wrap_env(ProblemVectorEnv(problem, horizon,
-                                              autoreset_mode=AutoresetMode.DISABLED))
+        env = system_env(agent, ProblemVectorEnv(problem, horizon,
+                                                 autoreset_mode=AutoresetMode.DISABLED))
         obs, _ = env.reset(seed=seed, options={"first_run": lo})
         agent.reset(seed=seed, first_run=lo)
         kept = []
@@ -557,10 +560,10 @@ def _ldp_linucb(mutation: str | None, n: int, seed: int) -> Measurement:
         """Mutant: the user-side wrapper's σ × 0.5 (the same σ as a calibration for the
         add/remove sensitivity √2 instead of the replace-one 2√2)."""
 
-        def randomizer_wrapper(self, env: Any, vector: bool) -> Any:
-            wrapper = super().randomizer_wrapper(env, vector)
-            wrapper.randomizer.sigma *= 0.5
-            return wrapper
+        def local_randomizer(self) -> Any:
+            randomizer = super().local_randomizer()
+            randomizer.sigma *= 0.5
+            return randomizer
 
     cls = HalfNoise if mutation == "noise x 0.5 in the wrapper" else LDPLinUCB
     # score: the learner's statistic gained in round t₀, projected on the pair's difference

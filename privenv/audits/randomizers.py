@@ -325,8 +325,8 @@ def _reward_wrapper_preimage(kind: str) -> Sampler:
             _float_reachable,
             _preimage_measurement,
         )
+        from privenv.privacy.local import GaussianRandomizer, LaplaceRandomizer
         from privenv.seeding import WRAPPER, noise_for
-        from privenv.wrappers.ldp import GaussianRandomizer, LaplaceRandomizer
 
         def randomizer(sampler: str) -> Any:
             if kind == "laplace":

@@ -136,7 +136,6 @@ __all__ = [
     "float_up",
     "GaussianCalibration",
     "calibrate_gaussian",
-    "sampler_constants",
     "sampler_guarantee",
     "grid_round",
     "laplace_release",
@@ -580,17 +579,6 @@ def epsilon_denominator(epsilon: float) -> int:
     epsilon = check_real("epsilon", epsilon, low=2.0**-EPSILON_BITS, high=math.inf,
                          high_open=True)
     return math.ceil(Fraction(2**EPSILON_BITS) / Fraction(epsilon))
-
-
-def sampler_constants(sampler: str, epsilon: float, noise_multiplier: float = 1.0,
-                      releases: int = 1) -> tuple[int, int]:
-    """A compiled agent's sampler constants ``(words_per_step, exact_q)``: (0, 0) for
-    ``"float"``; for ``"exact"``, :data:`RELEASE_WORDS` per release a step may make and
-    q = :func:`epsilon_denominator` of ε/``noise_multiplier`` (the audits' hook: a multiplier
-    below 1 is a weaker release)."""
-    if sampler == "float":
-        return 0, 0
-    return releases * RELEASE_WORDS, epsilon_denominator(epsilon / noise_multiplier)
 
 
 def sampler_guarantee(sampler: str, model: str, epsilon: float, unit: str) -> PrivacyGuarantee:
@@ -1363,7 +1351,7 @@ def run_discrete(noise: seeding.RunNoise | np.random.Generator, runs: np.ndarray
     out = np.empty((runs.size, n), np.int64)
     if out.size == 0:
         return out
-    noise.ensure(0, runs, words=_WORDS_PER_DRAW * n)
+    noise.ensure(runs, words=_WORDS_PER_DRAW * n)
     i = j = 0
     while True:
         v = noise.view()
@@ -1374,7 +1362,7 @@ def run_discrete(noise: seeding.RunNoise | np.random.Generator, runs: np.ndarray
             raise OverflowError("an exact sampler's intermediate integer exceeded 2**62 "
                                 "(an event of probability below e**-1000 for valid parameters)")
         r = runs[i]  # top up the run that ran out and redo its draw from the same words
-        noise.ensure(0, np.array([r]), words=int(v.w_end[r] - v.w_pos[r])
+        noise.ensure(np.array([r]), words=int(v.w_end[r] - v.w_pos[r])
                      + _WORDS_PER_DRAW * (n - j))
 
 

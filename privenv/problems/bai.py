@@ -41,10 +41,15 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from privenv._jit import jit
-from privenv._pcg64 import bernoulli
 from privenv._validation import check_choice, check_real, check_vector
-from privenv.problems.base import ARM_BLOCK, NO_VALUES, ArmView, Problem
+from privenv.problems.base import (
+    ARM_BLOCK,
+    BernoulliArms,
+    BufferedArms,
+    GaussianArms,
+    Problem,
+    take_values,
+)
 from privenv.seeding import INSTANCE, RunStreams, child, long_block
 
 #: Bernoulli instances of paper 3, Appendix I (Sajed and Sheffet 2019).
@@ -57,6 +62,8 @@ INSTANCES: dict[str, tuple[float, ...]] = {
     "mu6": (0.75, 0.71875, 0.625, 0.46875, 0.25),
 }
 LAWS = ("bernoulli", "gaussian", "beta")
+#: the laws drawn where they are pulled, in compiled code (the Beta law is drawn by numpy)
+COMPILED_LAWS = ("bernoulli", "gaussian")
 REWARD_MODES = ("cost", "sample")
 
 
@@ -180,36 +187,30 @@ class BAIProblem(Problem):
         self._streams: RunStreams | None = None
         self._zero_regret = np.zeros(self.n_runs)
         self._zero_regret.flags.writeable = False  # constant: shared, never copied
+        self._zero_gaps = np.zeros(self.K)
 
     # -- sampling -------------------------------------------------------------------------------
     def _fill(self, gen: np.random.Generator, n: int, row: int) -> np.ndarray:
-        """n pulls of arm ``row % K`` of run ``row // K``, shape (n, 1)."""
-        return self._draw(gen, n, float(self.run_means[row // self.K, row % self.K]))[:, None]
+        """n pulls of the Beta law of arm ``row % K`` of run ``row // K``, shape (n, 1) (the
+        other laws are drawn one at a time, in compiled code: :meth:`kernel_view`)."""
+        mu = float(self.run_means[row // self.K, row % self.K])
+        if mu in (0.0, 1.0):  # the Beta law's limit: a point mass
+            return np.full((n, 1), mu)
+        c = self.concentration
+        return gen.beta(c * mu, c * (1.0 - mu), n)[:, None]
 
     def arm_block(self, n_rows: int) -> int:
-        """Each law draws value after value from the stream's generator (numpy's ``random``,
-        ``standard_normal`` and ``beta`` fill an array in order), so any block gives the same
-        numbers: a longer one, within the buffer budget."""
+        """numpy's ``beta`` fills an array value after value from the stream's generator, so any
+        block gives the same numbers: a longer one, within the buffer budget."""
         return long_block(n_rows, ARM_BLOCK)
-
-    def _draw(self, gen: np.random.Generator, n: int, mu: float) -> np.ndarray:
-        """n values of the Gaussian or the Beta law (Bernoulli pulls are drawn one at a time,
-        in compiled code: :func:`_bernoulli_pulls`)."""
-        if self.law == "gaussian":
-            return mu + self.sigma * gen.standard_normal(n)
-        if mu in (0.0, 1.0):  # the Beta law's limit: a point mass
-            return np.full(n, mu)
-        c = self.concentration
-        return gen.beta(c * mu, c * (1.0 - mu), n)
 
     def pulls(self, run: int, arm: int, n: int) -> np.ndarray:
         """The next ``n`` samples of ``arm`` in ``run``, in order (they advance its stream, as
         ``n`` pulls would): a direct look at the laws."""
         row = self._rows[run] + arm
-        if self.law == "bernoulli":
+        if self.law in COMPILED_LAWS:
             out = np.empty(n)
-            _bernoulli_pulls(self._states, np.full(n, row), np.full(n, self.run_means[run, arm]),
-                             out, np.arange(n))
+            take_values(self.kernel_view(), np.full(n, row), out, np.arange(n))
             return out
         return self._streams.take_many(row, n)[:, 0]
 
@@ -222,7 +223,7 @@ class BAIProblem(Problem):
                 order = np.random.default_rng(child(seed, INSTANCE)).permutation(self.K)
                 self.run_means[run] = self.means[order]
             self._best[runs] = self.run_means[runs].argmax(axis=1)
-        fill = None if self.law == "bernoulli" else self._fill
+        fill = None if self.law in COMPILED_LAWS else self._fill
         if self.reset_arm_streams(run_seeds, runs, self.K, fill):
             self._pulls = np.zeros(self.n_runs, dtype=np.int64)
             self._obs = np.zeros((self.n_runs, 1))
@@ -239,10 +240,9 @@ class BAIProblem(Problem):
         pulls = ~stops if live is None else (~stops & live)
         stopping = stops if live is None else (stops & live)
         sample = np.zeros(self.n_runs)
-        if pulls.any() and self.law == "bernoulli":
+        if pulls.any() and self.law in COMPILED_LAWS:
             runs = np.flatnonzero(pulls)
-            _bernoulli_pulls(self._states, self._rows[runs] + arms[runs],
-                             self.run_means[runs, arms[runs]], sample, runs)
+            take_values(self.kernel_view(), self._rows[runs] + arms[runs], sample, runs)
         elif pulls.any():
             sample[pulls] = self._streams.take(self._rows[pulls] + arms[pulls])[:, 0]
         self._pulls += pulls
@@ -264,13 +264,18 @@ class BAIProblem(Problem):
         }
         return self._obs.copy(), reward, stopping, info
 
-    def arm_view(self) -> ArmView:
-        """Sample streams, zero pseudo-regret, and the best arm of every run (in the order it
-        shows its arms)."""
+    def kernel_view(self) -> BernoulliArms | GaussianArms | BufferedArms:
+        """Sample streams (the law's own record), zero pseudo-regret, and the best arm of every
+        run (in the order it shows its arms)."""
         if self.law == "bernoulli":
-            return ArmView(*NO_VALUES, self.K, np.zeros(self.K), self._best, self._states,
-                           self.run_means, True)
-        return ArmView(*self._streams.view(), self.K, np.zeros(self.K), self._best)
+            return BernoulliArms(states=self._states, means=self.run_means, K=self.K,
+                                 gaps=self._zero_gaps, best=self._best)
+        if self.law == "gaussian":
+            return GaussianArms(states=self._states, means=self.run_means, sigma=self.sigma,
+                                K=self.K, gaps=self._zero_gaps, best=self._best)
+        values, pos, end = self._streams.view()
+        return BufferedArms(values=values, pos=pos, end=end, K=self.K, gaps=self._zero_gaps,
+                            best=self._best)
 
     def public_info(self) -> dict[str, Any]:
         """The task (``"bai"``: agents with a regret and a BAI version, such as DP-SE, pick the
@@ -286,11 +291,3 @@ class BAIProblem(Problem):
             "wrong_penalty": self.wrong_penalty,
         }
 
-
-@jit
-def _bernoulli_pulls(states: np.ndarray, rows: np.ndarray, means: np.ndarray, out: np.ndarray,
-                     at: np.ndarray) -> None:
-    """``out[at[i]]``: a pull of the Bernoulli(``means[i]``) stream of row ``rows[i]`` (what the
-    compiled driver draws, :func:`privenv.problems.base.next_value`)."""
-    for i in range(rows.size):
-        out[at[i]] = bernoulli(states, rows[i], means[i])

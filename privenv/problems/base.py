@@ -14,8 +14,8 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from gymnasium import spaces
 
-from privenv._jit import jit
-from privenv._pcg64 import bernoulli, stream_states
+from privenv._jit import generic, jit
+from privenv._pcg64 import bernoulli, next_normal, stream_states
 from privenv._validation import check_int
 from privenv.seeding import ENV, Fill, RunStreams, child
 
@@ -24,18 +24,19 @@ from privenv.seeding import ENV, Fill, RunStreams, child
 ARM_BLOCK = 512
 
 
-class ArmView(NamedTuple):
-    """What a compiled driver sees of a K-armed problem (:meth:`Problem.arm_view`).
+# -- the compiled views of a K-armed problem (what the fast path draws rewards from) -----------
+#
+# A problem's :meth:`Problem.kernel_view` is one of these records (or its own): the reward law is
+# chosen by the record's class, so a driver compiled for one law contains no code of the others.
+# Every view has ``K``, ``gaps[arm]`` (the pseudo-regret of a pull; 0 in best-arm
+# identification) and ``best[run]`` (the arm a correct recommendation names).
 
-    ``values[run·K + arm, pos[run·K + arm], 0]`` is the next reward (or sample) of ``arm`` in
-    ``run`` (a stream is exhausted when its ``pos`` reaches its ``end``; Python refills it);
-    ``gaps[arm]`` is the pseudo-regret of a pull (0 for best-arm identification) and
-    ``best[run]`` the arm a correct recommendation names.
 
-    A Bernoulli law (``bernoulli``) is drawn where it is pulled, with no buffer: row
-    ``run·K + arm`` of ``states`` is that stream's PCG64 (:mod:`privenv._pcg64`), and a pull is
-    1 with probability ``means[run, arm]``.
-    """
+class BufferedArms(NamedTuple):
+    """Reward streams drawn in blocks by numpy (:class:`~privenv.seeding.RunStreams`):
+    ``values[run·K + arm, pos[run·K + arm], 0]`` is the next reward of ``arm`` in ``run``; a
+    stream is exhausted when its ``pos`` reaches its ``end`` and Python refills it
+    (:meth:`Problem.refill_arms`)."""
 
     values: np.ndarray
     pos: np.ndarray
@@ -43,32 +44,73 @@ class ArmView(NamedTuple):
     K: int
     gaps: np.ndarray
     best: np.ndarray
-    states: np.ndarray = np.zeros((0, 4), dtype=np.uint64)
-    means: np.ndarray = np.zeros((0, 0))
-    bernoulli: bool = False
 
 
-#: the buffers of an :class:`ArmView` whose law is drawn in the kernel (never read)
-NO_VALUES = (np.zeros((0, 0, 1)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+class BernoulliArms(NamedTuple):
+    """Bernoulli rewards drawn where they are pulled: row ``run·K + arm`` of ``states`` is that
+    stream's PCG64 (:mod:`privenv._pcg64`), and a pull is 1 with probability
+    ``means[run, arm]`` (numpy's ``random() < μ``)."""
+
+    states: np.ndarray
+    means: np.ndarray
+    K: int
+    gaps: np.ndarray
+    best: np.ndarray
+
+
+class GaussianArms(NamedTuple):
+    """Gaussian rewards drawn where they are pulled: μ + σ·``standard_normal()`` of the stream
+    (numpy's ``mu + sigma * gen.standard_normal(n)``, value after value)."""
+
+    states: np.ndarray
+    means: np.ndarray
+    sigma: float
+    K: int
+    gaps: np.ndarray
+    best: np.ndarray
+
+
+@generic
+def next_value(env: Any, run: int, arm: int) -> float:
+    """The next reward of ``arm`` in ``run`` (a buffered stream must not be exhausted)."""
+    raise NotImplementedError
 
 
 @jit
-def next_value(env: ArmView, run: int, arm: int) -> float:
-    """The next reward of ``arm`` in ``run`` (its stream must not be exhausted)."""
+def _never_exhausted(env: Any, run: int) -> int:
+    return 2**62
+
+
+@generic(default=_never_exhausted)
+def arm_room(env: Any, run: int) -> int:
+    """The smallest number of values left in the reward streams of ``run``'s arms (a law drawn
+    in the kernel never runs out)."""
+    raise NotImplementedError
+
+
+@jit
+def _no_arm(env: Any, run: int) -> int:
+    return -1
+
+
+@generic(default=_no_arm)
+def exhausted_arm(env: Any, run: int) -> int:
+    """The first arm of ``run`` whose reward stream is exhausted, or −1 if none is."""
+    raise NotImplementedError
+
+
+@next_value.register(BufferedArms)
+@jit(inline="always")
+def _buffered_value(env: BufferedArms, run: int, arm: int) -> float:
     row = run * env.K + arm
-    if env.bernoulli:
-        return bernoulli(env.states, row, env.means[run, arm])
     i = env.pos[row]
     env.pos[row] = i + 1
     return env.values[row, i, 0]
 
 
+@arm_room.register(BufferedArms)
 @jit
-def arm_room(env: ArmView, run: int) -> int:
-    """The smallest number of values left in the reward streams of ``run``'s arms (a law drawn
-    in the kernel never runs out)."""
-    if env.bernoulli:
-        return 2**62
+def _buffered_room(env: BufferedArms, run: int) -> int:
     room = env.values.shape[1]
     for arm in range(env.K):
         row = run * env.K + arm
@@ -76,14 +118,34 @@ def arm_room(env: ArmView, run: int) -> int:
     return room
 
 
+@exhausted_arm.register(BufferedArms)
 @jit
-def exhausted_arm(env: ArmView, run: int) -> int:
-    """The first arm of ``run`` whose reward stream is exhausted, or −1 if none is."""
+def _buffered_exhausted(env: BufferedArms, run: int) -> int:
     for arm in range(env.K):
         row = run * env.K + arm
         if env.pos[row] == env.end[row]:
             return arm
     return -1
+
+
+@next_value.register(BernoulliArms)
+@jit(inline="always")
+def _bernoulli_value(env: BernoulliArms, run: int, arm: int) -> float:
+    return bernoulli(env.states, run * env.K + arm, env.means[run, arm])
+
+
+@next_value.register(GaussianArms)
+@jit(inline="always")
+def _gaussian_value(env: GaussianArms, run: int, arm: int) -> float:
+    return env.means[run, arm] + env.sigma * next_normal(env.states, run * env.K + arm)
+
+
+@jit
+def take_values(env: Any, rows: np.ndarray, out: np.ndarray, at: np.ndarray) -> None:
+    """``out[at[i]]``: the next reward of stream ``rows[i]`` (row = run·K + arm; rows may
+    repeat: in order). The step-by-step path's pulls, with the fast path's kernel."""
+    for i in range(rows.size):
+        out[at[i]] = next_value(env, rows[i] // env.K, rows[i] % env.K)
 
 
 #: the problem families, name → what an error message calls it. A problem class names its family
@@ -223,9 +285,13 @@ class Problem(ABC):
         short run never draws it): :func:`privenv.seeding.long_block`."""
         return ARM_BLOCK
 
-    def arm_view(self) -> ArmView:
-        """The compiled drivers' view of a K-armed problem's reward streams (after a reset)."""
-        raise NotImplementedError(f"{type(self).__name__} has no compiled arm view")
+    def kernel_view(self) -> Any:
+        """The compiled view of this problem's reward streams (after a reset), which the fast
+        path (:mod:`privenv.driver`) draws each pull from: a record of this module
+        (:class:`BernoulliArms`, :class:`GaussianArms`, :class:`BufferedArms`) or of the
+        family's own, with ``K``, ``gaps`` and ``best``; ``None`` (the default) if the problem
+        has none: it is then run step by step."""
+        return None
 
     def refill_arms(self, runs: np.ndarray, arms: np.ndarray) -> None:
         """Draw the next block of the reward stream of ``arms[i]`` in ``runs[i]`` (a compiled
@@ -254,7 +320,3 @@ class Problem(ABC):
         arguments it does not need are ignored, a bad one may raise the constructor's error.
         Empty if the family does not say."""
         return {}
-
-    def reference_scale(self) -> float:
-        """A reward scale used to normalise plots (1 unless a family says otherwise)."""
-        return 1.0

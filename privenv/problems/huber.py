@@ -18,19 +18,29 @@ Contamination laws: ``"gaussian"`` N(0, 50²) (the paper's), ``"adversarial"`` (
 best arm's outliers are N(μ_min − c, 1) and every other arm's N(μ_max + c, 1), c =
 ``contamination_scale`` (50 by default). With α = 5 % the naive means move by up to 7.5 toward
 each other on the default instance.
+
+Sampling. The stream of (run, arm) is drawn in blocks of :data:`~privenv.problems.base.ARM_BLOCK`
+pulls: the block's n inlier draws, then its n contamination coins (``random() < α``), then one
+outlier per coin that came up — the block size is part of the numbers. For the named laws the
+blocks are drawn in compiled code from the stream's PCG64 (:func:`fill_block`, numpy's
+``standard_t``, ``pareto``, ``standard_normal`` and ``random``, bit for bit: :mod:`privenv._pcg64`)
+when a pull finds its block used up; a ``scipy.stats`` law is drawn by numpy
+(:class:`~privenv.seeding.RunStreams`), to the same numbers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
 
+from privenv._jit import jit
+from privenv._pcg64 import next_double, next_normal, next_pareto, next_t
 from privenv._validation import check_choice, check_int, check_probability, check_real, check_vector
-from privenv.problems.base import ArmView, Problem
-from privenv.seeding import RunStreams
+from privenv.problems.base import ARM_BLOCK, BufferedArms, Problem, next_value, take_values
+from privenv.seeding import RunStreams, sparse_empty
 
 INLIER_LAWS = ("student-t", "pareto", "gaussian")
 CONTAMINATION_LAWS = ("gaussian", "adversarial")
@@ -86,6 +96,96 @@ class _Noise:
         if not np.all(np.isfinite(x)):
             raise ValueError("inlier law returned a non-finite (NaN or inf) reward")
         return x - self._mean
+
+#: :attr:`HuberArms.inlier` of each named inlier law, and :attr:`HuberArms.outlier` of each named
+#: contamination
+STUDENT_T, PARETO, GAUSSIAN = range(3)
+GAUSSIAN_OUTLIERS, ADVERSARIAL = range(2)
+
+
+class HuberArms(NamedTuple):
+    """The compiled view of a Huber problem with named laws: each (run, arm) stream's block
+    (``values[row, i]`` = (reward, contaminated flag), ``pos[row]`` the next unread pull, a
+    block used up when ``pos[row] == values.shape[1]``), its PCG64 ``states[row]``, and the laws'
+    constants (row = run·K + arm)."""
+
+    values: np.ndarray
+    pos: np.ndarray
+    states: np.ndarray
+    means: np.ndarray
+    alpha: float
+    inlier: int
+    nu: float  # Student-t
+    shape: float  # Pareto: s, x_m and the mean s·x_m/(s − 1)
+    scale: float
+    pareto_mean: float
+    sigma: float  # Gaussian inliers
+    outlier: int
+    outlier_scale: float  # Gaussian contamination's σ
+    centres: np.ndarray  # adversarial contamination's centre of each arm
+    K: int
+    gaps: np.ndarray
+    best: np.ndarray
+
+
+@jit
+def fill_block(env: HuberArms, row: int) -> None:
+    """Draw the next block of stream ``row`` (as :meth:`HuberProblem._fill`: n inliers, n coins,
+    then the outliers of the coins that came up, in order)."""
+    arm = row % env.K
+    n = env.values.shape[1]
+    mu = env.means[arm]
+    for i in range(n):  # μ_a + the centred inlier noise (numpy: means[arm] + sample(gen, n))
+        if env.inlier == STUDENT_T:
+            noise = next_t(env.states, row, env.nu)
+        elif env.inlier == PARETO:  # x_m·(1 + Lomax(s)) − its mean
+            noise = env.scale * (1.0 + next_pareto(env.states, row, env.shape)) - env.pareto_mean
+        else:
+            noise = env.sigma * next_normal(env.states, row)
+        env.values[row, i, 0] = mu + noise
+    flagged = 0
+    for i in range(n):  # the contamination coins: random() < α
+        flag = next_double(env.states, row) < env.alpha
+        env.values[row, i, 1] = 1.0 if flag else 0.0
+        flagged += flag
+    if env.alpha > 0 and flagged:
+        for i in range(n):
+            if env.values[row, i, 1] != 0.0:
+                z = next_normal(env.states, row)
+                if env.outlier == GAUSSIAN_OUTLIERS:
+                    env.values[row, i, 0] = env.outlier_scale * z
+                else:
+                    env.values[row, i, 0] = env.centres[arm] + z
+    env.pos[row] = 0
+
+
+@next_value.register(HuberArms)
+@jit(inline="always")
+def _huber_value(env: HuberArms, run: int, arm: int) -> float:
+    row = run * env.K + arm
+    i = env.pos[row]
+    if i == env.values.shape[1]:  # the block is used up: draw the next (a call, once a block)
+        fill_block(env, row)
+        i = 0
+    env.pos[row] = i + 1
+    return env.values[row, i, 0]
+
+
+@jit
+def _take_flags(env: HuberArms, rows: np.ndarray, flags: np.ndarray, at: np.ndarray) -> None:
+    """The contamination flag of the pull each ``rows[i]`` has just made (after
+    :func:`~privenv.problems.base.take_values`)."""
+    for i in range(rows.size):
+        flags[at[i]] = env.values[rows[i], env.pos[rows[i]] - 1, 1] != 0.0
+
+
+
+@jit
+def _pulls(env: HuberArms, row: int, out: np.ndarray) -> None:
+    """The next ``len(out)`` pulls of stream ``row``: (reward, flag) rows."""
+    for i in range(out.shape[0]):
+        out[i, 0] = next_value(env, row // env.K, row % env.K)
+        out[i, 1] = env.values[row, env.pos[row] - 1, 1]
 
 
 class HuberProblem(Problem):
@@ -145,11 +245,17 @@ class HuberProblem(Problem):
         self.contamination = self._check_contamination(contamination)
         self.best = int(np.argmax(self.means))
         self.gaps = self.means.max() - self.means
+        # the adversarial contamination's centre of each arm (the best arm's below every mean)
+        self._centres = np.where(np.arange(self.K) == self.best,
+                                 self.means.min() - self.contamination_scale,
+                                 self.means.max() + self.contamination_scale)
         self.single_observation_space = spaces.Discrete(1)
         self.single_action_space = spaces.Discrete(self.K)
         self._obs = np.zeros(self.n_runs, dtype=np.int64)
         self._obs.flags.writeable = False  # constant: shared, never copied
         self._streams: RunStreams | None = None
+        #: the named laws are drawn in compiled code (:class:`HuberArms`), a scipy law by numpy
+        self.compiled = isinstance(inlier, str) and isinstance(self.contamination, str)
 
     def _check_contamination(self, c: Any) -> Any:
         if isinstance(c, str):
@@ -197,7 +303,14 @@ class HuberProblem(Problem):
     def _reset(
         self, run_seeds: list[np.random.SeedSequence], runs: np.ndarray
     ) -> tuple[np.ndarray, dict]:
-        self.reset_arm_streams(run_seeds, runs, self.K, self._fill)
+        if not self.compiled:
+            self.reset_arm_streams(run_seeds, runs, self.K, self._fill)
+        elif self.reset_arm_streams(run_seeds, runs, self.K, None):  # every run: new blocks
+            rows = self.n_runs * self.K
+            self._values = sparse_empty((rows, ARM_BLOCK, 2), np.float64)
+            self._pos = np.full(rows, ARM_BLOCK, dtype=np.int64)  # drawn at the first pull
+        else:
+            self._pos[(runs[:, None] * self.K + np.arange(self.K)).ravel()] = ARM_BLOCK
         self._optimal = np.full(self.n_runs, self.best)
         self._optimal.flags.writeable = False
         self._never = np.zeros(self.n_runs, dtype=bool)
@@ -208,7 +321,13 @@ class HuberProblem(Problem):
         self, actions: np.ndarray, live: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
         rows = self._rows + actions
-        if live is None:
+        if self.compiled:
+            at = np.arange(self.n_runs) if live is None else np.flatnonzero(live)
+            reward, contaminated = np.zeros(self.n_runs), np.zeros(self.n_runs, dtype=bool)
+            view = self.kernel_view()
+            take_values(view, rows[at], reward, at)
+            _take_flags(view, rows[at], contaminated, at)
+        elif live is None:
             draw = self._streams.take(rows)
             reward, contaminated = draw[:, 0].copy(), draw[:, 1].astype(bool)
         else:
@@ -223,10 +342,32 @@ class HuberProblem(Problem):
         }
         return self._obs, reward, self._never, info
 
-    def arm_view(self) -> ArmView:
-        """Reward streams (column 0 the observed reward, column 1 the contamination flag),
-        the clean pseudo-regret of each arm, and the best arm of every run."""
-        return ArmView(*self._streams.view(), self.K, self.gaps, self._optimal)
+    def kernel_view(self) -> HuberArms | BufferedArms:
+        """The reward streams (the compiled laws' :class:`HuberArms`, or a scipy law's blocks
+        drawn by numpy), the clean pseudo-regret of each arm, and the best arm of every run."""
+        if not self.compiled:
+            values, pos, end = self._streams.view()
+            return BufferedArms(values=values, pos=pos, end=end, K=self.K, gaps=self.gaps,
+                                best=self._optimal)
+        noise, c = self.noise, self.contamination_scale
+        return HuberArms(
+            values=self._values, pos=self._pos, states=self._states, means=self.means,
+            alpha=self.alpha, inlier=INLIER_LAWS.index(noise.law), nu=getattr(noise, "nu", 0.0),
+            shape=getattr(noise, "shape", 0.0), scale=getattr(noise, "scale", 0.0),
+            pareto_mean=getattr(noise, "_mean", 0.0), sigma=getattr(noise, "sigma", 0.0),
+            outlier=CONTAMINATION_LAWS.index(self.contamination), outlier_scale=c,
+            centres=self._centres, K=self.K, gaps=self.gaps, best=self._optimal)
+
+    def pulls(self, run: int, arm: int, n: int) -> np.ndarray:
+        """The next ``n`` pulls of ``arm`` in ``run``, in order, shape (n, 2): the observed
+        reward and the contamination flag (they advance its stream, as ``n`` pulls would): a
+        direct look at the laws."""
+        row = self._rows[run] + arm
+        if not self.compiled:
+            return self._streams.take_many(row, n)
+        out = np.empty((n, 2))
+        _pulls(self.kernel_view(), row, out)
+        return out
 
     def public_info(self) -> dict[str, Any]:
         r"""K, α and the moment bounds of Definitions 3.1/3.2 with k = 2 (what PRAE assumes known):

@@ -6,9 +6,10 @@ Appendix I: Bernoulli instances μ1 … μ6, δ = 0.01, ε ∈ {0.01, 0.05, 0.1,
 ε⁻² in the high-privacy one; every point must lie above the local lower bound
 max{T*_KL, T*_TV²/c(ε)}·log(1/(2.4δ)) (Corollary 11), with empirical error ≤ δ.
 
-CTB-TT wraps the env in its randomized-response randomizer itself (``Agent.wrap_env``); TTUCB is
-the non-private reference (one point per instance, a horizontal line). Both run with the
-stopping thresholds chosen by ``--threshold`` (default: both).
+CTB-TT declares its randomized-response randomizer (``Agent.local_randomizer``), which the runner
+puts in front of TTUCB; TTUCB alone is the non-private reference (one point per instance, a
+horizontal line). Both run with the stopping thresholds chosen by ``--threshold`` (default:
+both).
 
 Full scale is very expensive: CTB-TT's stopping time grows like ε⁻² (the local bound alone is
 ≈ 10⁸ pulls at ε = 0.01 on μ1, μ2 and μ6), so the points at ε ≤ 0.05 reach the 10⁸-pull budget

@@ -29,8 +29,12 @@ from privenv.agents.linear import (
 )
 from privenv.agents.mab import Uniform
 from privenv.privacy.guarantee import PrivacyGuarantee
-from privenv.simulation import play, simulate
-from privenv.wrappers import GaussianStatistics, LaplaceInput
+from privenv.simulation import play, simulate, system_env
+from privenv.wrappers import (
+    GaussianStatisticsRandomizer,
+    LaplaceInputRandomizer,
+    LinearMessageWrapper,
+)
 
 ENV = "LinearContextualBandit-v0"
 AGENTS = {
@@ -161,9 +165,12 @@ def test_systems_declare_the_wrappers_guarantee():
     assert res.privacy == PrivacyGuarantee("local", 3.0, 0.0, "(context, reward)")
     assert simulate("linucb", ENV, n_runs=2, horizon=5).privacy == PrivacyGuarantee.none()
     assert make("ldp-linucb", ENV).privacy == PrivacyGuarantee.none()  # the learner alone
-    env = gym.make(ENV)
-    assert isinstance(make("ldp-linucb", env).wrap_env(env), GaussianStatistics)
-    assert isinstance(make("input-perturbation-ols", env).wrap_env(env), LaplaceInput)
+    env = gym.make(ENV)  # the runner puts each system's declared randomizer in front
+    ldp = system_env(make("ldp-linucb", env), env)
+    assert isinstance(ldp, LinearMessageWrapper)
+    assert isinstance(ldp.randomizer, GaussianStatisticsRandomizer)
+    ols = system_env(make("input-perturbation-ols", env), env)
+    assert isinstance(ols.randomizer, LaplaceInputRandomizer)
 
 
 class SpyLDPLinUCB(LDPLinUCB):
@@ -202,7 +209,7 @@ def test_the_learner_only_receives_wrapper_outputs():
 def test_message_learners_refuse_raw_observations():
     agent = LDPLinUCB(d=5, horizon=10)
     agent.reset(seed=0)
-    with pytest.raises(ValueError, match="wrap_env"):
+    with pytest.raises(ValueError, match="system_env"):
         agent.act(np.zeros((10, 5), dtype=np.float32))
 
 

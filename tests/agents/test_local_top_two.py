@@ -16,8 +16,12 @@ import pytest
 import privenv  # noqa: F401
 from privenv.agents import env_kwargs_for, make
 from privenv.agents.top_two import CTBTT, TTUCB, GaussianLDPTTUCB
-from privenv.simulation import play, simulate
-from privenv.wrappers import GaussianReward, RandomizedResponse, VectorRandomizedResponse
+from privenv.simulation import play, simulate, system_env
+from privenv.wrappers import (
+    GaussianRandomizer,
+    RandomizedResponse,
+    VectorRandomizedResponse,
+)
 
 ENV = "BestArmIdentification-v0"
 MU4 = {"instance": "mu4"}
@@ -119,8 +123,8 @@ def test_gaussian_ldp_ttucb_noise_scale_and_statistic_variance():
     assert a.sigma == pytest.approx(math.sqrt(a.sigma_privacy**2 + 0.25), rel=1e-12)
     b = GaussianLDPTTUCB(K=5, epsilon=0.5, gamma=1e-6)  # analytic: exact and smaller
     assert b.sigma_privacy < a.sigma_privacy
-    env = b.wrap_env(gym.make(ENV, reward_mode="sample"))
-    assert isinstance(env, GaussianReward)
+    env = system_env(b, gym.make(ENV, reward_mode="sample"))
+    assert isinstance(env.randomizer, GaussianRandomizer)
     assert env.randomizer.sigma == b.sigma_privacy
     assert env.privacy.epsilon == 0.5 and env.privacy.delta == 1e-6
 

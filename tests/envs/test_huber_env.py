@@ -30,6 +30,27 @@ def test_checkers_pass():
         sb3_check(env)
 
 
+@pytest.mark.parametrize("laws", [{}, {"inlier": "pareto", "alpha": 0.3},
+                                  {"inlier": "gaussian", "inlier_params": {"sigma": 2.0},
+                                   "contamination": "adversarial", "alpha": 0.2},
+                                  {"alpha": 0.0}])
+def test_compiled_blocks_are_the_numpy_fill(laws):
+    """The named laws are drawn in compiled code (``HuberArms``); each (run, arm) stream gives
+    exactly what the numpy fill (``HuberProblem._fill``, the path of the scipy laws) draws from
+    the stream's Generator, block after block: the inliers, the coins, the outliers."""
+    from privenv.problems.base import ARM_BLOCK
+    from privenv.seeding import ENV, child
+
+    p = HuberProblem(n_runs=2, **laws)
+    assert p.compiled
+    seeds = run_seed_sequences(3, 2)
+    p.reset(seeds)
+    for run, arm in ((0, 0), (1, 3)):
+        gen = np.random.default_rng(child(seeds[run], ENV, arm))
+        want = np.concatenate([p._fill(gen, ARM_BLOCK, run * p.K + arm) for _ in range(3)])
+        np.testing.assert_array_equal(p.pulls(run, arm, 3 * ARM_BLOCK), want)
+
+
 @pytest.mark.parametrize("inlier", ["student-t", "pareto", "gaussian", stats.laplace(scale=2)])
 def test_inlier_means_are_exact(inlier):
     """Mean of 2·10⁵ clean pulls is within 6 standard errors of μ_a (false alarm < 2e-9 for a
@@ -38,7 +59,7 @@ def test_inlier_means_are_exact(inlier):
     p.reset(run_seed_sequences(0, 1))
     n = 200_000
     for arm, mu in enumerate(p.means):
-        x = p._streams.take_many(arm, n)[:, 0]
+        x = p.pulls(0, arm, n)[:, 0]
         assert abs(x.mean() - mu) < 6 * np.sqrt(p.noise.var / n)
 
 
@@ -47,15 +68,15 @@ def test_contamination_rate_and_flags():
     p = HuberProblem(alpha=0.1, n_runs=1)
     p.reset(run_seed_sequences(0, 1))
     n = 100_000
-    flags = p._streams.take_many(0, n)[:, 1]
+    flags = p.pulls(0, 0, n)[:, 1]
     assert abs(flags.mean() - 0.1) < 6 * np.sqrt(0.1 * 0.9 / n)
 
 
 def test_adversarial_contamination_pushes_toward_confusion():
     p = HuberProblem(alpha=0.5, contamination="adversarial")
     p.reset(run_seed_sequences(0, 1))
-    best = p._streams.take_many(0, 20_000)
-    other = p._streams.take_many(1, 20_000)
+    best = p.pulls(0, 0, 20_000)
+    other = p.pulls(0, 1, 20_000)
     assert best[best[:, 1] == 1, 0].mean() < p.means.min()
     assert other[other[:, 1] == 1, 0].mean() > p.means.max()
 

@@ -20,7 +20,7 @@ from privenv.privacy import exact as ex
 from privenv.privacy.accounting import rho_for_epsilon
 from privenv.privacy.wishart import gram_gaussian_sigma
 from privenv.seeding import RunNoise
-from privenv.simulation import simulate
+from privenv.simulation import simulate, system_env
 
 ENV = "LinearContextualBandit-v0"
 SMALL = {"d": 3, "A": 4}
@@ -135,5 +135,5 @@ def test_the_message_learners_pass_their_sampler_to_their_users(name):
     assert batch.privacy.sampler == "exact"
     env = gym.make("LinearContextualBandit-v0")
     agent = make(name, env, 1, **kw)
-    wrapped = agent.wrap_env(env)
+    wrapped = system_env(agent, env)
     assert wrapped.privacy.sampler == "exact" and wrapped.randomizer.sampler == "exact"

@@ -23,7 +23,7 @@ PRIVACY = "privenv.privacy"
 #: seeding contract and numpy's streams in compiled code. Each imports nothing of privenv but one
 #: another (checked below).
 FOUNDATION = ("privenv._validation", "privenv._jit", "privenv._stats", "privenv._pcg64",
-              "privenv.seeding")
+              "privenv._ziggurat", "privenv.seeding")
 #: names of the root package that any module may import: the version string, defined before
 #: ``privenv/__init__.py`` imports anything
 ROOT_NAMES = ("__version__",)

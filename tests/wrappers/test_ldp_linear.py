@@ -453,7 +453,7 @@ def test_exact_words_are_not_the_float_stream():
     """The exact path reads child(s, 2) of the wrapper seeds, the float path child(s, 0)."""
     seeds = [np.random.SeedSequence(1, spawn_key=(i,)) for i in range(2)]
     noise = RunNoise(seeds)
-    noise.ensure(0, np.arange(2), words=4)
+    noise.ensure(np.arange(2), words=4)
     words = noise.view().w[:, :4]
     for i, s in enumerate(seeds):
         child0 = np.random.Generator(np.random.PCG64(child(s, 0)))
