@@ -35,8 +35,8 @@ except ImportError:  # pragma: no cover - depends on the installation
 from privenv._validation import check_choice
 from privenv.envs.federated import FederatedLinearBanditEnv
 
-#: the view's default federation: small enough for a multi-agent learner to train on in minutes
-#: (the Gymnasium research id's is paper 2's M = 100 silos over T = 10⁴ rounds: pass
+#: the view's default federation, small enough for a multi-agent learner to train on in minutes
+#: (the Gymnasium research id's is paper 2's M = 100 silos over T = 10⁴ rounds; pass
 #: ``M=100, K=None, d=None, horizon=10_000`` for it)
 SMALL_FEDERATION: dict[str, int] = {"M": 4, "K": 4, "d": 3, "horizon": 1000}
 

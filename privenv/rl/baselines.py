@@ -36,9 +36,10 @@ class Evaluation:
     Attributes:
         returns: each episode's return (sum of the RL id's rewards).
         lengths: each episode's number of steps.
-        correct: best-arm identification: whether each episode stopped with the best arm (False
-            for a wrong answer or an exhausted budget); None otherwise.
-        stopped: best-arm identification: whether each episode stopped before its budget ran out.
+        correct: whether each episode stopped with the best arm (best-arm identification; False
+            for a wrong answer or an exhausted budget); None for the other ids.
+        stopped: whether each episode stopped before its budget ran out (best-arm
+            identification); None for the other ids.
     """
 
     returns: np.ndarray
@@ -57,7 +58,7 @@ class Evaluation:
 
     @property
     def accuracy(self) -> float | None:
-        """Best-arm identification: the fraction of episodes that stopped with the best arm."""
+        """The fraction of episodes that stopped with the best arm (best-arm identification)."""
         return None if self.correct is None else float(self.correct.mean())
 
 

@@ -92,8 +92,8 @@ __all__ = [
 
 #: the most joint actions ``actions="joint"`` encodes (K^M); beyond, use ``actions="per-silo"``
 JOINT_ACTIONS_MAX = 4096
-#: the action encodings of the RL ids that have a choice (the first is the default): the
-#: federated id's one round of M silos, best-arm identification's stop
+#: the action encodings of the RL ids that have a choice, the first the default (the federated
+#: id's one round of M silos, best-arm identification's stop)
 ACTION_ENCODINGS: dict[str, tuple[str, ...]] = {
     "FederatedLinearBandit": ("joint", "per-silo"),
     "BestArmIdentification": ("stop-best", "any-arm"),

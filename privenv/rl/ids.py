@@ -30,7 +30,8 @@ __all__ = [
     "register_rl_envs",
 ]
 
-#: the default horizon of the regret RL ids (level 0); best-arm identification: :data:`BAI_BUDGET`
+#: the default horizon of the regret RL ids at level 0 (best-arm identification's is
+#: :data:`BAI_BUDGET`)
 RL_HORIZON = 1000
 #: the sample budget of ``BestArmIdentification-RL-v0`` at level 0
 BAI_BUDGET = 100
