@@ -1,5 +1,29 @@
+import gc
+import os
+
 import numpy as np
 import pytest
+from hypothesis import settings
+
+# Property tests draw their examples from a seed derived from each test (the same examples every
+# run, like every other test's fixed seed), and keep no example database in the working tree.
+settings.register_profile("privenv", derandomize=True, database=None)
+settings.load_profile("privenv")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_unconfigure(config):
+    """The end of an xdist worker, kept within execnet's 5 s.
+
+    Told to finish, a worker has 5 s before execnet interrupts it with SIGINT. Its last act was
+    pytest's final ``gc.collect()``, a walk over every object of the session (a million, with
+    numba's compiled kernels), which took 17 s on a loaded machine (measured): the interrupt then
+    landed in hypothesis' garbage-collection callback, and its ``KeyboardInterrupt`` ended the
+    run's output with a ``PytestUnraisableExceptionWarning`` traceback. Frozen, those objects are
+    left to the process's exit, which frees them anyway; the per-test checks for unraisable
+    exceptions are unchanged."""
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        gc.freeze()
 
 
 @pytest.fixture
