@@ -69,13 +69,13 @@ from privenv.privacy.samplers import ExactSampler, FloatSampler, central_sampler
 from privenv.seeding import NoiseView, take_uniform
 
 BONUSES = ("total", "literal", "public-code")
-#: line 10's choice between leader and challenger: β-tracking (Algorithm 9) or, as the authors'
-#: public code does, a fresh coin of bias β at every step
+#: how line 10 chooses between leader and challenger, by β-tracking (Algorithm 9) or, as the
+#: authors' public code does, by a fresh coin of bias β at every step
 BETA_RULES = ("tracking", "coin")
-#: the arm the stopping rule tests: â = argmax μ̃ (Algorithm 9 line 10) or, as the public code,
-#: the UCB leader at the latest phase end, with the gap squared whatever its sign
+#: which arm the stopping rule tests, â = argmax μ̃ (Algorithm 9 line 10) or, as the public
+#: code, the UCB leader at the latest phase end, with the gap squared whatever its sign
 STOP_CANDIDATES = ("argmax", "leader")
-#: the TC challenger's cost: W^G (line 15) or the public code's (μ̃_B − μ̃_a + κ(n))/√(1/N_B +
+#: the cost of the TC challenger, W^G (line 15) or the public code's (μ̃_B − μ̃_a + κ(n))/√(1/N_B +
 #: 1/N_a) with κ(n) = 1/(1 + √n), the gap with its sign
 CHALLENGER_BONUSES = ("none", "kappa")
 PI2 = math.pi**2
@@ -253,8 +253,9 @@ PHASE_TABLE = 48
 TABLE, TABLE_BY_GAP, EMPIRICAL_TOTAL = 0, 1, 2
 #: :attr:`DoublingParams.bonus_kind`
 BONUS_GAUSSIAN, BONUS_DAF_TOTAL, BONUS_DAF_LITERAL, BONUS_PUBLIC = 0, 1, 2, 3
-#: :attr:`DoublingParams.beta_rule`, ``stop_candidate`` and ``challenger_bonus``: the index of
-#: the option in :data:`BETA_RULES`, :data:`STOP_CANDIDATES`, :data:`CHALLENGER_BONUSES`
+#: the codes of :attr:`DoublingParams.beta_rule`, ``stop_candidate`` and ``challenger_bonus``
+#: (each the index of the option in :data:`BETA_RULES`, :data:`STOP_CANDIDATES`,
+#: :data:`CHALLENGER_BONUSES`)
 TRACKING, COIN = 0, 1
 ARGMAX, LEADER = 0, 1
 NO_KAPPA, KAPPA = 0, 1

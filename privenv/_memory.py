@@ -50,7 +50,7 @@ SIZE_LIMITS: dict[str, tuple[int, str]] = {
 }
 _LIMIT_TEXT = {10**4: "10**4", 10**6: "10**6", 10**10: "10**10"}
 
-#: bytes a forked worker process holds of its own after running a small cell (measured: 6.1 MB
+#: bytes a forked worker process holds of its own after running a small cell (measured 6.1 MB
 #: private dirty memory, ``/proc/PID/smaps_rollup``, Python 3.11, Linux; a spawned one holds
 #: 104 MB): the lower bound counted per worker
 WORKER_BYTES = 4 * 2**20

@@ -47,6 +47,9 @@ def build_site(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def _build(root: Path) -> dict:
     src, html = root / "docs", root / "html"
     shutil.copytree(ROOT / "docs", src, ignore=shutil.ignore_patterns("_build", "_generated"))
+    # the labs page offers the notebooks for download from ../examples/notebooks
+    shutil.copytree(ROOT / "examples" / "notebooks", root / "examples" / "notebooks",
+                    ignore=shutil.ignore_patterns("results", ".ipynb_checkpoints"))
     make = shutil.which("make")
     if make is None:
         return {"html": str(html), "seconds": 0.0, "returncode": 127,

@@ -137,6 +137,7 @@ from gymnasium.vector.utils import batch_space
 from privenv._validation import check_choice, check_delta, check_epsilon
 from privenv.privacy.exact import VectorGaussian, VectorLaplace, calibrate_gaussian
 from privenv.privacy.guarantee import PrivacyGuarantee
+from privenv.privacy.local import CALIBRATIONS
 from privenv.privacy.mechanisms import (
     gaussian_sigma_analytic,
     gaussian_sigma_classical,
@@ -168,7 +169,6 @@ __all__ = [
     "VectorLaplaceInput",
 ]
 
-CALIBRATIONS = ("analytic", "classical")
 #: the noise samplers of every message randomizer (module docstring, "Numerics")
 SAMPLERS = ("float", "exact")
 #: ‖φ‖₂ up to 1 + this is float32 rounding of a normalized vector (rescaled to 1, not refused)

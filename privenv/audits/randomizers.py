@@ -347,7 +347,8 @@ def _reward_wrapper_preimage(kind: str) -> Sampler:
                                                                 first_run=lo))
             return out
 
-        ys = [releases(x, 2 * int(seed) + k) for k, x in enumerate(inputs)]
+        # two distinct stream seeds in the one seed range [0, 2**63 - 1] (privenv.seeding)
+        ys = [releases(x, (2 * int(seed) + k) % 2**63) for k, x in enumerate(inputs)]
         if mutation is None:
             step = declared.kernel_view().g
             unreachable = (~preimage.on_grid(ys[0], step), ~preimage.on_grid(ys[1], step))

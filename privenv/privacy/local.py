@@ -80,6 +80,8 @@ __all__ = [
     "release",
 ]
 
+#: the two calibrations of a Gaussian noise σ (the analytic Gaussian mechanism, or the classical
+#: σ = Δ·√(2 ln(1.25/δ))/ε)
 CALIBRATIONS = ("analytic", "classical")
 
 
@@ -125,7 +127,7 @@ class LaplaceView(NamedTuple):
 
 
 class GaussianView(NamedTuple):
-    """x + N(0, ``sigma``²) on [lo, hi] (the float sampler)."""
+    """x + N(0, σ²) on [lo, hi], σ = ``sigma`` (the float sampler)."""
 
     lo: float
     hi: float

@@ -547,7 +547,7 @@ class LinearContextualProblem(LinearFamilyProblem):
     """
 
     family = "linear"
-    #: actions and feature dimension when not given (``"disjoint"``: the context dimension p)
+    #: actions and feature dimension when not given (the context dimension p for ``"disjoint"``)
     DEFAULT_A, DEFAULT_D = 10, 5
 
     @classmethod
