@@ -249,6 +249,7 @@ def test_the_exact_sampler_is_the_one_that_releases(case):
     assert exact.privacy.as_dict()["privacy_sampler"] == "exact"
 
 
+@pytest.mark.slow  # ~100 s: two fresh processes compile/load three families' kernels
 def test_kernels_load_from_the_cache_in_a_new_process():
     """numba cannot load some compiled code from its cache (e.g. a recursive function): a new
     process loads every family's kernels (compiled by this test session) and gets the same

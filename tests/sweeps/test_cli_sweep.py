@@ -179,6 +179,8 @@ def test_the_example_sweep_runs(tmp_path, capsys):
         assert st.counts() == {"done": 42, "failed": 0, "runs": 14 * 30}
 
 
+# the same rows on both backends: tests/sweeps/test_dask_backend.py (API) in the default run
+@pytest.mark.slow
 def test_dask_and_local_backends_store_identical_rows(tiny, tmp_path, capsys):
     pytest.importorskip("distributed")
     exports = []

@@ -250,6 +250,8 @@ def test_the_same_sweep_stores_identical_rows_on_the_local_and_the_dask_backend(
     assert (tmp_path / "local.csv").read_bytes() == (tmp_path / "dask.csv").read_bytes()
 
 
+# ~40 s; the same fault on the local backend: tests/sweeps/test_faults.py in the default run
+@pytest.mark.slow
 def test_a_failing_cell_is_stored_as_failed_and_resume_on_dask_completes_the_sweep(
         tmp_path, dask_backend):
     path = tmp_path / "sweep.sqlite"
