@@ -38,6 +38,14 @@ process compiles a kernel the first time it is needed on a machine (seconds); la
 load it (milliseconds). An unwritable cache directory is a warning, not an error: kernels are
 then compiled in every process. ``NUMBA_DISABLE_JIT=1`` runs every kernel as plain Python (slow;
 for debugging), generic functions included.
+
+**Compile time, visibly.** Compiling is the one slow part of a first run (tens of seconds for an
+agent family, once per machine), so it is announced, on stderr, when it starts — ``privenv:
+compiling kernels (first run only) ...`` — and timed apart from the runs' own loop:
+:func:`kernel_seconds` counts, per thread, the seconds spent compiling kernels or loading them
+from the cache (numba's ``numba:compile`` events at the outermost level, and the cache's loads);
+:func:`privenv.simulation.simulate` records its share in ``RunResults.compile_s``, says how long
+it took (:func:`report_compile`), and reports the loop's time per run-step without it.
 """
 
 from __future__ import annotations
@@ -46,13 +54,16 @@ import functools
 import hashlib
 import inspect
 import os
+import sys
+import threading
+import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numba
-from numba.core import ir_utils, types
+from numba.core import event, ir_utils, types
 from numba.core.caching import (
     CompileResultCacheImpl,
     FunctionCache,
@@ -76,6 +87,7 @@ KERNEL_FILES: tuple[str, ...] = (
     "privacy/mechanisms.py",
     "privacy/kernels.py",
     "privacy/local.py",
+    "privacy/samplers.py",
     "problems/base.py",
     "problems/huber.py",
     "agents/kernel.py",
@@ -175,7 +187,13 @@ class _KernelCache(FunctionCache):
     def load_overload(self, sig: Any, target_context: Any) -> Any:
         if any(_foreign(t) for t in self._args(sig)):
             return None
-        return super().load_overload(sig, target_context)
+        if _CLOCK.depth:  # (inside a compile, which is timed as a whole)
+            return super().load_overload(sig, target_context)
+        start = time.perf_counter()
+        try:
+            return super().load_overload(sig, target_context)
+        finally:
+            _CLOCK.loaded += time.perf_counter() - start
 
     def save_overload(self, sig: Any, data: Any) -> None:
         if any(_foreign(t) for t in self._args(sig)):
@@ -187,6 +205,56 @@ class _KernelCache(FunctionCache):
             warnings.warn(f"privenv cannot write its kernel cache ({exc}); kernels will be "
                           "compiled in every process (set NUMBA_CACHE_DIR to a writable "
                           "directory)", RuntimeWarning, stacklevel=2)
+
+
+class _Clock(threading.local):
+    """This thread's seconds compiling kernels and loading them from the cache."""
+
+    compiled = 0.0  # outermost compiles (numba's "numba:compile" events)
+    loaded = 0.0  # loads from the cache outside any compile
+    depth = 0  # nesting of compiles (a kernel compiles those it calls)
+    started = 0.0
+    announced = False  # the announcement of the compiles since the last report
+
+
+_CLOCK = _Clock()
+
+
+class _CompileListener(event.Listener):
+    """Times the outermost compiles, and announces the first one (stderr)."""
+
+    def on_start(self, ev: Any) -> None:
+        if _CLOCK.depth == 0:
+            if not _CLOCK.announced:
+                _CLOCK.announced = True
+                print("privenv: compiling kernels (first run only; later runs load them from "
+                      "the cache) ...", file=sys.stderr, flush=True)
+            _CLOCK.started = time.perf_counter()
+        _CLOCK.depth += 1
+
+    def on_end(self, ev: Any) -> None:
+        _CLOCK.depth -= 1
+        if _CLOCK.depth == 0:
+            _CLOCK.compiled += time.perf_counter() - _CLOCK.started
+
+
+event.register("numba:compile", _CompileListener())
+
+
+def kernel_seconds() -> tuple[float, float]:
+    """``(compiled, loaded)``: the seconds this thread has spent so far compiling kernels, and
+    loading compiled kernels from the cache (a process's first load also starts LLVM). A run's
+    share is the difference of two readings."""
+    return _CLOCK.compiled, _CLOCK.loaded
+
+
+def report_compile(compiled: float) -> None:
+    """Say on stderr how long the compiles just announced took (``compiled`` seconds); the next
+    compile is announced again."""
+    if _CLOCK.announced and compiled > 0:
+        _CLOCK.announced = False
+        print(f"privenv: kernels compiled in {compiled:.1f} s (cached in {cache_dir()})",
+              file=sys.stderr, flush=True)
 
 
 def jit(fn: Callable | None = None, *, allocates: bool = False, **options: Any) -> Any:

@@ -32,9 +32,12 @@ identical step by step or fast, alone or in a batch (``tests/test_golden.py``,
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
+from numba.core.dispatcher import Dispatcher
 
 from privenv._jit import jit
 from privenv.agents.kernel import agent_act, agent_observe, agent_ready
@@ -42,7 +45,7 @@ from privenv.privacy.local import admit, release
 from privenv.problems.base import arm_room, exhausted_arm, next_value
 from privenv.seeding import NoiseView, available
 
-__all__ = ["NoRandomizer", "Outcome", "run_fast", "run_until"]
+__all__ = ["NoRandomizer", "Outcome", "prepare_fast", "run_fast", "run_until"]
 
 #: what a run of :func:`run_until` waits for (:attr:`Outcome.waiting`)
 READY = 0
@@ -181,7 +184,16 @@ def _fill_checkpoints(out: Outcome, run: int, checkpoints: np.ndarray) -> int:
 def run_fast(agent: Any, problem: Any, local: tuple[Any, Any] | None,
              checkpoints: np.ndarray, horizon: int) -> Outcome:
     """Play every run of ``agent`` on ``problem`` (both just reset) to its end with
-    :func:`run_until`, serving what the waiting runs need in between.
+    :func:`run_until`, serving what the waiting runs need in between
+    (``prepare_fast(…)()``; the arguments are :func:`prepare_fast`'s)."""
+    return prepare_fast(agent, problem, local, checkpoints, horizon)()
+
+
+def prepare_fast(agent: Any, problem: Any, local: tuple[Any, Any] | None,
+                 checkpoints: np.ndarray, horizon: int) -> Callable[[], Outcome]:
+    """Compile (or load from the cache) :func:`run_until` for these views' types, and return
+    the function that plays the runs: the one-time work of a process (the types' resolution,
+    a kernel's compile or load) is done here, so that the runs' loop can be timed alone.
 
     Args:
         agent: a compiled agent (reset): ``kernel_view()``, ``ensure_noise(runs)``,
@@ -198,11 +210,24 @@ def run_fast(agent: Any, problem: Any, local: tuple[Any, Any] | None,
     rnd = randomizer.kernel_view() if randomizer is not None else NoRandomizer()
     checkpoints = np.ascontiguousarray(checkpoints, dtype=np.int64)
     empty = _no_noise(agent.n_runs)
-    while True:  # the views again after each wait is served (which may widen a buffer)
+
+    def arguments() -> tuple:  # the views again after each wait is served (may widen a buffer)
         view = agent.kernel_view()
         rnd_view = rnd_noise.view() if rnd_noise is not None else empty
-        if run_until(view.state, view.params, view.noise, problem.kernel_view(), rnd, rnd_view,
-                     out, checkpoints, horizon) == 0:
+        return (view.state, view.params, view.noise, problem.kernel_view(), rnd, rnd_view, out,
+                checkpoints, horizon)
+
+    if isinstance(run_until, Dispatcher):  # (not with NUMBA_DISABLE_JIT=1)
+        run_until.compile(tuple(run_until.typeof_pyval(a) for a in arguments()))
+    return functools.partial(_serve_until_done, agent, problem, randomizer, rnd_noise, rnd,
+                             out, arguments)
+
+
+def _serve_until_done(agent: Any, problem: Any, randomizer: Any, rnd_noise: Any, rnd: Any,
+                      out: Outcome, arguments: Callable[[], tuple]) -> Outcome:
+    """:func:`run_until` until no run waits, serving the waits in between."""
+    while True:
+        if run_until(*arguments()) == 0:
             return out
         # the common waits, each served in one call for all its runs
         waits = out.waiting == WAIT_ARM

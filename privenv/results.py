@@ -161,7 +161,12 @@ class RunResults:
         agent_params: the agent's constructor parameters as resolved (plain values only).
         n_checkpoints: the number of checkpoints asked for (``checkpoint_times`` may hold fewer:
             they are distinct integers).
-        wall_s: wall time of the runs (a read-back: the sum over its cells).
+        wall_s: wall time of the runs (a read-back: the sum over its cells): their setup
+            (resets, seeding), the kernels' compile or cache load, and their loop.
+        compile_s: of ``wall_s``, the seconds spent compiling kernels or loading them from the
+            cache (:func:`privenv._jit.kernel_seconds`; a first run on a machine compiles).
+        loop_s: of ``wall_s``, the seconds of the runs' loop alone (no setup, compile or load);
+            ``None`` when unknown (a store's read-back keeps ``wall_s`` only).
         versions: package versions of the computation.
         worker: ``host:pid`` of the process that computed a sweep cell (``None`` otherwise).
     """
@@ -181,6 +186,8 @@ class RunResults:
     agent_params: dict[str, Any] = field(default_factory=dict)
     n_checkpoints: int = DEFAULT_CHECKPOINTS
     wall_s: float = 0.0
+    compile_s: float = 0.0
+    loop_s: float | None = None
     versions: dict[str, str] = field(default_factory=dict)
     worker: str | None = None
 
@@ -201,9 +208,11 @@ class RunResults:
 
     @property
     def ns_per_run_step(self) -> float:
-        """Wall time per (run, round) in nanoseconds."""
+        """The loop's wall time per (run, round) in nanoseconds: ``loop_s`` (no setup, kernel
+        compile or load) over the steps taken (``wall_s`` when ``loop_s`` is unknown)."""
         total = float(np.sum(self.steps))
-        return 1e9 * self.wall_s / total if total else float("nan")
+        seconds = self.wall_s if self.loop_s is None else self.loop_s
+        return 1e9 * seconds / total if total else float("nan")
 
     @property
     def cell(self) -> Cell:
@@ -245,6 +254,7 @@ class RunResults:
             "stopping_time_sd": s_sd,
             "error_rate": None if correct is None else float(1.0 - np.mean(correct)),
             "wall_s": self.wall_s,
+            "compile_s": self.compile_s,
             "ns_per_run_step": self.ns_per_run_step,
             "env_kwargs": self.env_kwargs,
             "agent_kwargs": self.agent_kwargs,

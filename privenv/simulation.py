@@ -21,6 +21,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
+from privenv._jit import kernel_seconds, report_compile
 from privenv._memory import (
     check_checkpoints,
     check_runs_fit,
@@ -238,15 +239,25 @@ def simulate(
         agent.ledger = Ledger(n_runs, getattr(agent, "ledger_users", horizon))
 
     times = checkpoints(horizon, n_checkpoints)
+    # wall time = setup + loop; the kernels' compile or load (in either) is timed apart
+    kernels_before = kernel_seconds()
     start = time.perf_counter()
     obs, _ = venv.reset(seed=seed, options={"first_run": first_run})
     agent.reset(seed=seed, first_run=first_run)
     fast = None if ledger else fast_path(agent, venv)
+    if fast is not None:  # its driver compiled or loaded before the loop
+        from privenv.driver import prepare_fast
+
+        play_fast = prepare_fast(*fast, times, horizon)
+    kernels_setup, loop_start = kernel_seconds(), time.perf_counter()
     if fast is not None:
-        curve, regret, steps, episode = _run_fast(agent, fast, times, horizon)
+        curve, regret, steps, episode = _fast_results(fast[1], play_fast())
     else:
         curve, regret, steps, episode = _run_stepwise(agent, venv, obs, times, horizon)
-    wall = time.perf_counter() - start
+    end = time.perf_counter()
+    kernels_after = kernel_seconds()
+    compiled = kernels_after[0] - kernels_before[0]
+    report_compile(compiled)
     episode.update(agent.episode_info())
 
     return RunResults(
@@ -263,7 +274,9 @@ def simulate(
         regret_curve=curve,
         steps=steps,
         episode=episode,
-        wall_s=wall,
+        wall_s=end - start,
+        compile_s=compiled + kernels_after[1] - kernels_before[1],
+        loop_s=end - loop_start - sum(kernels_after) + sum(kernels_setup),
         versions=versions(),
     )
 
@@ -312,12 +325,9 @@ def fast_path(agent: Any, venv: Any) -> tuple[Any, Any, Any] | None:
     return agent, problem, local
 
 
-def _run_fast(agent: Any, fast: tuple[Any, Any, Any], times: np.ndarray,
-              horizon: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-    from privenv.driver import run_fast
-
-    _, problem, local = fast
-    out = run_fast(agent, problem, local, times, horizon)
+def _fast_results(problem: Any, out: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                    dict[str, np.ndarray]]:
+    """The runner's arrays from the fast path's :class:`~privenv.driver.Outcome`."""
     episode: dict[str, np.ndarray] = {}
     if problem.terminates:  # best-arm identification: what the env's last info would say
         episode = {"stopping_time": out.pulls, "recommendation": out.recommendation,

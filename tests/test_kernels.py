@@ -269,6 +269,24 @@ def test_kernels_load_from_the_cache_in_a_new_process():
     for r in runs:
         assert r.returncode == 0, r.stderr[-2000:]
     assert runs[0].stdout == runs[1].stdout
+    assert "compiling kernels" not in runs[1].stderr  # all loaded from the cache
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_every_kernel_record_is_cached(case):
+    """A record type defined outside _jit.KERNEL_FILES makes every kernel it reaches
+    uncacheable (compiled again in every process, tens of seconds): the agent's state and
+    params and the problem's view hold only listed types."""
+    from numba import typeof
+
+    name, env_id, env_kwargs, agent_kwargs, horizon = case
+    env = make_vector_env(env_id, 2, horizon, **env_kwargs_for(name, env_kwargs))
+    agent = make(name, env, 2, **agent_kwargs)
+    env.reset(seed=0)
+    agent.reset(seed=0)
+    view = agent.kernel_view()
+    records = [view.state, view.params, view.noise, env.unwrapped.problem.kernel_view()]
+    assert not [r for r in records if _jit._foreign(typeof(r))]
 
 
 def test_kernel_records_are_built_by_name():

@@ -92,7 +92,9 @@ def describe_result(cell: Cell, value: Any) -> str:
     else:
         r = value.regret
         text = f"{cell.describe()}: final regret {r.mean():.6g} ± {sample_sd(r):.3g}"
-    return text + f" [{value.wall_s:.1f} s, {value.ns_per_run_step:.0f} ns/run-step]"
+    kernels = (f" ({value.compile_s:.1f} s of it compiling or loading kernels)"
+               if value.compile_s >= 0.05 else "")
+    return text + f" [{value.wall_s:.1f} s{kernels}, {value.ns_per_run_step:.0f} ns/run-step]"
 
 
 
@@ -101,6 +103,7 @@ class _Progress:
 
     def __init__(self, mode: str | bool | ProgressCallback, total: int, skipped: int) -> None:
         self.total, self.done, self.failed = total, 0, 0
+        self.cell_s, self.kernel_s = 0.0, 0.0  # the finished cells' wall and compile seconds
         self.start = time.perf_counter()
         self.callback: ProgressCallback | None = None
         self.bar = None
@@ -120,8 +123,10 @@ class _Progress:
                 tqdm = None
             tty = getattr(sys.stderr, "isatty", lambda: False)()
             if tqdm is not None and (mode == "bar" or tty):
+                # our own ETA (tqdm's would count the kernels' compile as the cells' pace)
                 self.bar = tqdm(total=total, unit="cell", file=sys.stderr, dynamic_ncols=True,
-                                desc="sweep", smoothing=0.1)
+                                desc="sweep", bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} cells "
+                                "[{elapsed}{postfix}]")
             else:
                 mode = "lines"
         self.mode = mode
@@ -133,17 +138,27 @@ class _Progress:
         self.done += 1
         self.failed += isinstance(value, BaseException)
         elapsed = time.perf_counter() - self.start
+        if not isinstance(value, BaseException):
+            self.cell_s += value.wall_s
+            self.kernel_s += value.compile_s
         if self.callback is not None:
             self.callback(self.done, self.total, cell, value, elapsed)
         elif self.bar is not None:
+            failed = f", {self.failed} failed" if self.failed else ""
+            self.bar.set_postfix_str(f"ETA {self.eta(elapsed):.0f} s{failed}", refresh=False)
             self.bar.update(1)
-            if self.failed:
-                self.bar.set_postfix(failed=self.failed)
         elif self.mode == "lines":
-            eta = elapsed / self.done * (self.total - self.done)
+            eta = self.eta(elapsed)
             width = len(str(self.total))
             print(f"[{self.done:>{width}}/{self.total}] {describe_result(cell, value)}  "
                   f"({elapsed:.1f} s elapsed, ETA {eta:.0f} s)", file=sys.stderr, flush=True)
+
+    def eta(self, elapsed: float) -> float:
+        """Seconds left at the pace of the cells so far, their kernels' compile left out: the
+        elapsed time less the share of the finished cells' time that was compiling (or loading)
+        kernels (with parallel workers, cell seconds add up faster than elapsed ones)."""
+        work = elapsed * (1.0 - self.kernel_s / self.cell_s) if self.cell_s > 0 else elapsed
+        return work / self.done * (self.total - self.done)
 
     def close(self) -> None:
         if self.bar is not None:
