@@ -135,7 +135,7 @@ def estimate_run_bytes(env: Any, agent: Any, n_checkpoints: int,
         if env not in ENV_IDS:  # (not a research id: its constructor checks its arguments)
             return runner_bytes_per_run(n_checkpoints, horizon or 1), {}
         sizes = env_sizes(env, env_kwargs_for(agent, kwargs))
-        family, horizon = env_family(env), ENV_IDS[env][2] if horizon is None else horizon
+        family, horizon = env_family(env), ENV_IDS[env].horizon if horizon is None else horizon
     else:
         sizes, family = public_info_of(env), family_of(env)
         horizon = getattr(env.unwrapped, "horizon", None)
