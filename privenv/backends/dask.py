@@ -44,7 +44,7 @@ from contextlib import closing
 from typing import Any
 
 from privenv._validation import check_int, check_real
-from privenv.backends import Backend
+from privenv.backends.base import Backend
 from privenv.backends.local import default_workers
 
 try:

@@ -25,7 +25,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from privenv._validation import check_choice, check_int
-from privenv.backends import Backend
+from privenv.backends.base import Backend
 
 
 def exit_with_parent() -> None:
