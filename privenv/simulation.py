@@ -211,7 +211,8 @@ def simulate(
                                **env_kwargs_for(agent, env_kwargs))
     else:
         venv = env
-        env_id = venv.spec.id if getattr(venv, "spec", None) else type(venv.unwrapped).__name__
+        spec = getattr(venv, "spec", None)
+        env_id = spec.id if spec else type(venv.unwrapped).__name__
         if venv.num_envs != n_runs:
             raise ValueError(f"env has num_envs={venv.num_envs}, but n_runs={n_runs}")
         if venv.metadata.get("autoreset_mode") != AutoresetMode.DISABLED:
@@ -219,7 +220,7 @@ def simulate(
         if getattr(venv.unwrapped, "problem", None) is not None:  # (else: a user's own env)
             per_run, sizes = estimate_run_bytes(venv, agent, n_checkpoints)
             check_runs_fit(n_runs, per_run, sizes=sizes)
-    base = venv.unwrapped
+    base: Any = venv.unwrapped  # a privenv env, or a user's own with a horizon
     horizon = base.horizon
     if horizon is None:
         raise ValueError("horizon must be given (the env has none)")

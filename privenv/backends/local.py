@@ -68,6 +68,8 @@ class LocalBackend(Backend):
     """
 
     name = "local"
+    #: the number of worker processes (resolved: never None)
+    workers: int
 
     def __init__(
         self,
