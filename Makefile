@@ -59,10 +59,10 @@ bench: install
 	$(PY) benchmarks/federated.py
 	$(PY) benchmarks/samplers.py
 
-# ruff, then mypy on the package as installed (tools/typecheck.py; configuration in pyproject.toml)
+# ruff, then mypy on the package as installed (.ci/typecheck.py; configuration in pyproject.toml)
 lint: install
-	$(VENV)/bin/ruff check privenv agents wrappers tests examples benchmarks tools
-	$(PY) tools/typecheck.py
+	$(VENV)/bin/ruff check privenv agents wrappers tests examples benchmarks .ci
+	$(PY) .ci/typecheck.py
 
 # The site: reproductions (reused from results/ when present) -> docs/_generated, then Sphinx,
 # warnings as errors. docs-build is the same recipe without the install step: the tests run it

@@ -10,7 +10,7 @@ of the source file (``agents/huber.py``, not ``privenv/agents/huber.py``). The l
 fixed place so that mypy's incremental cache stays valid between runs (cold: about 35 s of CPU;
 warm: a few seconds).
 
-Usage: ``python tools/typecheck.py [mypy options]``; the exit code is mypy's.
+Usage: ``python .ci/typecheck.py [mypy options]``; the exit code is mypy's.
 """
 
 from __future__ import annotations
