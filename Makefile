@@ -4,7 +4,7 @@
 #   make test        every extra and the test tools (torch's CPU build, Dask, Sphinx, pytest, ...),
 #                    then the default test suite (< 10 minutes on 2 cores; its time is printed)
 # Either order works: the test profile contains the reproduce profile.
-# Also: make test-slow (long statistical tests and full-scale checks), make bench, make lint,
+# Also: make test-slow (long statistical tests and full-scale checks), make bench, make lint (ruff, mypy),
 #   make docs (the documentation site into docs/_build/html, warnings as errors).
 PYTHON ?= python3
 VENV ?= .venv
@@ -59,8 +59,10 @@ bench: install
 	$(PY) benchmarks/federated.py
 	$(PY) benchmarks/samplers.py
 
+# ruff, then mypy on the package as installed (.ci/typecheck.py; configuration in pyproject.toml)
 lint: install
-	$(VENV)/bin/ruff check privenv agents wrappers tests examples benchmarks
+	$(VENV)/bin/ruff check privenv agents wrappers tests examples benchmarks .ci
+	$(PY) .ci/typecheck.py
 
 # The site: reproductions (reused from results/ when present) -> docs/_generated, then Sphinx,
 # warnings as errors. docs-build is the same recipe without the install step: the tests run it

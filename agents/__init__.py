@@ -116,8 +116,8 @@ def check_family(name: str, env: Any) -> None:
     cls = agent_class(name)
     family = family_of(env)
     if family not in cls.families:
-        kinds = [FAMILIES[f] for f in cls.families]
-        kinds = ", ".join(kinds[:-1]) + " or " + kinds[-1] if len(kinds) > 1 else kinds[0]
+        names = [FAMILIES[f] for f in cls.families]
+        kinds = ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
         ids = ", ".join(i for f in cls.families for i in family_ids(f))
         note = cls.family_notes.get(family)
         raise ValueError(f"agent {name!r} runs on {kinds} envs ({ids}); got {_env_label(env)}"

@@ -42,8 +42,8 @@ class Agent(ABC):
         n_runs: number of independent runs the agent plays at once.
     """
 
-    #: command-line name (lower-case with hyphens)
-    name: ClassVar[str] = ""
+    #: command-line name (lower-case with hyphens; a looped one-run agent's is its own)
+    name: str = ""
     #: the problem families this agent plays (keys of :data:`privenv.problems.base.FAMILIES`);
     #: :func:`privenv.agents.make` refuses an env of another family
     families: ClassVar[tuple[str, ...]] = ()
@@ -55,7 +55,7 @@ class Agent(ABC):
     #: env constructor arguments this agent needs (e.g. CTB-TT needs the sample in the reward, where
     #: its randomizer wrapper can reach it); the runner builds env ids with them
     #: (:func:`privenv.agents.env_kwargs_for`)
-    env_requirements: ClassVar[dict[str, Any]] = {}
+    env_requirements: dict[str, Any] = {}  # (a trained model's depend on it: privenv.rl.agent)
 
     def __init__(self, n_runs: int = 1) -> None:
         self.n_runs = check_int("n_runs", n_runs, low=1)
@@ -147,8 +147,8 @@ class Agent(ABC):
         """
         given = {k: v for k, v in values.items() if k not in ("self", "n_runs", "__class__")}
         for name, value in given.items():
-            declared = next((c.parameters[name] for c in type(self).__mro__
-                             if name in getattr(c, "parameters", {})), None)
+            declared = next((params[name] for c in type(self).__mro__
+                             if name in (params := getattr(c, "parameters", {}))), None)
             if declared is None:  # a constructor parameter nobody declared: a bug of the class
                 raise TypeError(f"{type(self).__name__} does not declare its parameter {name!r}")
             attribute = declared.attribute or name

@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 import resource
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -113,7 +113,7 @@ def check_fits(what: str, n_bytes: float, advice: str) -> None:
 # -- sizes --------------------------------------------------------------------------------------
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int | np.integer]:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 

@@ -96,6 +96,7 @@ def stream_states(roots: Sequence[np.random.SeedSequence],
     for root in roots:
         if root.pool_size != _POOL_SIZE:
             raise ValueError(f"a seed's pool size must be {_POOL_SIZE}, got {root.pool_size}")
+        assert root.entropy is not None  # (a SeedSequence draws its entropy when built)
         entropy = _words(root.entropy)
         prefix = _words(root.spawn_key)
         for kw in key_words:

@@ -238,6 +238,7 @@ def _serve_until_done(agent: Any, problem: Any, randomizer: Any, rnd_noise: Any,
             agent.ensure_noise(np.flatnonzero(waits))
         waits = out.waiting == WAIT_RANDOMIZER
         if waits.any():
+            assert rnd_noise is not None  # (only a local-DP system waits for its randomizer)
             rnd_noise.ensure(np.flatnonzero(waits), rnd.words)
         out.waiting[(out.waiting == WAIT_ARM) | (out.waiting == WAIT_NOISE)
                     | (out.waiting == WAIT_RANDOMIZER)] = READY
@@ -245,6 +246,7 @@ def _serve_until_done(agent: Any, problem: Any, randomizer: Any, rnd_noise: Any,
             if out.waiting[run] == WAIT_AGENT:
                 agent.serve(int(run), int(out.code[run]))
             else:
+                assert randomizer is not None  # (as above)
                 randomizer.raise_out_of_range(int(run))
             out.waiting[run] = READY
 

@@ -31,6 +31,6 @@ def finish_lab(fig: Any, args: argparse.Namespace, name: str, start: float,
     and return ``{"figure", "wall_s", "summary"}`` (``start``: the lab's ``time.perf_counter()``
     at its start)."""
     (png,) = save_figure(fig, Path(args.output) / name, formats=("png",))
-    out = {"figure": str(png), "wall_s": time.perf_counter() - start, "summary": summary}
-    print(json.dumps({"figure": out["figure"], "wall_s": round(out["wall_s"], 1)}))
-    return out
+    wall = time.perf_counter() - start
+    print(json.dumps({"figure": str(png), "wall_s": round(wall, 1)}))
+    return {"figure": str(png), "wall_s": wall, "summary": summary}

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import mmap
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -78,7 +78,7 @@ def run_seed_sequences(
     if len(seeds) != n_runs:
         raise ValueError(f"seed must have one entry per run ({n_runs}), got {len(seeds)}")
     if all(isinstance(s, np.random.SeedSequence) for s in seeds):
-        return seeds
+        return cast(list[np.random.SeedSequence], seeds)
     return [np.random.SeedSequence(check_int(f"seed[{i}]", s, low=0), spawn_key=(0,))
             for i, s in enumerate(seeds)]
 

@@ -136,7 +136,7 @@ def estimate_run_bytes(env: Any, agent: Any, n_checkpoints: int,
         if env not in ENV_IDS:  # (not a research id: its constructor checks its arguments)
             return runner_bytes_per_run(n_checkpoints, horizon or 1), {}
         sizes = env_sizes(env, env_kwargs_for(agent, kwargs))
-        family, horizon = env_family(env), ENV_IDS[env][2] if horizon is None else horizon
+        family, horizon = env_family(env), ENV_IDS[env].horizon if horizon is None else horizon
     else:
         sizes, family = public_info_of(env), family_of(env)
         horizon = getattr(env.unwrapped, "horizon", None)
@@ -212,7 +212,8 @@ def simulate(
                                **env_kwargs_for(agent, env_kwargs))
     else:
         venv = env
-        env_id = venv.spec.id if getattr(venv, "spec", None) else type(venv.unwrapped).__name__
+        spec = getattr(venv, "spec", None)
+        env_id = spec.id if spec else type(venv.unwrapped).__name__
         if venv.num_envs != n_runs:
             raise ValueError(f"env has num_envs={venv.num_envs}, but n_runs={n_runs}")
         if venv.metadata.get("autoreset_mode") != AutoresetMode.DISABLED:
@@ -220,7 +221,7 @@ def simulate(
         if getattr(venv.unwrapped, "problem", None) is not None:  # (else: a user's own env)
             per_run, sizes = estimate_run_bytes(venv, agent, n_checkpoints)
             check_runs_fit(n_runs, per_run, sizes=sizes)
-    base = venv.unwrapped
+    base: Any = venv.unwrapped  # a privenv env, or a user's own with a horizon
     horizon = base.horizon
     if horizon is None:
         raise ValueError("horizon must be given (the env has none)")

@@ -352,7 +352,7 @@ class Store:
         if self.readonly:
             raise StoreError(f"results store {str(self.path)!r} was opened for reading "
                              "(create=False)")
-        conn = self._conn
+        conn = self._connection()
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -365,9 +365,15 @@ class Store:
             _rollback(conn)
             raise _store_error(self.path, e, "write to") from e
 
+    def _connection(self) -> sqlite3.Connection:
+        """The connection; ``StoreError`` once the store is closed."""
+        if self._conn is None:
+            raise StoreError(f"results store {str(self.path)!r} is closed")
+        return self._conn
+
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         try:
-            return self._conn.execute(sql, params).fetchall()
+            return self._connection().execute(sql, params).fetchall()
         except sqlite3.Error as e:
             raise _store_error(self.path, e, "read") from e
 
@@ -450,7 +456,8 @@ class Store:
                 (config_hash, name, canonical_json(config), source, len(cell_ids), backend,
                  int(bool(resume)), utc_now(), canonical_json(versions())),
             )
-            return int(cur.lastrowid)
+            assert cur.lastrowid is not None  # (set by the INSERT)
+            return cur.lastrowid
 
     def _check_resumable(self, stored: set[str], cell_ids: Sequence[str], resume: bool) -> None:
         last = self.last_sweep() or {}
@@ -568,7 +575,7 @@ class Store:
             names = [c for c, _ in self._columns[table]]
             kinds = [k for _, k in self._columns[table]]
             try:
-                cursor = self._conn.execute(
+                cursor = self._connection().execute(
                     f"SELECT rowid, checksum, {', '.join(names)} FROM {table}")
                 for row in cursor:
                     values = tuple(row)[2:]
@@ -585,8 +592,9 @@ class Store:
     def _describe_row(self, table: str, values: dict[str, Any]) -> str:
         """A changed row in words: which run or cell, and the configuration it belongs to."""
         cell_id = values.get("cell_id")
-        rows = self._conn.execute("SELECT agent, agent_kwargs, env, env_kwargs, first_run, n_runs "
-                                  "FROM cells WHERE cell_id = ?", (cell_id,)).fetchall()
+        rows = self._connection().execute(
+            "SELECT agent, agent_kwargs, env, env_kwargs, first_run, n_runs FROM cells "
+            "WHERE cell_id = ?", (cell_id,)).fetchall()
         what = f"run {values.get('run')} of cell {cell_id}" if table == "runs" else (
             f"the record of cell {cell_id}")
         if len(rows) == 1:
@@ -608,7 +616,7 @@ class Store:
         """Refuse (:class:`StoreError`, one line) to read results from a store with a changed
         row. Verified once per change of the file by another connection (``data_version``)."""
         try:
-            version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+            version = self._connection().execute("PRAGMA data_version").fetchone()[0]
         except sqlite3.Error as e:
             raise _store_error(self.path, e, "read") from e
         if self._verified == version:

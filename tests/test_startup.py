@@ -21,7 +21,7 @@ HEAVY = ("numba", "llvmlite", "scipy", "torch", "pandas", "matplotlib", "dask", 
 #: the privenv modules ``import privenv`` may load: the package and the ids' tables
 REGISTRATION = {"privenv", "privenv.envs", "privenv.rl", "privenv.rl.ids"}
 #: and the command line before its command runs: with the parser and the backends' names
-CLI = REGISTRATION | {"privenv.cli", "privenv.backends"}
+CLI = REGISTRATION | {"privenv.cli", "privenv.backends", "privenv.backends.base"}
 
 
 def _loaded(code: str) -> dict:

@@ -17,6 +17,7 @@ def local_system(env: Any, randomizer: Any) -> Any:
     from gymnasium.vector import VectorEnv
 
     vector = isinstance(env, VectorEnv)
+    cls: type[Any]
     if isinstance(randomizer, ldp.LocalRandomizer):
         cls = ldp.LocalDPVectorRewardWrapper if vector else ldp.LocalDPRewardWrapper
     elif isinstance(randomizer, ldp_linear.LinearMessageRandomizer):

@@ -19,7 +19,7 @@ reward 0, as from the env; a run the env restarts (autoreset, or
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -60,7 +60,7 @@ def run_seeds(wrapper: gym.Wrapper | VectorWrapper) -> list[np.random.SeedSequen
             f"{type(wrapper).__name__} draws each run's noise from the env's per-run seeds "
             f"(`run_seeds`, provided by privenv envs); {type(base).__name__} has none"
         )
-    return base.run_seeds
+    return cast(Any, base).run_seeds  # (checked on its type above: reading it may raise)
 
 
 def public_info(env: Any) -> dict[str, Any]:

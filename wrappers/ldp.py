@@ -180,7 +180,8 @@ class LocalDPVectorRewardWrapper(LocalDP, VectorRewardWrapper):
         seed: int | list[int] | None = None,
         options: dict[str, Any] | None = None,
     ) -> tuple[Any, dict[str, Any]]:
-        obs, info = self.env.reset(seed=seed, options=options)
+        # (Gymnasium annotates VectorEnv.reset's seed as an int; privenv's envs take one per run)
+        obs, info = self.env.reset(seed=seed, options=options)  # type: ignore[arg-type]
         mask = None if not options else options.get("reset_mask")
         if self._noise is None or seed is not None or mask is None:
             self._noise = RunNoise(noise_seeds(run_seeds(self), self.stack_index))

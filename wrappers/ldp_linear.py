@@ -610,7 +610,8 @@ class LinearMessageVectorWrapper(LocalDP, VectorWrapper):
         seed: int | list[int] | None = None,
         options: dict[str, Any] | None = None,
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        obs, info = self.env.reset(seed=seed, options=options)
+        # (Gymnasium annotates VectorEnv.reset's seed as an int; privenv's envs take one per run)
+        obs, info = self.env.reset(seed=seed, options=options)  # type: ignore[arg-type]
         mask = None if not options else options.get("reset_mask")
         if self._users.features is None or seed is not None or mask is None:
             self._users.reset(run_seeds(self), obs)

@@ -19,7 +19,8 @@ Ray is not supported: privenv uses one distributed engine, and Dask is the one t
 process-per-core cluster from ``pip install`` alone, on any scheduler (SSH, Slurm/PBS via
 dask-jobqueue, Kubernetes) — see docs/guides/sweeps.md.
 
-The contract of :meth:`Backend.imap_unordered`: if ``fn(item)`` raises an ``Exception``, the value
+The contract of :meth:`Backend.imap_unordered <privenv.backends.base.Backend.imap_unordered>`
+(the base class, :mod:`privenv.backends.base`): if ``fn(item)`` raises an ``Exception``, the value
 yielded for that item is the exception instance (the backend catches it per item and carries on);
 the sweep records the cell as failed with the exception's text and traceback. ``BaseException``
 that is not an ``Exception`` (``KeyboardInterrupt``) propagates.
@@ -27,54 +28,13 @@ that is not an ``Exception`` (``KeyboardInterrupt``) propagates.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from privenv.backends.base import Backend
 
 #: backend names accepted by :func:`get_backend` (and ``privenv sweep --backend``); ``"ray"`` is
 #: accepted only to be refused with a pointer to Dask
 BACKENDS = ("local", "ray", "dask")
 #: the backends that run work, as the command-line help shows them
 BACKEND_METAVAR = "{" + ",".join(name for name in BACKENDS if name != "ray") + "}"
-
-
-class Backend(ABC):
-    """Runs ``fn`` over items somewhere; a context manager (``close`` on exit).
-
-    Args:
-        workers: number of worker processes (``None``: the backend's default).
-        address: where the engine runs (a scheduler address); ``None`` for the local backend.
-    """
-
-    name: str = ""
-
-    def __init__(self, workers: int | None = None, address: str | None = None) -> None:
-        self.workers = workers
-        self.address = address
-
-    @abstractmethod
-    def imap_unordered(
-        self, fn: Callable[[Any], Any], items: Sequence[Any]
-    ) -> Iterator[tuple[int, Any]]:
-        """Yield ``(i, fn(items[i]))`` as each item finishes, in any order; the value is the
-        exception instance if ``fn`` raised an ``Exception``."""
-
-    def close(self) -> None:
-        """Release workers and connections (idempotent; nothing to release by default)."""
-        return None
-
-    def __enter__(self) -> Backend:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def describe(self) -> str:
-        """One line for logs and the results store, e.g. ``local (2 workers)``."""
-        parts = [] if self.workers is None else [f"{self.workers} workers"]
-        if self.address:
-            parts.append(self.address)
-        return f"{self.name} ({', '.join(parts)})" if parts else self.name
 
 
 def get_backend(name: str, workers: int | None = None, address: str | None = None) -> Backend:

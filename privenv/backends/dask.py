@@ -38,13 +38,13 @@ import gc
 import logging
 import uuid
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import CancelledError
 from contextlib import closing
 from typing import Any
 
 from privenv._validation import check_int, check_real
-from privenv.backends import Backend
+from privenv.backends.base import Backend
 from privenv.backends.local import default_workers
 
 try:
@@ -179,8 +179,8 @@ class DaskBackend(Backend):
     def _keep_workers(self) -> None:
         """Runs on the local cluster's event loop: bring the cluster back to ``workers``."""
         cluster = self.cluster
-        if cluster is not None and cluster.status == Status.running \
-                and len(cluster.workers) < self.workers:
+        if cluster is not None and self.workers is not None \
+                and cluster.status == Status.running and len(cluster.workers) < self.workers:
             cluster.scale(self.workers)
 
     def _connect(self, address: str) -> Any:
@@ -254,7 +254,7 @@ class DaskBackend(Backend):
 
     def _run(
         self, fn: Callable[[Any], Any], todo: Iterator[tuple[int, Any]], prefix: str, window: int
-    ) -> Iterator[tuple[int, Any, Any]]:
+    ) -> Generator[tuple[int, Any, Any], None, None]:
         """``(i, item, fn(item) or its exception)`` for ``(i, item)`` of ``todo``, ``window`` at a
         time, as they finish."""
         pending: dict[str, tuple[int, Any, Any]] = {}  # key -> (index, item, future)

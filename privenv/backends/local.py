@@ -25,7 +25,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from privenv._validation import check_choice, check_int
-from privenv.backends import Backend
+from privenv.backends.base import Backend
 
 
 def exit_with_parent() -> None:
@@ -68,6 +68,8 @@ class LocalBackend(Backend):
     """
 
     name = "local"
+    #: the number of worker processes (resolved: never None)
+    workers: int
 
     def __init__(
         self,

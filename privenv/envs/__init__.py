@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import gymnasium as gym
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     )
     from privenv.envs.huber import HuberBanditEnv, HuberBanditVectorEnv
     from privenv.envs.linear import LinearContextualBanditEnv, LinearContextualBanditVectorEnv
+    from privenv.problems.base import Problem
 
 #: the env classes this package exports → their module, imported on first use (PEP 562)
 _LAZY: dict[str, str] = {
@@ -54,24 +55,36 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
 
-#: id → (single entry point, vector entry point, default horizon / sample budget)
-ENV_IDS: dict[str, tuple[str, str, int]] = {
-    "HuberBandit-v0": (
+class EnvEntry(NamedTuple):
+    """How a research id is registered."""
+
+    #: the single env's class, as an entry-point string (``module:Class``)
+    entry_point: str
+    #: the native vector env's class, as an entry-point string
+    vector_entry_point: str
+    #: the default horizon (regret problems) or sample budget (best-arm identification), which
+    #: is the registered ``max_episode_steps`` and the env classes' ``DEFAULT_HORIZON``
+    horizon: int
+
+
+#: id → its registration (:class:`EnvEntry`)
+ENV_IDS: dict[str, EnvEntry] = {
+    "HuberBandit-v0": EnvEntry(
         "privenv.envs.huber:HuberBanditEnv",
         "privenv.envs.huber:HuberBanditVectorEnv",
         100_000,
     ),
-    "BestArmIdentification-v0": (
+    "BestArmIdentification-v0": EnvEntry(
         "privenv.envs.bai:BestArmIdentificationEnv",
         "privenv.envs.bai:BestArmIdentificationVectorEnv",
         100_000_000,
     ),
-    "LinearContextualBandit-v0": (
+    "LinearContextualBandit-v0": EnvEntry(
         "privenv.envs.linear:LinearContextualBanditEnv",
         "privenv.envs.linear:LinearContextualBanditVectorEnv",
         10_000,
     ),
-    "FederatedLinearBandit-v0": (
+    "FederatedLinearBandit-v0": EnvEntry(
         "privenv.envs.federated:FederatedLinearBanditEnv",
         "privenv.envs.federated:FederatedLinearBanditVectorEnv",
         10_000,
@@ -79,9 +92,9 @@ ENV_IDS: dict[str, tuple[str, str, int]] = {
 }
 
 
-def env_class(env_id: str) -> type:
+def env_class(env_id: str) -> type[gym.Env[Any, Any]]:
     """The single-env class of a research id (its registered entry point)."""
-    module, _, name = ENV_IDS[env_id][0].partition(":")
+    module, _, name = ENV_IDS[env_id].entry_point.partition(":")
     return getattr(importlib.import_module(module), name)
 
 
@@ -90,7 +103,7 @@ def env_parameters(env_id: str) -> list[str]:
     runner sets it) and ``render_mode``. Their values are checked by the problem class."""
     import inspect
 
-    params = inspect.signature(env_class(env_id).__init__).parameters
+    params = inspect.signature(env_class(env_id)).parameters
     return [k for k, p in params.items() if k not in ("self", "horizon", "render_mode")
             and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
@@ -104,7 +117,7 @@ def check_env_kwargs(env_id: str, kwargs: Iterable[str]) -> None:
             raise ValueError(f"env {env_id!r} has no parameter {key!r}; parameters: {allowed}")
 
 
-def problem_class(env_id: str) -> type:
+def problem_class(env_id: str) -> type[Problem]:
     """The problem class of a research id: its env class is a ``ProblemEnv[P]``, and ``P`` is
     it."""
     import typing
@@ -145,6 +158,7 @@ def register_envs() -> None:
 
 __all__ = [
     "ENV_IDS",
+    "EnvEntry",
     "BestArmIdentificationEnv",
     "BestArmIdentificationVectorEnv",
     "FederatedLinearBanditEnv",

@@ -7,10 +7,11 @@ from typing import Any
 
 import numpy as np
 
+from privenv.envs import ENV_IDS
 from privenv.envs.base import FamilyVectorEnv, ProblemEnv
 from privenv.problems.bai import BAIProblem, decode, pull, stop
 
-DEFAULT_HORIZON = 100_000_000  # the sample budget
+DEFAULT_HORIZON = ENV_IDS["BestArmIdentification-v0"].horizon  # the sample budget
 
 __all__ = ["BestArmIdentificationEnv", "BestArmIdentificationVectorEnv", "decode", "pull", "stop"]
 

@@ -260,7 +260,7 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
         if mask is not None and seed is None and self._t.any():
             runs = np.flatnonzero(np.asarray(mask, dtype=bool))
             return self._reset_runs(runs)
-        obs, info = self.problem.reset(self._run_seeds)
+        obs, info = self.problem.reset(self.run_seeds)
         if self._board is not None:
             self._board.reset()
         self._t[:] = 0
@@ -347,8 +347,9 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
         """One render per run (see :meth:`ProblemEnv.render`). Shows raw data: a human view."""
         if self._board is None:
             return None
-        draw = self._board.ansi if self.render_mode == "ansi" else self._board.rgb
-        return tuple(draw(i) for i in range(self.num_envs))
+        if self.render_mode == "ansi":
+            return tuple(self._board.ansi(i) for i in range(self.num_envs))
+        return tuple(self._board.rgb(i) for i in range(self.num_envs))
 
     def public_info(self) -> dict[str, Any]:
         """What agents may know about the instance (shapes, horizon, moment bounds; no data)."""

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from privenv.envs import ENV_IDS
 from privenv.envs.base import FamilyVectorEnv, ProblemEnv
 from privenv.envs.linear import _hard_n
 from privenv.problems.federated import FederatedLinearProblem
 
-DEFAULT_HORIZON = 10_000
+DEFAULT_HORIZON = ENV_IDS["FederatedLinearBandit-v0"].horizon
 
 
 class FederatedLinearBanditEnv(ProblemEnv[FederatedLinearProblem]):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from privenv.envs import ENV_IDS
 from privenv.envs.base import FamilyVectorEnv, ProblemEnv
 from privenv.problems.huber import HuberProblem
 
-DEFAULT_HORIZON = 100_000
+DEFAULT_HORIZON = ENV_IDS["HuberBandit-v0"].horizon
 
 
 class HuberBanditEnv(ProblemEnv[HuberProblem]):

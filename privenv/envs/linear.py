@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from privenv.envs import ENV_IDS
 from privenv.envs.base import FamilyVectorEnv, ProblemEnv
 from privenv.problems.linear import LinearContextualProblem
 
-DEFAULT_HORIZON = 10_000
+DEFAULT_HORIZON = ENV_IDS["LinearContextualBandit-v0"].horizon
 
 
 def _hard_n(contexts: str, n: int | None, horizon: int | None) -> int | None:

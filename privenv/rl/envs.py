@@ -403,6 +403,7 @@ class RLBanditVectorEnv(_RLView, VectorEnv):
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         options = dict(options or {})
+        roots: list[np.random.SeedSequence] | None = None
         if seed is not None:  # sub-env i: run `first_run` of seed s + i (or of seed[i])
             seeds = ([seed + i for i in range(self.num_envs)] if isinstance(seed, (int, np.integer))
                      else list(seed))
@@ -410,9 +411,9 @@ class RLBanditVectorEnv(_RLView, VectorEnv):
                 raise ValueError(f"seed must have one entry per sub-env ({self.num_envs}), got "
                                  f"{len(seeds)}")
             first = check_int("options['first_run']", options.pop("first_run", 0), low=0)
-            seed = [np.random.SeedSequence(check_int("seed", s, low=0), spawn_key=(first,))
-                    for s in seeds]
-        return self.view.reset(seed=seed, options=options or None)
+            roots = [np.random.SeedSequence(check_int("seed", s, low=0), spawn_key=(first,))
+                     for s in seeds]
+        return self.view.reset(seed=roots, options=options or None)
 
     def step(
         self, actions: Any

@@ -349,7 +349,7 @@ class LinearStatisticsSpec:
                 "would not hold for it; use LaplaceLabel (it protects the label)"
             )
         shape = (A, d) if M == 1 else (M, A, d)
-        if d is None or A is None or tuple(obs_space.shape) != shape:
+        if d is None or A is None or tuple(obs_space.shape or ()) != shape:
             raise ValueError(
                 f"env must be a linear contextual bandit observing features of shape {shape}, "
                 f"got {env_name(env)} with observation space {obs_space}"

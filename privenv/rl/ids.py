@@ -111,7 +111,8 @@ class Family:
         """The research id's single (or native vector) env class."""
         from privenv.envs import ENV_IDS
 
-        return load_entry_point(ENV_IDS[self.research_id][1 if vector else 0])
+        entry = ENV_IDS[self.research_id]
+        return load_entry_point(entry.vector_entry_point if vector else entry.entry_point)
 
 
 _BAI_FIXED = {

@@ -62,7 +62,7 @@ def _unbatch_info(info: dict[str, Any], n: int) -> list[dict[str, Any]]:
 
 
 def _sb3_vec_env_class() -> type:
-    VecEnv = _require_sb3("SB3VecEnv").common.vec_env.VecEnv
+    VecEnv: Any = _require_sb3("SB3VecEnv").common.vec_env.VecEnv  # (an optional dependency)
 
     class SB3VecEnv(VecEnv):
         """A native Gymnasium ``VectorEnv`` as Stable-Baselines3's ``VecEnv``.
@@ -107,7 +107,8 @@ def _sb3_vec_env_class() -> type:
             options = self._options[0] if self._options and self._options[0] else None
             if any(o != self._options[0] for o in self._options):
                 raise ValueError("options must be the same for every sub-env of a vector env")
-            obs, info = self.venv.reset(seed=seed, options=options)
+            # (Gymnasium annotates VectorEnv.reset's seed as an int; a list seeds each sub-env)
+            obs, info = self.venv.reset(seed=seed, options=options)  # type: ignore[arg-type]
             self._reset_seeds()
             self._reset_options()
             self.reset_infos = _unbatch_info(info, self.num_envs)

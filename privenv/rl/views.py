@@ -180,7 +180,8 @@ class VectorSufficientStatistics(VectorWrapper):
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        obs, info = self.env.reset(seed=seed, options=options)
+        # (Gymnasium annotates VectorEnv.reset's seed as an int; privenv's envs take one per run)
+        obs, info = self.env.reset(seed=seed, options=options)  # type: ignore[arg-type]
         self.research_observation = obs
         mask = None if not options else options.get("reset_mask")
         if mask is None or seed is not None:

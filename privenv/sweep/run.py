@@ -206,7 +206,7 @@ def run_sweep(
     Args:
         config: a :class:`SweepConfig`, the config-file structure as a dict, or a file path.
         store: a :class:`privenv.store.Store` or the path of its SQLite file (created).
-        backend: ``"local"`` (default) or ``"dask"``, or a :class:`privenv.backends.Backend`
+        backend: ``"local"`` (default) or ``"dask"``, or a :class:`~privenv.backends.base.Backend`
             (then ``workers``/``address`` are the backend's own).
         workers: worker processes (local default: one per CPU; 1 runs in-process).
         address: the distributed engine's scheduler address.

@@ -20,7 +20,9 @@ moment case).
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -76,10 +78,15 @@ def lower_bound_terms(
     }
 
 
+def _total(terms: dict[str, Any]) -> np.ndarray:
+    """The sum of a rate's terms (arrays, or numbers for a scalar T)."""
+    return functools.reduce(operator.add, terms.values())
+
+
 def lower_bound_rate(T: Any, K: int, epsilon: float, alpha: float, k: float = 2.0) -> np.ndarray:
     """Minimax lower-bound *rate* of Theorem 4.1, up to constants:
     √(KT) + (K/ε)^{1−1/k}·T^{1/k} + T·α^{1−1/k}. See :func:`lower_bound_terms`."""
-    return sum(lower_bound_terms(T, K, epsilon, alpha, k).values())
+    return _total(lower_bound_terms(T, K, epsilon, alpha, k))
 
 
 # -- Theorem 6.2 (and Remark 6.3): Algorithm 1 + Algorithm 2, finite raw moment (PRAE-R) ----------
@@ -121,7 +128,7 @@ def upper_bound_raw_rate(
 ) -> np.ndarray:
     """Regret upper-bound *rate* of PRAE-R (Theorem 6.2; Remark 6.3 for α = 0), up to constants.
     See :func:`upper_bound_raw_terms`."""
-    return sum(upper_bound_raw_terms(T, K, epsilon, alpha, k).values())
+    return _total(upper_bound_raw_terms(T, K, epsilon, alpha, k))
 
 
 # -- Theorems 6.10 and 6.12: Algorithm 1 + Algorithm 3, finite central moment (PRAE-C) ------------
@@ -165,7 +172,7 @@ def upper_bound_central_rate(
 ) -> np.ndarray:
     """Regret upper-bound *rate* of PRAE-C (Theorem 6.10 for α = 0, Theorem 6.12 for α > 0), up to
     constants. See :func:`upper_bound_central_terms`."""
-    return sum(upper_bound_central_terms(T, K, epsilon, alpha, k, D).values())
+    return _total(upper_bound_central_terms(T, K, epsilon, alpha, k, D))
 
 
 __all__ = [
