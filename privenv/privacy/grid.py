@@ -169,7 +169,7 @@ class DiscreteLaplaceParameters:
 
     @property
     def budget(self) -> int:
-        """The words (and iterations) of one draw: the least budget whose overrun probability
+        """The words (and iterations) of one draw, the least budget whose overrun probability
         is at most 2⁻⁶⁴ (:func:`privenv.privacy.work.laplace_budget`)."""
         return work.laplace_budget(self.scale_num, self.scale_den)
 
@@ -212,7 +212,7 @@ class DiscreteGaussianParameters:
 
     @property
     def budget(self) -> int:
-        """The words (and iterations) of one draw: the least budget whose overrun probability
+        """The words (and iterations) of one draw, the least budget whose overrun probability
         is at most 2⁻⁶⁴ (:func:`privenv.privacy.work.gaussian_budget`)."""
         return work.gaussian_budget(self.var_num, self.var_den)
 

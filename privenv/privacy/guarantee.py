@@ -77,7 +77,7 @@ class PrivacyGuarantee:
 
     @property
     def arithmetic(self) -> str:
-        """Where the guarantee holds: ``"exact in binary64"`` (the exact samplers: for the
+        """Where the guarantee holds, ``"exact in binary64"`` (the exact samplers, for the
         doubles released) or ``"idealized arithmetic"`` (the float samplers; Mironov 2012)."""
         return ARITHMETIC[self.sampler]
 

@@ -73,7 +73,7 @@ _LAPLACE, _GAUSSIAN = 0, 1
 # Scalar releases inside compiled code (agents, local randomizers)
 # =================================================================================================
 
-#: the words (and iterations) of one release by :func:`laplace_release`: the least budget whose
+#: the words (and iterations) of one release by :func:`laplace_release`, the least budget whose
 #: overrun probability is at most 2⁻⁶⁴ for every scale it can have — t = Δ_k·q/2²⁰ ≥ 1024 grid
 #: units (Δ/g ≥ 1024·ε′ by the grid's choice), numerator Δ_k·q ≤ 2⁵²
 #: (:func:`privenv.privacy.work.laplace_range_budget`; tests/privacy/test_work.py recomputes it)

@@ -40,7 +40,7 @@ class FloatSampler(NamedTuple):
 
     @property
     def count_words(self) -> int:
-        """The words to ensure for one noisy count: none."""
+        """The words to ensure for one noisy count (none)."""
         return 0
 
 

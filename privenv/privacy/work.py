@@ -57,7 +57,7 @@ __all__ = [
     "lemire_pgf",
 ]
 
-#: the overrun probability every budget is chosen for: at most 2⁻⁶⁴ per draw
+#: the overrun probability every budget is chosen for, at most 2⁻⁶⁴ per draw
 WORK_FAILURE = 2.0**-64
 _LIMIT = 2**62
 _KT = 48  # Algorithm 1's trials summed exactly; the rest bounded
