@@ -285,9 +285,6 @@ def fixed_horizon(n_runs: int) -> None:
         print(f"  {name:<24} {horizon:>6} {1e9 * f:9.0f} {1e9 * e:9.0f} {e / f:10.2f}×")
 
 
-if __name__ == "__main__":
-    main()
-
 
 @intrinsic
 def _cycles(typingctx: object) -> tuple:
@@ -376,3 +373,7 @@ def timing_side_channel(n: int) -> None:
             eps_lb, gap = _timing_bound(side, y, cyc, edges)
             print(f"  {name:<10} {label:<22} {np.median(cyc) / ghz:14.0f} {gap / ghz:8.1f} "
                   f"{eps_lb:7.2f}")
+
+
+if __name__ == "__main__":
+    main()
