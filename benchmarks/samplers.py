@@ -299,6 +299,12 @@ def _cycles(typingctx: object) -> tuple:
 
 
 @numba.njit
+def _read_cycles() -> int:
+    """:func:`_cycles` for Python callers (an intrinsic is usable in compiled code only)."""
+    return _cycles()
+
+
+@numba.njit
 def _timed_draws(words: np.ndarray, n: int, k: np.ndarray, gaussian: bool, a: int, b: int,
                  c: int, budget: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Draws alternating between the inputs k[0], k[1] → (input index, release, cycles, words
@@ -348,9 +354,9 @@ def _timing_bound(side: np.ndarray, y: np.ndarray, cyc: np.ndarray, edges: np.nd
 
 
 def timing_side_channel(n: int) -> None:
-    ticks0, wall0 = _cycles(), time.perf_counter()
+    ticks0, wall0 = _read_cycles(), time.perf_counter()
     time.sleep(0.2)
-    ghz = (int(_cycles()) - int(ticks0)) / (time.perf_counter() - wall0) / 1e9
+    ghz = (int(_read_cycles()) - int(ticks0)) / (time.perf_counter() - wall0) / 1e9
     if ghz <= 0:
         print("timing side channel: this CPU has no cycle counter readable here (skipped)")
         return
