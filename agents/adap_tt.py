@@ -664,7 +664,7 @@ class AdaPTT(DoublingTopTwo):
         **GAUSSIAN_PARAMETERS,
         "epsilon": Param(EPSILON),
         "bonus": Param(Options(BONUSES)),
-        "sampler": Param(SAMPLER),
+        "sampler": Param(SAMPLER, assumes="sampler"),
         "beta_rule": Param(Options(BETA_RULES)),
         "stop_candidate": Param(Options(STOP_CANDIDATES)),
         "challenger_bonus": Param(Options(CHALLENGER_BONUSES)),

@@ -232,7 +232,7 @@ class DPSE(BatchedElimination):
         "delta": Param(Real(0.0, 1.0, low_open=True, high_open=True, none=True)),
         "reward_mode": Param(Options(REWARD_MODES), problem="reward_mode"),
         "task": Param(Options(TASKS, none=True), problem="task"),
-        "sampler": Param(SAMPLER),
+        "sampler": Param(SAMPLER, assumes="sampler"),
     }
 
     def __new__(cls, *args: object, task: str | None = None, **kwargs: object) -> DPSE:

@@ -110,7 +110,7 @@ class _FederatedLinUCB(Agent):
         "theta_bound": THETA_BOUND_PARAM,
         "lambda_": Param(Real(0.0, low_open=True, none=True)),
         "beta": Param(Real(0.0, none=True)),
-        "sampler": Param(SAMPLER),
+        "sampler": Param(SAMPLER, assumes="sampler"),
     }
 
     def __init__(

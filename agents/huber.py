@@ -240,16 +240,19 @@ def algorithm_3(x: np.ndarray, n: int, M: float, epsilon: float, D: float, r: fl
 
 @jit(allocates=True)
 def algorithm_3_exact(x: np.ndarray, n: int, M: float, D: float, r: float, n_bins: int,
-                      noise: NoiseView, run: int, q: int) -> tuple[float, float]:
+                      noise: NoiseView, run: int, q: int, count_budget: int
+                      ) -> tuple[float, float]:
     """:func:`algorithm_3` with the exact sampler (ε′ = 2²⁰/q ≤ ε,
     :mod:`privenv.privacy.exact`): the histogram releases the integer counts plus
     Lap_ℤ(2·q/2²⁰) (replacing one point moves two counts by 1: L1 sensitivity 2 in count units,
-    so exactly ε′-DP), and the mean of the second fold goes through
+    so exactly ε′-DP; ``count_budget`` words each,
+    :func:`~privenv.privacy.releases.count_budget`), and the mean of the second fold goes through
     :func:`~privenv.privacy.exact.laplace_release` with sensitivity 2M/n."""
     counts = _bin_counts(x, n, D, r, n_bins)
     best, top = 0, -np.inf
     for b in range(n_bins):  # lines 4–5 on the released counts (÷ n: post-processing)
-        p_tilde = (counts[b] + take_discrete_laplace(noise, run, 2 * q, 2**EPSILON_BITS)) / n
+        p_tilde = (counts[b] + take_discrete_laplace(noise, run, 2 * q, 2**EPSILON_BITS,
+                                                     count_budget)) / n
         if p_tilde > top:
             best, top = b, p_tilde
     J = -D + r * best
@@ -463,7 +466,7 @@ class PrivateRobustArmElimination(BatchedElimination):
         "delta": Param(Real(0.0, 1.0, low_open=True, high_open=True, none=True)),
         "first_phase": Param(Options(FIRST_PHASES)),
         "constant_scale": Param(POSITIVE),
-        "sampler": Param(SAMPLER),
+        "sampler": Param(SAMPLER, assumes="sampler"),
     }
 
     def __init__(self, K: int, horizon: int, epsilon: float = 1.0, delta: float | None = None,
@@ -521,7 +524,8 @@ class PrivateRobustArmElimination(BatchedElimination):
             M, beta = self.prm_parameters(2.0**tau, delta_tau)
             beta = self.constant_scale * beta  # the elimination radius (line 19)
         D, r, bins = self.histogram()
-        sampler = central_sampler(self.sampler, self.epsilon, float(self.noise_multiplier))
+        sampler = central_sampler(self.sampler, self.epsilon, float(self.noise_multiplier),
+                                  counts=bins > 0)
         return PRAEParams(
             K=self.K, horizon=self.horizon, epsilon=self.epsilon, central=bins > 0,
             first_phase=FIRST_PHASES.index(self.first_phase),
@@ -531,7 +535,8 @@ class PrivateRobustArmElimination(BatchedElimination):
             noise_multiplier=float(self.noise_multiplier),
             delta_table=np.ascontiguousarray(delta_tau), M_table=np.ascontiguousarray(M),
             beta_table=np.ascontiguousarray(beta), D=D, r=r, n_bins=bins, sampler=sampler,
-            words_per_step=(bins + 1) * sampler.words)  # a release: the histogram's bins + 1
+            # a release: the histogram's bins (noisy counts) and the mean
+            words_per_step=bins * sampler.count_words + sampler.words)
 
     def histogram(self) -> tuple[float, float, int]:
         """(D, r, bins) of Algorithm 3's histogram (bins of width r over [−D, D)); no bins: the
@@ -711,7 +716,8 @@ def _algorithm_3_float(sampler: FloatSampler, p: PRAEParams, x: np.ndarray, n: i
 @jit(allocates=True)
 def _algorithm_3_exact(sampler: ExactSampler, p: PRAEParams, x: np.ndarray, n: int, M: float,
                        noise: NoiseView, run: int) -> float:
-    return algorithm_3_exact(x, n, M, p.D, p.r, p.n_bins, noise, run, sampler.q)[0]
+    return algorithm_3_exact(x, n, M, p.D, p.r, p.n_bins, noise, run, sampler.q,
+                             sampler.count_budget)[0]
 
 
 @end_epoch.register(PRAEParams)

@@ -342,7 +342,7 @@ class LDPLinUCB(_MessageLearner):
         "alpha": ALPHA_PARAM,
         "calibration": Param(Options(CALIBRATIONS)),
         "clip": Param(Flag()),
-        "sampler": Param(SAMPLER),
+        "sampler": Param(SAMPLER, assumes="sampler"),
     }
 
     def __init__(
@@ -430,7 +430,7 @@ class InputPerturbationOLS(_MessageLearner, _RidgeAgent):
     name = "input-perturbation-ols"
     message_keys = ("phi_tilde", "y_tilde")
     parameters = {**_RidgeAgent.parameters, "epsilon": Param(EPSILON), "clip": Param(Flag()),
-                  "sampler": Param(SAMPLER)}
+                  "sampler": Param(SAMPLER, assumes="sampler")}
 
     def __init__(
         self,
@@ -580,7 +580,7 @@ class CentralDPLinUCB(Agent):
         "alpha": ALPHA_PARAM,
         "clip": Param(Flag()),
         "reward_bound": REWARD_BOUND_PARAM,
-        "sampler": Param(SAMPLER),
+        "sampler": Param(SAMPLER, assumes="sampler"),
     }
     #: audit hooks, kept by every real agent — the binary mechanism of both trees, and a factor on
     #: their node noise σ (the declared ρ and the confidence widths keep the calibrated σ). A

@@ -736,7 +736,7 @@ class LPLRRegCB(Agent):
         "delta": Param(DELTA),
         "kappa_scale": Param(POSITIVE),
         "n0": Param(Integer(low=2, none=True)),
-        "sampler": Param(SAMPLER),
+        "sampler": Param(SAMPLER, assumes="sampler"),
     }
     #: the user-side randomizer class (tests swap in recording/replaying versions)
     users_class: type[LPLRUsers] = LPLRUsers
@@ -760,7 +760,8 @@ class LPLRRegCB(Agent):
         self.set_params(locals())
         if self.sampler == "exact" and self.wishart != "gaussian":
             raise ValueError("sampler='exact' needs wishart='gaussian' (the paper's Wishart "
-                             "mechanism is not DP, with any sampler)")
+                             "mechanism is not DP, with any sampler; on a data set, where "
+                             "'exact' is the default, pass sampler='float' to run it)")
         #: the exact samplers and their composed guarantee (``sampler="exact"``), else None
         self.exact = (LPLRExact.calibrate(self.epsilon, self.delta, self.d)
                       if self.sampler == "exact" else None)

@@ -634,7 +634,7 @@ class GaussianLDPTTUCB(_LocalTTUCB):
         **CTBTT.parameters,
         "gamma": Param(DELTA),
         "calibration": Param(Options(CALIBRATIONS)),
-        "sampler": Param(SAMPLER),
+        "sampler": Param(SAMPLER, assumes="sampler"),
     }
 
     def __init__(

@@ -97,7 +97,11 @@ KERNEL_FILES: tuple[str, ...] = (
     "agents/top_two.py",
     "agents/adap_tt.py",
     "wrappers/ldp.py",
-    "privacy/exact.py",
+    "privacy/constant_work.py",
+    "privacy/variable_work.py",
+    "privacy/draws.py",
+    "privacy/releases.py",
+    "privacy/side_channel.py",
     "privacy/preimage.py",
 )
 

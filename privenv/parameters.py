@@ -147,7 +147,10 @@ class Options(Constraint):
 
 
 #: how a private agent or mechanism draws its noise, binary64 transforms (``"float"``) or the
-#: exact discrete samplers (``"exact"``, :mod:`privenv.privacy.exact`)
+#: exact discrete samplers (``"exact"``, :mod:`privenv.privacy.exact`). The agents declare it an
+#: assumption about the env's ``"sampler"`` (``assumes="sampler"``): an env of real data (a data
+#: set, ``contexts="dataset"``) describes ``"exact"``, so :func:`privenv.agents.make` defaults to
+#: the exact sampler there; simulated problems describe none (the agents' default, ``"float"``)
 SAMPLER = Options(("float", "exact"))
 
 

@@ -352,12 +352,13 @@ def _run_stepwise(agent: Agent, venv: VectorEnv, obs: Any, times: np.ndarray,
         actions = agent.act_batch(obs)
         obs, rewards, terminated, truncated, info = venv.step(actions)
         agent.observe_batch(actions, rewards, obs)
+        step_regret = step_evaluation(venv, info)["regret"]
         if any_done:  # finished runs (best-arm identification) accrue nothing
             live = ~done
-            regret += np.where(live, info["regret"], 0.0)
+            regret += np.where(live, step_regret, 0.0)
             steps += live
         else:
-            regret += info["regret"]
+            regret += step_regret
             steps += 1
         if t == times[k]:
             curve[:, k] = regret
@@ -376,6 +377,15 @@ def _run_stepwise(agent: Agent, venv: VectorEnv, obs: Any, times: np.ndarray,
                 break
     curve[:, k:] = regret[:, None]
     return curve, regret, steps, episode
+
+
+def step_evaluation(env: Any, info: dict[str, Any]) -> dict[str, Any]:
+    """The evaluation quantities of ``env``'s last step: ``info``, or, where the problem keeps
+    them out of ``info`` because they reveal raw data (a data set's labels), the runner's channel
+    ``env.unwrapped.evaluation()`` (never given to an agent or a wrapper's caller)."""
+    if "regret" in info:
+        return info
+    return env.unwrapped.evaluation()
 
 
 def play(
@@ -412,7 +422,7 @@ def play(
         action = agent.act(obs)
         obs, reward, terminated, truncated, info = env.step(action)
         agent.observe(action, reward, obs)
-        regret += info["regret"]
+        regret += step_evaluation(env, info)["regret"]
         steps += 1
         if terminated or truncated:
             break

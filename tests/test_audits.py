@@ -18,7 +18,7 @@ import privenv.agents as zoo
 from privenv import audits, cli
 from privenv.agents.lplr import LPLRUsers
 from privenv.audits import agents, randomizers
-from privenv.privacy import audit, harness
+from privenv.privacy import audit, harness, side_channel
 from privenv.privacy.tree import TreeMechanism
 
 #: cases run by another test file (no double cost): target → file. A private agent's cases run
@@ -42,6 +42,7 @@ AGENT_FILES = {
 TESTED_ELSEWHERE = {"fed-linucb-silo": "tests/privacy/test_federated_protocol.py",
                     **{name: "tests/privacy/test_preimage.py" for name in audits.CASES
                        if name.startswith("preimage-")},
+                    **{name: "tests/privacy/test_side_channel.py" for name in side_channel.CASES},
                     **{name: path for path, names in AGENT_FILES.items() for name in names}}
 #: the cases this file runs (tests/conftest.py parametrizes ``test_case`` over them)
 AUDIT_TARGETS = [name for name in audits.CASES if name not in TESTED_ELSEWHERE]
@@ -91,7 +92,8 @@ def test_registry_covers_the_issue() -> None:
                 "gaussian-exact", "laplace-snapping", "lplr-update-count", "lplr-ci",
                 "lplr-update-label-moment", "lplr-update-gram", "input-perturbation-message",
                 "input-perturbation-exact", "gaussian-statistics-exact",
-                "lplr-update-count-exact"}
+                "lplr-update-count-exact", "side-channel-laplace-exact",
+                "side-channel-gaussian-exact", "side-channel-snapping"}
     assert required <= set(audits.CASES)
     for case in audits.CASES.values():
         # every audit has a mutant, or audits a documented flaw
@@ -100,12 +102,14 @@ def test_registry_covers_the_issue() -> None:
 
 def test_one_registry_of_every_layer_in_report_order() -> None:
     names = list(audits.CASES)
-    parts = (harness.CASES, randomizers.CASES, agents.CASES)
+    parts = (harness.CASES, side_channel.CASES, randomizers.CASES, agents.CASES)
     assert sorted(names) == sorted(n for part in parts for n in part)  # each once
     assert all(audits.CASES[n] is part[n] for part in parts for n in part)
     # each registry keeps its order; the layers above sit after their anchors
     for part in parts:
         assert [n for n in names if n in part] == list(part)
+    h = names.index("preimage-snapping")
+    assert names[h + 1: h + 1 + len(side_channel.CASES)] == list(side_channel.CASES)
     i = names.index("wishart-gaussian")
     assert names[i + 1: i + 1 + len(randomizers.CASES)] == list(randomizers.CASES)
     j = names.index("shuffler")

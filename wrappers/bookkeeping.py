@@ -1,7 +1,8 @@
 """What every local-DP wrapper shares (:mod:`privenv.wrappers.ldp`,
 :mod:`privenv.wrappers.ldp_linear`): the marker that counts stacked wrappers, the per-run noise
-seeds, the check of the feedback channel, the autoreset bookkeeping of a vector wrapper, and the
-``info`` keys a wrapper removes.
+seeds, the check of the feedback channel, the autoreset bookkeeping of a vector wrapper, the
+``info`` keys a wrapper removes, and the default sampler of the data a wrapper protects
+(:func:`data_sampler`).
 
 **Per-run noise.** After ``reset`` a wrapper takes the base env's ``run_seeds`` (one
 ``SeedSequence`` per run, see :mod:`privenv.seeding`) and draws run *i*'s noise only from
@@ -29,8 +30,8 @@ from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.problems.base import Problem
 from privenv.seeding import WRAPPER, child
 
-__all__ = ["RAW_INFO_KEYS", "AutoresetRuns", "LocalDP", "check_feedback_channel", "ldp_stack_depth",
-           "noise_seeds", "public_info", "public_step_info", "run_seeds"]
+__all__ = ["RAW_INFO_KEYS", "AutoresetRuns", "LocalDP", "check_feedback_channel", "data_sampler",
+           "ldp_stack_depth", "noise_seeds", "public_info", "public_step_info", "run_seeds"]
 
 
 class LocalDP:
@@ -151,6 +152,19 @@ def noise_seeds(
 #: ``contaminated``: whether this step's raw reward came from the contamination): a wrapper
 #: removes them, so that nothing downstream of a local randomizer sees more than its release
 RAW_INFO_KEYS: tuple[str, ...] = ("contaminated", "_contaminated")
+
+
+def data_sampler(env: Any, sampler: str | None) -> str:
+    """``sampler`` if given; else the sampler the env's data calls for — ``"exact"`` for real
+    data: an env that is not a privenv simulation (the caller's own rewards or contexts) or a
+    privenv data set (its public description says ``"sampler": "exact"``); ``"float"`` for
+    privenv's simulated problems (the papers' noise). The rule: docs/design/threat-model.md."""
+    if sampler is not None:
+        return sampler
+    describe = getattr(getattr(env, "unwrapped", env), "public_info", None)
+    if not callable(describe):
+        return "exact"
+    return str(describe().get("sampler", "float"))
 
 
 def public_step_info(info: dict[str, Any]) -> dict[str, Any]:

@@ -78,6 +78,7 @@ from privenv.wrappers.bookkeeping import (
     AutoresetRuns,
     LocalDP,
     check_feedback_channel,
+    data_sampler,
     ldp_stack_depth,
     noise_seeds,
     public_info,
@@ -301,9 +302,12 @@ class LaplaceReward(LocalDPRewardWrapper):
 
     ## Arguments
     ``env``, ``epsilon`` (ε > 0), ``reward_range`` = (lo, hi), lo < hi, ``clip`` (default False),
-    ``sampler`` (``"float"``, default, or ``"exact"``: the reward rounded to a grid 1000 times
-    finer than the noise plus discrete Laplace noise, exactly ε′-DP with ε′ ≤ ε on the doubles
-    released; see docs/design/threat-model.md).
+    ``sampler`` (``"float"`` or ``"exact"``: the reward rounded to a grid 1000 times finer than
+    the noise plus discrete Laplace noise, exactly ε′-DP with ε′ ≤ ε on the doubles released; by
+    default the sampler the data calls for,
+    :func:`~privenv.wrappers.bookkeeping.data_sampler`: ``"float"`` on privenv's simulated
+    problems, ``"exact"`` on real data — a data set, or an env of the caller's own; see
+    docs/design/threat-model.md).
 
     ## Example
     >>> import gymnasium as gym, privenv
@@ -319,12 +323,13 @@ class LaplaceReward(LocalDPRewardWrapper):
         epsilon: float,
         reward_range: tuple[float, float],
         clip: bool = False,
-        sampler: str = "float",
+        sampler: str | None = None,
     ) -> None:
         gym.utils.RecordConstructorArgs.__init__(
             self, epsilon=epsilon, reward_range=reward_range, clip=clip, sampler=sampler
         )
-        super().__init__(env, LaplaceRandomizer(epsilon, reward_range, clip, sampler=sampler))
+        super().__init__(env, LaplaceRandomizer(epsilon, reward_range, clip,
+                                                   sampler=data_sampler(env, sampler)))
 
 
 class VectorLaplaceReward(LocalDPVectorRewardWrapper):
@@ -336,9 +341,10 @@ class VectorLaplaceReward(LocalDPVectorRewardWrapper):
         epsilon: float,
         reward_range: tuple[float, float],
         clip: bool = False,
-        sampler: str = "float",
+        sampler: str | None = None,
     ) -> None:
-        super().__init__(env, LaplaceRandomizer(epsilon, reward_range, clip, sampler=sampler))
+        super().__init__(env, LaplaceRandomizer(epsilon, reward_range, clip,
+                                                   sampler=data_sampler(env, sampler)))
 
 
 class GaussianReward(LocalDPRewardWrapper):
@@ -360,8 +366,9 @@ class GaussianReward(LocalDPRewardWrapper):
     ## Arguments
     ``env``, ``epsilon`` (ε > 0), ``delta`` (δ ∈ (0, 1)), ``reward_range`` = (lo, hi),
     ``calibration`` (``"analytic"`` or ``"classical"``), ``clip`` (default False), ``sampler``
-    (``"float"``, default, or ``"exact"``: the discrete Gaussian on a grid, with the smallest σ
-    at least the calibration's whose exact δ(ε) ≤ δ).
+    (``"float"`` or ``"exact"``: the discrete Gaussian on a grid, with the smallest σ at least
+    the calibration's whose exact δ(ε) ≤ δ; by default the one the data calls for, as
+    :class:`LaplaceReward`).
     """
 
     def __init__(
@@ -372,7 +379,7 @@ class GaussianReward(LocalDPRewardWrapper):
         reward_range: tuple[float, float],
         calibration: str = "analytic",
         clip: bool = False,
-        sampler: str = "float",
+        sampler: str | None = None,
     ) -> None:
         gym.utils.RecordConstructorArgs.__init__(
             self,
@@ -384,7 +391,7 @@ class GaussianReward(LocalDPRewardWrapper):
             sampler=sampler,
         )
         super().__init__(env, GaussianRandomizer(epsilon, delta, reward_range, calibration, clip,
-                                                 sampler=sampler))
+                                                 sampler=data_sampler(env, sampler)))
 
 
 class VectorGaussianReward(LocalDPVectorRewardWrapper):
@@ -398,10 +405,10 @@ class VectorGaussianReward(LocalDPVectorRewardWrapper):
         reward_range: tuple[float, float],
         calibration: str = "analytic",
         clip: bool = False,
-        sampler: str = "float",
+        sampler: str | None = None,
     ) -> None:
         super().__init__(env, GaussianRandomizer(epsilon, delta, reward_range, calibration, clip,
-                                                 sampler=sampler))
+                                                 sampler=data_sampler(env, sampler)))
 
 
 def _check_label_bound(env: Any, clip: bool) -> None:
@@ -444,19 +451,19 @@ class LaplaceLabel(LocalDPRewardWrapper):
     """
 
     def __init__(self, env: gym.Env, epsilon: float, clip: bool = False,
-                 sampler: str = "float") -> None:
+                 sampler: str | None = None) -> None:
         gym.utils.RecordConstructorArgs.__init__(self, epsilon=epsilon, clip=clip,
                                                  sampler=sampler)
         _check_label_bound(env, clip)
         super().__init__(env, LaplaceRandomizer(epsilon, LABEL_RANGE, clip, unit="label",
-                                                sampler=sampler))
+                                                sampler=data_sampler(env, sampler)))
 
 
 class VectorLaplaceLabel(LocalDPVectorRewardWrapper):
     """:class:`LaplaceLabel` for a native privenv vector env (same randomizer, batched)."""
 
     def __init__(self, env: VectorEnv, epsilon: float, clip: bool = False,
-                 sampler: str = "float") -> None:
+                 sampler: str | None = None) -> None:
         _check_label_bound(env, clip)
         super().__init__(env, LaplaceRandomizer(epsilon, LABEL_RANGE, clip, unit="label",
-                                                sampler=sampler))
+                                                sampler=data_sampler(env, sampler)))

@@ -73,14 +73,14 @@ theorem's Ω(n^{−1/3}) lower bound applies a fortiori).
 
 ## Numerics: the ``sampler`` choice
 
-By default (``sampler="float"``) the noise is binary64 arithmetic on uniform or normal draws: DP
-for idealized real arithmetic only (Mironov 2012; :mod:`privenv.wrappers.ldp`, "Numerics"). With
-``sampler="exact"`` the message vector x — (φ, y) for input perturbation, (triu(φφᵀ), φy) for the
-Gaussian statistics — is rounded coordinate by coordinate to a grid g·ℤ, g = 2^(⌊log₂ s⌋ − 14)
-for the noise scale s, and each coordinate gets its own discrete noise drawn from uniform 64-bit
-words (:mod:`privenv.privacy.exact`, "Vector releases on per-run streams"; Canonne, Kamath &
-Steinke 2020, "CKS20"); the message is (k + Z)·g. The declared guarantee accounts for the grid
-exactly and holds for the doubles released:
+On simulated instances the default (``sampler="float"``) is binary64 arithmetic on uniform or normal
+draws: DP for idealized real arithmetic only (Mironov 2012; :mod:`privenv.wrappers.ldp`,
+"Numerics"). On a data set the default is ``sampler="exact"``: the message vector x — (φ, y) for
+input perturbation, (triu(φφᵀ), φy) for the Gaussian statistics — is rounded coordinate by
+coordinate to a grid g·ℤ, g = 2^(⌊log₂ s⌋ − 14) for the noise scale s, and each coordinate gets its
+own discrete noise drawn from uniform 64-bit words (:mod:`privenv.privacy.exact`, "Vector releases
+on per-run streams"; Canonne, Kamath & Steinke 2020, "CKS20"); the message is (k + Z)·g. The
+declared guarantee accounts for the grid exactly and holds for the doubles released:
 
 * *input perturbation*: m = d + 1 coordinates of L1 sensitivity 2√d + 2, so
   ‖k − k′‖₁ ≤ Δ_k = ⌈(2√d + 2)/g⌉ + m (one grid unit of rounding per coordinate); the discrete
@@ -150,6 +150,7 @@ from privenv.wrappers.bookkeeping import (
     AutoresetRuns,
     LocalDP,
     check_feedback_channel,
+    data_sampler,
     ldp_stack_depth,
     noise_seeds,
     public_info,
@@ -679,8 +680,10 @@ class GaussianStatistics(LinearMessageWrapper):
     ## Arguments
     ``env`` (a ``LinearContextualBandit-v0`` env), ``epsilon`` (ε > 0), ``delta`` (δ ∈ (0, 1)),
     ``calibration`` (``"analytic"`` or ``"classical"``), ``clip`` (default False), ``sampler``
-    (``"float"``, default, or ``"exact"``: the message rounded to a grid 2¹⁴ times finer than
-    the noise plus discrete Gaussian noise, σ calibrated through zCDP and never below the float
+    (``"float"`` or ``"exact"``, by default the one the data calls for —
+    :func:`~privenv.wrappers.bookkeeping.data_sampler`: ``"exact"`` on a data set or an env of the
+    caller's own; ``"exact"``: the message rounded to a grid 2¹⁴ times finer than the noise plus
+    discrete Gaussian noise, σ calibrated through zCDP and never below the float
     σ — 6–9 % above the analytic σ —, exactly (ε′, δ)-DP with ε′ ≤ ε on the doubles released;
     module docstring, "Numerics").
 
@@ -696,13 +699,13 @@ class GaussianStatistics(LinearMessageWrapper):
 
     def __init__(self, env: gym.Env, epsilon: float, delta: float,
                  calibration: str = "analytic", clip: bool = False,
-                 sampler: str = "float") -> None:
+                 sampler: str | None = None) -> None:
         gym.utils.RecordConstructorArgs.__init__(
             self, epsilon=epsilon, delta=delta, calibration=calibration, clip=clip,
             sampler=sampler
         )
         randomizer = GaussianStatisticsRandomizer(epsilon, delta, _d_of(env), calibration, clip,
-                                                  sampler=sampler)
+                                                  sampler=data_sampler(env, sampler))
         super().__init__(env, randomizer)
 
 
@@ -711,9 +714,9 @@ class VectorGaussianStatistics(LinearMessageVectorWrapper):
 
     def __init__(self, env: VectorEnv, epsilon: float, delta: float,
                  calibration: str = "analytic", clip: bool = False,
-                 sampler: str = "float") -> None:
+                 sampler: str | None = None) -> None:
         randomizer = GaussianStatisticsRandomizer(epsilon, delta, _d_of(env), calibration, clip,
-                                                  sampler=sampler)
+                                                  sampler=data_sampler(env, sampler))
         super().__init__(env, randomizer)
 
 
@@ -739,22 +742,25 @@ class LaplaceInput(LinearMessageWrapper):
     ``privacy``: ε-DP, local model, per (context, reward) (as :class:`GaussianStatistics`).
 
     ## Arguments
-    ``env``, ``epsilon`` (ε > 0), ``clip`` (default False), ``sampler`` (``"float"``, default,
-    or ``"exact"``: (φ, y) rounded to a grid 2¹⁴ times finer than b plus discrete Laplace noise,
+    ``env``, ``epsilon`` (ε > 0), ``clip`` (default False), ``sampler`` (``"float"`` or
+    ``"exact"``, by default the one the data calls for, as :class:`GaussianStatistics`;
+    ``"exact"``: (φ, y) rounded to a grid 2¹⁴ times finer than b plus discrete Laplace noise,
     exactly ε′-DP with ε′ ≤ ε on the doubles released — the L1 sensitivity in grid units
     includes one unit of rounding per coordinate; module docstring, "Numerics").
     """
 
     def __init__(self, env: gym.Env, epsilon: float, clip: bool = False,
-                 sampler: str = "float") -> None:
+                 sampler: str | None = None) -> None:
         gym.utils.RecordConstructorArgs.__init__(self, epsilon=epsilon, clip=clip,
                                                  sampler=sampler)
-        super().__init__(env, LaplaceInputRandomizer(epsilon, _d_of(env), clip, sampler=sampler))
+        super().__init__(env, LaplaceInputRandomizer(epsilon, _d_of(env), clip,
+                                                     sampler=data_sampler(env, sampler)))
 
 
 class VectorLaplaceInput(LinearMessageVectorWrapper):
     """:class:`LaplaceInput` for a native privenv vector env (same randomizer, batched)."""
 
     def __init__(self, env: VectorEnv, epsilon: float, clip: bool = False,
-                 sampler: str = "float") -> None:
-        super().__init__(env, LaplaceInputRandomizer(epsilon, _d_of(env), clip, sampler=sampler))
+                 sampler: str | None = None) -> None:
+        super().__init__(env, LaplaceInputRandomizer(epsilon, _d_of(env), clip,
+                                                     sampler=data_sampler(env, sampler)))

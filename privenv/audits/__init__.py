@@ -2,16 +2,18 @@
 
 The privacy layer audits its own mechanisms (:mod:`privenv.privacy.harness`, which also holds the
 machinery: :class:`~privenv.privacy.harness.AuditCase`,
-:func:`~privenv.privacy.harness.run_case`, the records and the score statistics) and imports
-nothing above it. The audits of what the layers above build live here, at the top:
+:func:`~privenv.privacy.harness.run_case`, the records and the score statistics; and
+:mod:`privenv.privacy.side_channel`, what the exact samplers' work reveals) and imports nothing
+above it. The audits of what the layers above build live here, at the top:
 
 * :mod:`privenv.audits.randomizers` — the local randomizers of :mod:`privenv.wrappers` (LDP-LinUCB's
   user message, input perturbation) and the messages of LPLR's users;
 * :mod:`privenv.audits.agents` — every private agent end to end, through its own act/observe
   protocol (and its local-DP wrapper, if it has one).
 
-:data:`CASES` merges them in report order: the mechanism cases, with the local randomizers after
-the Wishart mechanisms and the agents after the shuffle model (before the federated protocols).
+:data:`CASES` merges them in report order: the mechanism cases, with the side-channel cases after
+the exact-preimage ones, the local randomizers after the Wishart mechanisms and the agents after
+the shuffle model (before the federated protocols).
 A target's seed depends on its name only, so a target gives the same record alone
 (``--targets``) or in the whole run.
 
@@ -29,7 +31,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from privenv.audits import agents, randomizers
 from privenv.backends.local import exit_with_parent
-from privenv.privacy import harness
+from privenv.privacy import harness, side_channel
 from privenv.privacy.harness import DEFAULT_SEED, AuditCase, AuditRecord, format_table, run_case
 
 __all__ = ["CASES", "format_table", "merge", "run", "run_case"]
@@ -52,7 +54,8 @@ def merge(cases: Mapping[str, AuditCase],
 #: every audit target of ``privenv audit``, in report order
 #:
 #: :meta hide-value:
-CASES: dict[str, AuditCase] = merge(harness.CASES, {"wishart-gaussian": randomizers.CASES,
+CASES: dict[str, AuditCase] = merge(harness.CASES, {"preimage-snapping": side_channel.CASES,
+                                                    "wishart-gaussian": randomizers.CASES,
                                                     "shuffler": agents.CASES})
 
 

@@ -11,7 +11,9 @@ object, so each family writes its dynamics once. Both:
   stops (``truncated`` is never True on a step that terminates);
 * return Python ``float`` rewards and ``bool`` flags from the single env (SB3's checker);
 * put only evaluation quantities in ``info`` (pseudo-regret, expected reward, optimal action, …),
-  never raw rewards or contexts;
+  never raw rewards or contexts; those that would reveal raw data (a data set's labels) stay out
+  of ``info`` and are read by the runner from :meth:`ProblemEnv.evaluation`
+  (``env.unwrapped.evaluation()``), which agents and wrappers are never given;
 * render (``render_mode="ansi"`` or ``"rgb_array"``) a board of pulls, mean observed rewards and
   cumulative regret per run (:mod:`privenv.envs.render`). Rendering a private problem shows raw
   data to whoever watches: it is a human view, never an agent's input. Without a ``render_mode``
@@ -137,7 +139,7 @@ class ProblemEnv(gym.Env, Generic[P]):
         if not self.action_space.contains(action):
             raise ValueError(action_error(action, self.action_space))
         obs, reward, terminated, info = self.problem.step(np.asarray([action]))
-        self.record_render(np.asarray([action]), obs, reward, info)
+        self.record_render(np.asarray([action]), obs, reward, self.problem.evaluation)
         reward = self.problem.gym_reward(reward)
         self._t += 1
         term = bool(terminated[0])
@@ -147,9 +149,16 @@ class ProblemEnv(gym.Env, Generic[P]):
         r = float(r) if np.ndim(r) == 0 else r
         return obs[0], r, term, bool(trunc), _unbatch(info)
 
+    def evaluation(self) -> dict[str, Any]:
+        """The last step's evaluation quantities (pseudo-regret, expected reward, …): ``info``'s,
+        and those kept out of ``info`` because they reveal raw data
+        (:attr:`~privenv.problems.base.Problem.withheld`). For the runner, never for an agent."""
+        return _unbatch(self.problem.evaluation)
+
     def record_render(self, actions: np.ndarray, obs: Any, reward: np.ndarray,
                       info: dict[str, Any]) -> None:
-        """Record one problem step (batched, one run) on the render board; a no-op without a
+        """Record one problem step (batched, one run) on the render board — ``info`` the
+        problem's :attr:`~privenv.problems.base.Problem.evaluation`; a no-op without a
         ``render_mode``. Views that step :attr:`problem` themselves (PettingZoo) call it too."""
         if self._board is not None:
             self._board.record(*self.render_pulls(self.problem, actions, obs, reward, info), info)
@@ -300,8 +309,10 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
             live = ~ended
         obs, reward, terminated, info = self.problem.step(actions, live)
         if self._board is not None:
-            arms, values = self.render_pulls(self.problem, np.asarray(actions), obs, reward, info)
-            self._board.record(arms, values, info, live)
+            evaluation = self.problem.evaluation
+            arms, values = self.render_pulls(self.problem, np.asarray(actions), obs, reward,
+                                             evaluation)
+            self._board.record(arms, values, evaluation, live)
         reward = self.problem.gym_reward(reward)
         if live is None:
             self._t += 1
@@ -335,6 +346,11 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
             }
             obs, _ = self._reset_runs(runs)
         return obs, reward, terminated, truncated, info
+
+    def evaluation(self) -> dict[str, Any]:
+        """The last step's evaluation quantities of every run (batched; see
+        :meth:`ProblemEnv.evaluation`). For the runner, never for an agent."""
+        return self.problem.evaluation
 
     @property
     def run_seeds(self) -> list[np.random.SeedSequence]:

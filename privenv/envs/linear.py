@@ -45,8 +45,9 @@ class LinearContextualBanditEnv(ProblemEnv[LinearContextualProblem]):
     **unbounded**). ``contexts="dataset"``: +1 for the true class, −1 otherwise. ``info`` carries
     evaluation quantities only: ``regret`` (max_a ⟨φ_a, θ*⟩ − ⟨φ_{a_t}, θ*⟩),
     ``expected_reward`` (⟨φ_{a_t}, θ*⟩), ``optimal_action`` and ``expected_rewards`` (all
-    actions) — never the realized reward. (With ``contexts="dataset"`` the reward is a function of
-    the context, so ``expected_reward`` equals it: ``info`` is for the runner only, as always.)
+    actions) — never the realized reward. With ``contexts="dataset"`` each of them determines the
+    raw label (the reward is a function of the context), so ``info`` is empty and the runner reads
+    them from ``env.unwrapped.evaluation()``, a channel agents and wrappers are never given.
 
     ## Episode End
     Truncated at ``horizon``; never terminated.

@@ -162,7 +162,7 @@ class FederatedParallelEnv(ParallelEnv):
                 )
         joint = np.array([[int(actions[a]) for a in self.possible_agents]], dtype=np.int64)
         obs, rewards, _, info = self.problem.step(joint)
-        self._env.record_render(joint, obs, rewards, info)  # the Gymnasium view's board
+        self._env.record_render(joint, obs, rewards, self.problem.evaluation)  # the board
         self._state = obs[0]
         self._t += 1
         done = self.horizon is not None and self._t >= self.horizon
@@ -171,13 +171,13 @@ class FederatedParallelEnv(ParallelEnv):
         out_rew = {a: float(rewards[0, self._index[a]]) for a in agents}
         terminations = dict.fromkeys(agents, False)
         truncations = dict.fromkeys(agents, bool(done))
-        infos = {
+        infos = {  # (empty where the problem withholds them: a data set's labels)
             a: {
                 "regret": float(info["silo_regret"][0, m]),
                 "expected_reward": float(info["silo_expected_reward"][0, m]),
                 "optimal_action": int(info["optimal_action"][0, m]),
                 "expected_rewards": info["expected_rewards"][0, m],
-            }
+            } if "silo_regret" in info else {}
             for a, m in ((a, self._index[a]) for a in agents)
         }
         if done:

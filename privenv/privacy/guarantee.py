@@ -13,6 +13,9 @@ MODELS = ("none", "central", "local", "shuffle", "silo-local")
 #: or ``"exact"`` (discrete samplers on a grid, :mod:`privenv.privacy.exact`, whose guarantee
 #: holds for the values the computer outputs)
 SAMPLERS = ("float", "exact")
+#: what each sampler's guarantee holds for (printed with every result)
+ARITHMETIC = {"float": "idealized arithmetic", "exact": "exact in binary64"}
+
 NEIGHBOURING = ("replace-one", "add-remove")
 
 
@@ -29,7 +32,13 @@ class PrivacyGuarantee:
         unit: what one user contributes, e.g. ``"reward"`` or ``"(context, reward)"``.
         neighbouring: ``"replace-one"`` (Definition 3.4 of paper 1) or ``"add-remove"``.
         sampler: how the noise is drawn (:data:`SAMPLERS`); with ``"exact"`` the (ε, δ) are
-            those the exact samplers give, grid and clamping included.
+            those the exact samplers give, grid and clamping included, and hold for the doubles
+            released ("exact in binary64"); with ``"float"`` they hold in idealized real
+            arithmetic only (Mironov 2012). The exact samplers also do constant work: an
+            observer of the work of a draw (words read, iterations, time) learns more only when
+            the draw overruns its budget, probability ≤ 2⁻⁶⁴
+            (:data:`privenv.privacy.work.WORK_FAILURE`), which adds
+            (1 + e^ε)·2⁻⁶⁴ to δ per draw a user's data enters (docs/design/threat-model.md).
     """
 
     model: str = "none"
@@ -64,8 +73,13 @@ class PrivacyGuarantee:
             return "not private"
         eps = f"{self.epsilon:g}"
         head = f"{eps}-DP" if self.delta == 0 else f"({eps}, {self.delta:g})-DP"
-        tail = ", exact sampler" if self.sampler == "exact" else ""
-        return f"{head}, {self.model} model, per {self.unit}{tail}"
+        return f"{head}, {self.model} model, per {self.unit}, {self.arithmetic}"
+
+    @property
+    def arithmetic(self) -> str:
+        """Where the guarantee holds, ``"exact in binary64"`` (the exact samplers, for the
+        doubles released) or ``"idealized arithmetic"`` (the float samplers; Mironov 2012)."""
+        return ARITHMETIC[self.sampler]
 
     def as_dict(self) -> dict[str, object]:
         """Plain values for results tables (ε = inf for non-private)."""

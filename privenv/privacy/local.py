@@ -22,13 +22,17 @@ its randomizer (:meth:`privenv.agents.base.Agent.local_randomizer`) and the runn
 others. The Python methods apply the same kernels to a batch of runs; the compiled fast path
 (:mod:`privenv.driver`) applies them to one reward at a time, to the same numbers.
 
-**Numerics.** By default (``sampler="float"``) the Laplace and Gaussian noise is binary64
-arithmetic on uniform or normal draws: DP for idealized real arithmetic only — the low bits of a
-released double can identify the raw value (Mironov 2012; ``privenv audit --targets
-preimage-laplace-float``). With ``sampler="exact"`` the value is rounded to a grid about 1000
+**Numerics.** The ``"float"`` sampler (the default of the randomizers, and of the wrappers and
+agents on privenv's simulated problems: the papers' noise) is binary64 arithmetic on uniform or
+normal draws: DP for idealized real arithmetic only — the low bits of a released double can
+identify the raw value (Mironov 2012; ``privenv audit --targets preimage-laplace-float``). With
+``sampler="exact"`` (the default on real data: a data set, or an env of the caller's own,
+:func:`privenv.wrappers.bookkeeping.data_sampler`) the value is rounded to a grid about 1000
 times finer than the noise and the noise is the discrete Laplace or Gaussian drawn from uniform
-64-bit words (:mod:`privenv.privacy.exact`, Canonne, Kamath & Steinke 2020): the declared
-guarantee (ε′, δ′), computed exactly with the grid and the range, holds for the doubles released.
+64-bit words (:mod:`privenv.privacy.exact`, Canonne, Kamath & Steinke 2020) with constant work
+(each draw reads its budget of words whatever its value, :mod:`privenv.privacy.constant_work`):
+the declared guarantee (ε′, δ′), computed exactly with the grid and the range, holds for the
+doubles released.
 Randomized response releases one bit and has only the float sampler: its coin compares a uniform
 double with the double nearest 1/(e^ε + 1).
 
@@ -46,7 +50,7 @@ import numpy as np
 from privenv._jit import generic, jit
 from privenv._validation import check_choice, check_delta, check_epsilon, check_real
 from privenv.privacy.exact import (
-    RELEASE_WORDS,
+    ENSURED_PER_BUDGET,
     GaussianMechanism,
     LaplaceMechanism,
     grid_round,
@@ -137,7 +141,9 @@ class GaussianView(NamedTuple):
 
 
 class ExactLaplaceView(NamedTuple):
-    """(k + Z)·g, k = x on the grid g, Z ~ Lap_ℤ(a/b) grid units (:mod:`privenv.privacy.exact`)."""
+    """(k + Z)·g, k = x on the grid g, Z ~ Lap_ℤ(a/b) grid units (:mod:`privenv.privacy.exact`),
+    drawn over ``budget`` words (constant work); ``words``: the words a release needs available
+    (:data:`~privenv.privacy.releases.ENSURED_PER_BUDGET` budgets)."""
 
     lo: float
     hi: float
@@ -145,11 +151,13 @@ class ExactLaplaceView(NamedTuple):
     g: float
     a: int
     b: int
-    words: int = RELEASE_WORDS
+    budget: int
+    words: int
 
 
 class ExactGaussianView(NamedTuple):
-    """(k + Z)·g, Z ~ N_ℤ(0, a/b) grid units², CKS20's t = ``c``."""
+    """(k + Z)·g, Z ~ N_ℤ(0, a/b) grid units², CKS20's t = ``c``, over ``budget`` words (as
+    :class:`ExactLaplaceView`)."""
 
     lo: float
     hi: float
@@ -158,7 +166,8 @@ class ExactGaussianView(NamedTuple):
     a: int
     b: int
     c: int
-    words: int = RELEASE_WORDS
+    budget: int
+    words: int
 
 
 @jit(inline="always")
@@ -208,14 +217,16 @@ def _gaussian_release(rv: GaussianView, noise: NoiseView, run: int, x: float) ->
 @release.register(ExactLaplaceView)
 @jit(inline="always")
 def _exact_laplace_release(rv: ExactLaplaceView, noise: NoiseView, run: int, x: float) -> float:
-    return float(grid_round(x, rv.g) + take_discrete_laplace(noise, run, rv.a, rv.b)) * rv.g
+    return float(grid_round(x, rv.g)
+                 + take_discrete_laplace(noise, run, rv.a, rv.b, rv.budget)) * rv.g
 
 
 @release.register(ExactGaussianView)
 @jit(inline="always")
 def _exact_gaussian_release(rv: ExactGaussianView, noise: NoiseView, run: int,
                             x: float) -> float:
-    return float(grid_round(x, rv.g) + take_discrete_gaussian(noise, run, rv.a, rv.b, rv.c)) * rv.g
+    return float(grid_round(x, rv.g)
+                 + take_discrete_gaussian(noise, run, rv.a, rv.b, rv.c, rv.budget)) * rv.g
 
 
 @jit
@@ -397,7 +408,8 @@ class LaplaceRandomizer(LocalRandomizer):
         if isinstance(self.exact, LaplaceMechanism):
             p = self.exact.params
             return ExactLaplaceView(lo=lo, hi=hi, clip=self.clip, g=p.grid.granularity,
-                                    a=p.scale_num, b=p.scale_den)
+                                    a=p.scale_num, b=p.scale_den, budget=p.budget,
+                                    words=ENSURED_PER_BUDGET * p.budget)
         return LaplaceView(lo=lo, hi=hi, clip=self.clip, scale=self.scale)
 
 
@@ -441,5 +453,6 @@ class GaussianRandomizer(LocalRandomizer):
         if isinstance(self.exact, GaussianMechanism):
             q = self.exact.params
             return ExactGaussianView(lo=lo, hi=hi, clip=self.clip, g=self.exact.grid.granularity,
-                                     a=q.var_num, b=q.var_den, c=q.t)
+                                     a=q.var_num, b=q.var_den, c=q.t, budget=q.budget,
+                                     words=ENSURED_PER_BUDGET * q.budget)
         return GaussianView(lo=lo, hi=hi, clip=self.clip, sigma=self.sigma)

@@ -176,10 +176,17 @@ class Problem(ABC):
     family: ClassVar[str] = ""
     #: whether an episode ends by the agent's choice (best-arm identification) rather than by time.
     terminates: bool = False
+    #: the keys of a step's evaluation quantities kept out of ``info`` because they determine raw
+    #: data (a data set's labels, :class:`~privenv.problems.linear.DatasetContexts`): the runner
+    #: reads them in :attr:`evaluation`, which agents and wrappers are never given
+    withheld: tuple[str, ...] = ()
 
     def __init__(self, n_runs: int = 1) -> None:
         self.n_runs = check_int("n_runs", n_runs, low=1)
         self._was_reset = False
+        #: the last step's evaluation quantities (pseudo-regret, expected reward, …) for the
+        #: runner and the render board: ``info`` with the :attr:`withheld` keys
+        self.evaluation: dict[str, Any] = {}
 
     def reset(
         self, run_seeds: Sequence[np.random.SeedSequence], runs: np.ndarray | None = None
@@ -203,11 +210,16 @@ class Problem(ABC):
 
         ``live`` (a boolean mask) restricts the step to some runs: the others consume no
         randomness, keep their state and get reward 0 (a vector env's finished or just-reset runs).
+        ``info`` lacks the :attr:`withheld` keys, which stay in :attr:`evaluation`.
         """
         if not self._was_reset:
             raise RuntimeError("call reset() before step()")
         actions = self.check_actions(actions)
-        return self._step(actions, live)
+        obs, reward, terminated, info = self._step(actions, live)
+        self.evaluation = info
+        if self.withheld:
+            info = {k: v for k, v in info.items() if k not in self.withheld}
+        return obs, reward, terminated, info
 
     def check_actions(self, actions: Any) -> np.ndarray:
         """Validate a batch of actions against ``single_action_space``."""

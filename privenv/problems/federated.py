@@ -135,8 +135,9 @@ class FederatedLinearProblem(LinearFamilyProblem):
 
     def public_info(self) -> dict[str, Any]:
         """Shapes and public bounds (never θ*): M, K, d, ‖φ‖ ≤ 1, ‖θ*‖ ≤ 1, the noise and its
-        sub-Gaussian scale σ."""
+        sub-Gaussian scale σ; for a data set, the sampler real data calls for."""
         return {
+            **self.data_info(),
             "M": self.M,
             "K": self.K,
             "d": self.d,

@@ -42,9 +42,12 @@ Context generators (``contexts=``):
   x̃ ∈ ℝ^{p+1}, and φ(x, a) = e_a ⊗ x̃ (the disjoint encoding, d = A·(p + 1)). The reward is
   +1 for the true class and −1 otherwise (using the whole range [−1, 1], like the bounded noise).
   Such an instance is **not exactly linear**: there is no θ* (``theta`` must not be given), the
-  "expected" reward of every action is its ±1 label reward (so it equals the reward: ``info`` must
-  stay with the runner), and the regret is 2 for every misclassified round. scikit-learn is an
-  optional extra (``pip install 'privenv[data]'``).
+  "expected" reward of every action is its ±1 label reward, and the regret is 2 for every
+  misclassified round — each determines the raw label, so none is put in ``info``
+  (:attr:`~privenv.problems.base.Problem.withheld`): the runner reads them from the problem's
+  :attr:`~privenv.problems.base.Problem.evaluation` (``env.unwrapped.evaluation()``), which
+  agents and wrappers are never given. scikit-learn is an optional extra
+  (``pip install 'privenv[data]'``).
 
 θ* (instance-level, the same for every run): ``theta`` if given, else a random unit vector drawn
 from ``theta_seed`` (``"sphere"``, ``"disjoint"``), (0, 1) (``"hard"``) or paper 2's vector
@@ -67,6 +70,9 @@ from privenv.problems.base import Problem
 from privenv.seeding import ENV, RunStreams, child
 
 CONTEXTS = ("sphere", "disjoint", "hard", "paper2", "dataset")
+#: the evaluation quantities of a linear family's step (``info``, the per-silo ones for paper 2)
+EVALUATION_KEYS = ("regret", "expected_reward", "optimal_action", "expected_rewards",
+                   "silo_regret", "silo_expected_reward")
 NOISES = ("bounded", "gaussian")
 DATASETS = ("wine", "digits", "breast_cancer")
 
@@ -456,6 +462,8 @@ class LinearFamilyProblem(Problem):
             "sigma", 0.5 if sigma is None else sigma, low=0.0, low_open=True, high=np.inf,
             high_open=True,
         )
+        if not contexts.linear:  # a data set's evaluation quantities reveal its labels
+            self.withheld = EVALUATION_KEYS
         self._silo_shape: tuple[int, ...] = () if silos is None else (silos,)
         per_round = contexts.raw_size * int(np.prod(self._silo_shape, dtype=np.int64))
         per_round = max(per_round, 1)
@@ -464,6 +472,12 @@ class LinearFamilyProblem(Problem):
         self._block = int(min(256, block))
         self._ctx: RunStreams | None = None
         self._noise: RunStreams | None = None
+
+    def data_info(self) -> dict[str, Any]:
+        """``{"sampler": "exact"}`` for real data (a data set): the exact samplers are the
+        default wherever the data is not simulated (docs/design/threat-model.md); ``{}`` for a
+        simulated instance (the agents' default, the float samplers of the papers)."""
+        return {} if self.contexts.linear else {"sampler": "exact"}
 
     # -- streams ----------------------------------------------------------------------------------
     def _fill_contexts(self, gen: np.random.Generator, n: int, _row: int) -> np.ndarray:
@@ -582,8 +596,10 @@ class LinearContextualProblem(LinearFamilyProblem):
 
     def public_info(self) -> dict[str, Any]:
         """Shapes and the model's public bounds (never θ*): d, A, ‖φ‖ ≤ 1, ‖θ*‖ ≤ 1, the noise
-        and its sub-Gaussian scale (1 for ±1 rewards, σ for Gaussian noise)."""
+        and its sub-Gaussian scale (1 for ±1 rewards, σ for Gaussian noise); for a data set, the
+        sampler real data calls for (:meth:`LinearFamilyProblem.data_info`)."""
         return {
+            **self.data_info(),
             "d": self.d,
             "A": self.A,
             "contexts": self.contexts.name,

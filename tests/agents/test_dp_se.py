@@ -79,7 +79,7 @@ def test_regret_task_is_the_default_and_the_bai_env_selects_the_bai_version():
 def test_runs_on_default_env_and_declares_privacy():
     res = simulate("dp-se", n_runs=3, horizon=3000, seed=0, agent_kwargs={"epsilon": 0.5})
     assert np.all(np.isfinite(res.regret))
-    assert str(res.privacy) == "0.5-DP, central model, per reward"
+    assert str(res.privacy) == "0.5-DP, central model, per reward, idealized arithmetic"
 
 
 def test_run_i_identical_alone_or_in_a_batch():

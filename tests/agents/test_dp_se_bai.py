@@ -41,7 +41,7 @@ def test_make_builds_the_bai_version_on_the_bai_env():
     assert type(agent) is DPSEBAI and agent.task == "bai"
     assert agent.beta == agent.delta == 0.01  # β = δ
     assert agent.reward_mode == "cost" and agent.reward_range == (0.0, 1.0)
-    assert str(agent.privacy) == "1-DP, central model, per reward"
+    assert str(agent.privacy) == "1-DP, central model, per reward, idealized arithmetic"
     regret = make("dp-se", "HuberBandit-v0", 1)
     assert type(regret) is DPSE and regret.task == "regret"
     assert type(DPSE(K=3, task="bai")) is DPSEBAI

@@ -53,7 +53,7 @@ def test_runs_on_default_env(name):
     assert np.all(np.isfinite(res.regret)) and np.all(res.regret >= 0)
     assert res.privacy.model == "central" and res.privacy.epsilon == 0.5
     assert res.privacy.delta == 0.0 and res.privacy.unit == "reward"
-    assert str(res.privacy) == "0.5-DP, central model, per reward"
+    assert str(res.privacy) == "0.5-DP, central model, per reward, idealized arithmetic"
 
 
 def test_make_fills_public_info():

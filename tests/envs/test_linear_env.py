@@ -24,11 +24,13 @@ CONTEXTS = [
 
 
 def rollout(env, seed, actions, **reset_kwargs):
+    """(observation, reward, evaluation quantities) of each step (the runner's channel: ``info``
+    holds them too, but for a data set's, which reveal its labels)."""
     obs, _ = env.reset(seed=seed, **reset_kwargs)
     out = [(obs, None, None)]
     for a in actions:
-        obs, r, _, _, info = env.step(a)
-        out.append((obs, r, info))
+        obs, r, _, _, _ = env.step(a)
+        out.append((obs, r, env.unwrapped.evaluation()))
     return out
 
 
@@ -68,8 +70,10 @@ def test_info_is_consistent_with_features_and_theta(kwargs):
         a = int(rng.integers(p.A))
         assert env.observation_space.contains(obs)
         assert np.all(np.linalg.norm(obs, axis=1) <= 1 + 1e-6)
-        nxt, r, term, trunc, info = env.step(a)
+        nxt, r, term, trunc, public = env.step(a)
+        info = env.evaluation()  # = ``info``, but on a data set (whose labels it reveals)
         assert set(info) == {"regret", "expected_reward", "optimal_action", "expected_rewards"}
+        assert set(public) == (set() if kwargs.get("contexts") == "dataset" else set(info))
         means = info["expected_rewards"]
         if p.theta is not None:  # linear: E[y | x, a] = <φ(x, a), θ*>
             np.testing.assert_allclose(means, obs.astype(np.float64) @ p.theta, atol=1e-12)
@@ -164,9 +168,11 @@ def test_dataset_contexts(dataset, A):
         assert row.size >= 1
         obs, r, _, _, info = env.step(a)
         label = labels[row[0]]
-        assert r == (1.0 if a == label else -1.0) == info["expected_reward"]
-        assert info["regret"] == (0.0 if a == label else 2.0)
-        assert info["optimal_action"] == label
+        ev = env.evaluation()  # the runner's channel: info holds nothing of the label
+        assert info == {}
+        assert r == (1.0 if a == label else -1.0) == ev["expected_reward"]
+        assert ev["regret"] == (0.0 if a == label else 2.0)
+        assert ev["optimal_action"] == label
 
 
 def test_dataset_needs_scikit_learn(monkeypatch):
@@ -199,7 +205,7 @@ def test_vector_run_i_equals_single_env_first_run_i(kwargs):
     rng = np.random.default_rng(0)
     actions = rng.integers(0, A, size=(25, 5))
     obs0, _ = venv.reset(seed=9)
-    steps = [venv.step(a) for a in actions]
+    steps = [(*venv.step(a)[:4], venv.evaluation()) for a in actions]
     for i in (0, 4):
         env = LinearContextualBanditEnv(horizon=100, **kwargs)
         single = rollout(env, 9, [int(a) for a in actions[:, i]], options={"first_run": i})

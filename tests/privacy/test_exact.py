@@ -1,5 +1,6 @@
-"""The exact samplers (privenv.privacy.exact): kernels against exact references, the transactional
-word streams, goodness of fit with mutations, the grid and its guarantee, snapping.
+"""The exact samplers (privenv.privacy.exact): batch draws and their determinism, goodness of fit
+with mutations, the grid and its guarantee, snapping. (The kernels against CKS20's reference
+loops: tests/privacy/test_constant_work.py; the work budgets: tests/privacy/test_work.py.)
 
 Statistical tests use fixed seeds; each states its false-alarm probability (α = 1e-6 per test
 unless said otherwise, Bonferroni inside). The neighbouring-input ε audits of the exact samplers
@@ -13,183 +14,41 @@ import decimal
 import math
 from fractions import Fraction
 
-import numba
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from privenv.privacy import audit
+from privenv import seeding
+from privenv.privacy import audit, draws, work
+from privenv.privacy import constant_work as S
 from privenv.privacy import exact as ex
 from privenv.privacy import mechanisms as mech
 
 ALPHA = 1e-6
 N = 10**6
-TWO64 = 2**64
-
-
-def _words(seed: int, n: int) -> np.ndarray:
-    return ex.random_words(np.random.default_rng(seed), n)
 
 
 # ---------------------------------------------------------------------------------------------
-# integer kernels against exact references
+# batch draws: determinism, blocks (the kernels: tests/privacy/test_constant_work.py)
 # ---------------------------------------------------------------------------------------------
 
 
-def _lemire_reference(words: np.ndarray, pos: int, n: int) -> tuple[int, int]:
-    """Lemire's method in Python integers."""
-    if n == 1:
-        return 0, pos
-    threshold = (TWO64 - n) % n
-    while True:
-        if pos >= len(words):
-            return 0, ex.EXHAUSTED
-        w = int(words[pos])
-        pos += 1
-        if (w * n) % TWO64 >= threshold:
-            return (w * n) >> 64, pos
-
-
-@pytest.mark.parametrize("n", [1, 2, 3, 7, 1000003, 2**31 + 11, 3 * 2**60, 2**62])
-def test_uniform_below_is_lemire_exactly(n: int) -> None:
-    words = _words(1, 400)
-    # words that land in the rejection zone of 3·2⁶⁰ (2⁶⁴ mod n = 2⁶⁰): w·n mod 2⁶⁴ < 2⁶⁰
-    words[:4] = np.array([0, 1, 5, 2**62], dtype=np.uint64)
-    pos = 0
-    while pos < 390:
-        got = ex.uniform_below_kernel(words, pos, n)
-        want = _lemire_reference(words, pos, n)
-        assert got == want
-        assert 0 <= got[0] < n
-        pos = got[1] if got[1] > pos else pos + 1
-
-
-def test_uniform_below_rejects_exactly_the_biased_words() -> None:
-    n = 3 * 2**60  # 2⁶⁴ mod n = 2⁶⁰: w = 0 gives w·n mod 2⁶⁴ = 0 < 2⁶⁰ → rejected
-    words = np.array([0, 7], dtype=np.uint64)
-    assert ex.uniform_below_kernel(words, 0, n) == ((7 * n) >> 64, 2)
-    assert ex.uniform_below_kernel(words[:1], 0, n) == (0, ex.EXHAUSTED)
-
-
-@numba.njit
-def _bern_exp_batch(words, whole, num, den, n):
-    out = np.empty(n, np.int64)
-    pos = 0
-    for i in range(n):
-        out[i], pos = ex.bernoulli_exp_kernel(words, pos, whole, num, den)
-    return out, pos
-
-
-@pytest.mark.parametrize(("whole", "num", "den"), [
-    (0, 0, 1), (0, 1, 3), (0, 1, 1), (1, 3, 4), (2, 0, 5), (0, 2**61 - 1, 2**61), (3, 7, 11)])
-def test_bernoulli_exp_frequencies(whole: int, num: int, den: int) -> None:
-    """Frequency of Bernoulli(exp(−γ)) over 2·10⁵ draws in its two-sided Clopper–Pearson interval
-    (α = 1e-6 per parameter)."""
-    n = 200_000
-    out, pos = _bern_exp_batch(_words(2, 20 * n), whole, num, den, n)
-    assert pos > 0 or num == 0 and whole == 0
-    p = math.exp(-(whole + num / den))
-    lo, hi = audit.clopper_pearson(int(out.sum()), n, ALPHA)
-    assert lo <= p <= hi
-
-
-@numba.njit
-def _muldiv_batch(x, y, m):
-    q = np.empty(x.size, np.int64)
-    r = np.empty(x.size, np.int64)
-    for i in range(x.size):
-        q[i], r[i] = ex._muldivmod(x[i], y[i], m[i])
-    return q, r
-
-
-@numba.njit
-def _square_batch(a, den):
-    q = np.empty(a.size, np.int64)
-    r = np.empty(a.size, np.int64)
-    for i in range(a.size):
-        q[i], r[i] = ex._square_over(a[i], den[i])
-    return q, r
-
-
-@pytest.mark.parametrize("m_bits", [20, 31, 45, 52, 53, 62])
-def test_muldivmod_exact_on_every_path(m_bits: int) -> None:
-    """The three paths (int64 product, float estimate corrected in integers, shift-and-add)."""
-    g = np.random.default_rng(m_bits)
-    m = g.integers(2 ** (m_bits - 1), 2**m_bits, size=2000, endpoint=True).astype(np.int64)
-    x = (g.random(2000) * m).astype(np.int64)
-    y = (g.random(2000) * m).astype(np.int64)
-    x[:3], y[:3] = m[:3] - 1, m[:3] - 1  # the largest operands
-    q, r = _muldiv_batch(x, y, m)
-    for xi, yi, mi, qi, ri in zip(x.tolist(), y.tolist(), m.tolist(), q.tolist(), r.tolist(),
-                                  strict=True):
-        assert (qi, ri) == divmod(xi * yi, mi)
-
-
-def test_square_over_exact_and_saturated() -> None:
-    g = np.random.default_rng(3)
-    den = g.integers(1, 2**52, size=3000).astype(np.int64)
-    a = g.integers(0, 2**62, size=3000).astype(np.int64)
-    a[:1000] = (g.random(1000) * den[:1000] * 3).astype(np.int64)  # small quotients
-    q, r = _square_batch(a, den)
-    for ai, di, qi, ri in zip(a.tolist(), den.tolist(), q.tolist(), r.tolist(), strict=True):
-        wq, wr = divmod(ai * ai, di)
-        assert ri == wr
-        assert qi == (wq if wq < ex.LIMIT else ex.LIMIT)
-
-
-def test_gaussian_acceptance_exponent_is_the_papers() -> None:
-    """The kernel's a²/den with a = |y|·var_den·t − var_num, den = 2·var_num·var_den·t² is CKS20's
-    (|y| − σ²/t)²/(2σ²), exactly."""
-    for sigma2 in (Fraction(1, 3), Fraction(15, 2), Fraction(3697716), Fraction(7, 4**10)):
-        p = ex.DiscreteGaussianParameters.from_variance(sigma2)
-        t = p.t
-        assert t == math.floor(math.sqrt(sigma2)) + 1
-        den = 2 * p.var_num * p.var_den * t * t
-        for y in (0, 1, 5, 17, 10**6):
-            a = abs(y * p.var_den * t - p.var_num)
-            assert Fraction(a * a, den) == (y - sigma2 / t) ** 2 / (2 * sigma2)
-
-
-# ---------------------------------------------------------------------------------------------
-# transactional word streams, determinism
-# ---------------------------------------------------------------------------------------------
-
-_KERNELS = {
-    "laplace": lambda w, p: ex.discrete_laplace_kernel(w, p, 7, 3),
-    "laplace-large": lambda w, p: ex.discrete_laplace_kernel(w, p, 1024, 1),
-    "gaussian": lambda w, p: ex.discrete_gaussian_kernel(w, p, 15, 2, 3),
-    "snapping": lambda w, p: ex.snapping_kernel(w, p, 0.25, 1.0000000000000284, 17.0, 2.0),
-}
-
-
-@pytest.mark.parametrize("name", list(_KERNELS))
-def test_kernels_are_transactional(name: str) -> None:
-    """For 150 successive draws of one stream: a buffer cut anywhere before the end of the draw's
-    words gives EXHAUSTED, at or after it the same value and cursor as the whole stream."""
-    kernel = _KERNELS[name]
-    words = _words(4, 6000)
-    pos = 0
-    for _ in range(150):
-        value, end = kernel(words, pos)
-        assert end > pos
-        for cut in range(pos, end):
-            assert kernel(words[:cut], pos)[1] == ex.EXHAUSTED
-        assert kernel(words[:end], pos) == (value, end)
-        pos = end
-
-
-@pytest.mark.parametrize("words_per_draw", [0.01, 1.0, 40.0])
-def test_batches_do_not_depend_on_the_buffer_size(words_per_draw: float) -> None:
-    """Tiny buffers (topped up hundreds of times) give the same draws as one big buffer."""
+@pytest.mark.parametrize("block", [5, 170, 1000])
+def test_batches_do_not_depend_on_the_word_blocks(block: int, monkeypatch) -> None:
+    """Tiny word blocks (cut inside draws, hundreds of times) give the same draws as one big
+    block, and leave the generator in the same state: n draws read n budgets of words."""
     want = ex.discrete_laplace(Fraction(7, 3), np.random.default_rng(5), 3000)
-    got, _ = ex._run_fill(np.random.default_rng(5), 3000, words_per_draw, ex._LAPLACE, (7, 3))
-    np.testing.assert_array_equal(got, want)
-    p = ex.DiscreteGaussianParameters(15, 2)
-    want = ex.discrete_gaussian(Fraction(15, 2), np.random.default_rng(6), 3000)
-    got, _ = ex._run_fill(np.random.default_rng(6), 3000, words_per_draw, ex._GAUSSIAN,
-                          (p.var_num, p.var_den, p.t))
-    np.testing.assert_array_equal(got, want)
+    want_g = ex.discrete_gaussian(Fraction(15, 2), np.random.default_rng(6), 300)
+    monkeypatch.setattr(draws, "WORD_BLOCK", block)
+    rng = np.random.default_rng(5)
+    np.testing.assert_array_equal(ex.discrete_laplace(Fraction(7, 3), rng, 3000), want)
+    budget = work.laplace_budget(7, 3)
+    after = np.random.default_rng(5)
+    after.bit_generator.advance(3000 * budget)
+    assert rng.integers(0, 2**64, dtype=np.uint64) == after.integers(0, 2**64, dtype=np.uint64)
+    np.testing.assert_array_equal(ex.discrete_gaussian(Fraction(15, 2),
+                                                       np.random.default_rng(6), 300), want_g)
 
 
 def test_same_seed_same_numbers_and_prefixes() -> None:
@@ -292,7 +151,7 @@ def test_grid_sensitivity_bounds_every_neighbouring_pair(exponent, sens, lo, wid
 
 
 def test_laplace_mechanism_guarantees() -> None:
-    f = ex.LaplaceMechanism(epsilon=1.0, bounds=(0.0, 1.0))
+    f = ex.LaplaceMechanism(epsilon=1.0, bounds=(0.0, 1.0), sampler="float")
     assert f.guarantee.sampler == "float" and not f.guarantee.holds_in_floating_point
     e = ex.LaplaceMechanism(epsilon=1.0, bounds=(0.0, 1.0), sampler="exact")
     p = e.params
@@ -312,7 +171,15 @@ def test_laplace_mechanism_guarantees() -> None:
     assert q.epsilon_exact == (1 + Fraction(q.bound) / 2**49) / Fraction(q.lam) <= Fraction(0.5)
     assert q.lam_pow2 == 4.0 and q.lam < q.bound < 2**46 * q.lam
     assert "Mironov" in s.guarantee.statement
-    assert set(s.guarantee.as_dict()) >= {"sampler", "epsilon", "delta", "statement"}
+    assert set(s.guarantee.as_dict()) >= {"sampler", "epsilon", "delta", "statement",
+                                          "work_budget", "work_delta"}
+    # constant work, declared: the words per draw and δ's share for an observer of the work
+    e = ex.LaplaceMechanism(epsilon=1.0, bounds=(0.0, 1.0), sampler="exact").guarantee
+    assert e.work_budget == work.laplace_budget(2**30, 2**20) and "167 words" in e.statement
+    assert e.work_delta == pytest.approx((1 + math.e) * 2.0**-64, rel=1e-8)
+    assert e.work_delta >= (1 + math.e) * 2.0**-64
+    assert s.guarantee.work_budget == 2 and "2 words" in s.guarantee.statement
+    assert f.guarantee.work_budget is None and f.guarantee.work_delta == 0.0
 
 
 def test_gaussian_mechanism_guarantees() -> None:
@@ -326,8 +193,10 @@ def test_gaussian_mechanism_guarantees() -> None:
     # and σ² is minimal among its grid: one step less violates δ
     smaller = float(sigma2) - 1.0 / e.params.var_den
     assert ex.discrete_gaussian_delta(1.0, smaller, e.sensitivity_grid) * (1 + 1e-9) > 1e-6
-    assert not ex.GaussianMechanism(epsilon=1.0, delta=1e-6, sensitivity=1.0).guarantee \
+    assert not ex.GaussianMechanism(epsilon=1.0, delta=1e-6, sensitivity=1.0,
+                                    sampler="float").guarantee \
         .holds_in_floating_point
+    assert g.work_budget == e.params.budget and f"{g.work_budget} words" in g.statement
 
 
 def test_discrete_gaussian_delta_formulas_agree() -> None:
@@ -362,7 +231,7 @@ def test_releases_are_on_the_grid_and_reproducible() -> None:
     y = n.release(np.full((4, 5), 0.5), np.random.default_rng(16))
     assert y.shape == (4, 5)
     np.testing.assert_array_equal(y, n.release(np.full((4, 5), 0.5), np.random.default_rng(16)))
-    f = ex.LaplaceMechanism(epsilon=1.0, bounds=(0.0, 1.0))
+    f = ex.LaplaceMechanism(epsilon=1.0, bounds=(0.0, 1.0), sampler="float")
     np.testing.assert_array_equal(f.release(np.zeros(4), np.random.default_rng(1)),
                                   mech.laplace(1.0, np.random.default_rng(1), 4))
 
@@ -370,19 +239,6 @@ def test_releases_are_on_the_grid_and_reproducible() -> None:
 # ---------------------------------------------------------------------------------------------
 # snapping
 # ---------------------------------------------------------------------------------------------
-
-
-def test_uniform_double_from_crafted_words() -> None:
-    m = 0x0123456789ABC  # a 52-bit mantissa
-    cases = [([1, m << 12], 1), ([8, m << 12 | 1], 4), ([0, 1, m << 12], 65)]
-    for words, e in cases:
-        w = np.array(words, dtype=np.uint64)
-        u, sign, pos = ex._uniform_double(w, 0)
-        assert u == math.ldexp(2**52 + m, -52 - e) and pos == len(words)
-        assert sign == words[-1] & 1
-    sub = np.array([0] * 16 + [m << 12], dtype=np.uint64)  # 1024 zero bits: a subnormal
-    assert ex._uniform_double(sub, 0)[0] == math.ldexp(m, -1074)
-    assert ex._uniform_double(sub[:10], 0)[2] == ex.EXHAUSTED
 
 
 def test_uniform_double_law() -> None:
@@ -419,8 +275,8 @@ def test_snapping_releases_and_uncertain_draws() -> None:
     # decides it with the correctly rounded log
     g = np.random.default_rng(20)
     for _ in range(200):
-        words = ex.random_words(g, 4)
-        u, sign, _ = ex._uniform_double(words, 0)
+        words = seeding.random_words(g, 4)
+        u, sign, _ = S.uniform_double(words, 0)
         noise = p.lam * math.log(u) * (-1 if sign else 1)
         x = 1.5 * p.lam_pow2 - noise
         if ex.snapping_kernel(words, 0, x, p.lam, p.bound, p.lam_pow2)[1] == ex.UNCERTAIN:
@@ -455,7 +311,8 @@ BAD = [
     (lambda: ex.LaplaceMechanism(epsilon=1.0), "sensitivity or bounds"),
     (lambda: ex.LaplaceMechanism(epsilon=1.0, bounds=(1.0, 0.0)), "bounds"),
     (lambda: ex.LaplaceMechanism(epsilon=1.0, sensitivity=1.0, sampler="fast"), "sampler"),
-    (lambda: ex.LaplaceMechanism(epsilon=1.0, sensitivity=1.0, granularity=0.5), "granularity"),
+    (lambda: ex.LaplaceMechanism(epsilon=1.0, sensitivity=1.0, sampler="float",
+                                 granularity=0.5), "granularity"),
     (lambda: ex.LaplaceMechanism(epsilon=1.0, sensitivity=1.0, sampler="exact", bound=3.0),
      "bound"),
     (lambda: ex.LaplaceMechanism(epsilon=1.0, sensitivity=1.0, sampler="snapping"), "bound"),

@@ -1,6 +1,6 @@
-"""The exact samplers inside compiled agents and local randomizers (privenv/privacy/exact.py,
-"Releases from a run's word stream"): the word streams, the calibration of a release, its law,
-the words one release may take, and the sampler recorded with the results."""
+"""The exact samplers inside compiled agents and local randomizers (privenv.privacy.releases): the
+word streams, the calibration of a release, its law, the words one release takes, and the
+sampler recorded with the results."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from privenv._jit import jit
 from privenv.privacy import exact as ex
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.local import GaussianRandomizer, LaplaceRandomizer
+from privenv.privacy.samplers import ExactSampler, central_sampler
 from privenv.seeding import RunNoise, child
 from privenv.store import Store
 from privenv.sweep import Cell, run_cell
@@ -96,8 +97,9 @@ def test_a_release_is_the_grid_point_plus_discrete_laplace_noise():
     t = dk * q / 2**20
     n = 200_000
     noise = RunNoise([SEEDS[0]])
-    noise.ensure(words=n * 40)
+    noise.ensure(words=n * ex.RELEASE_BUDGET)
     out = _release_many(noise.view(), n, 0.3, 1.0, q)
+    assert noise.view().w_pos[0] == n * ex.RELEASE_BUDGET  # every release: its budget of words
     k = ex.grid_round(0.3, g)
     z = out / g - k
     np.testing.assert_array_equal(z, np.round(z))  # on the grid
@@ -129,38 +131,20 @@ def _chi2_p(abs_z: np.ndarray, t: float) -> float:
     return float(stats.chisquare(counts, probs * abs_z.size).pvalue)
 
 
-@jit(allocates=True)
-def _word_counts(words, n, num, den, gauss, t):
-    out = np.zeros(n, np.int64)
-    pos = 0
-    for i in range(n):
-        if gauss:
-            _, nxt = ex.discrete_gaussian_kernel(words, pos, num, den, t)
-        else:
-            _, nxt = ex.discrete_laplace_kernel(words, pos, num, den)
-        if nxt < 0:
-            return out[:i]
-        out[i] = nxt - pos
-        pos = nxt
-    return out
-
-
-def test_the_words_of_one_draw_have_the_tail_release_words_assumes():
-    """:data:`RELEASE_WORDS` rests on the measured law of the words one draw takes: an exponential
-    tail of rate ≥ 0.2 per word (Laplace) and ≥ 0.1 (Gaussian). Checked here on 200 000 and
-    100 000 draws at ≥ 0.2 and ≥ 0.08 per word over 20 and 40 words (the expected survivals are
-    about 30 and 20 draws against bounds of 4.7 and 2.4 times that: a Poisson false alarm below
-    10⁻⁹)."""
-    words = ex.random_words(np.random.default_rng(5), 6_000_000)
-    lap = ex.DiscreteLaplaceParameters.calibrate(1.0, ex.Grid(-10), 1025)
-    c = _word_counts(words, 200_000, lap.scale_num, lap.scale_den, False, 0)
-    assert c.size == 200_000 and 7.5 < c.mean() < 8.5
-    assert (c > 40).sum() <= math.exp(-0.2 * 20) * (c > 20).sum()
-    gp = ex.DiscreteGaussianParameters.from_variance(1500.5**2)
-    c = _word_counts(words[3_000_000:], 100_000, gp.var_num, gp.var_den, True, gp.t)
-    assert c.size == 100_000 and c.mean() < 14
-    assert (c > 80).sum() <= math.exp(-0.08 * 40) * (c > 40).sum()
-    assert ex.RELEASE_WORDS >= 512
+def test_the_agents_ensure_twice_the_budgets_of_a_steps_releases():
+    """A compiled agent ensures :data:`ENSURED_PER_BUDGET` times the words of the releases (and
+    histogram counts) a step may make, so an overrun of its budget still finds its words; PRAE-C's
+    counts have their own budget (Lap_ℤ(2q/2²⁰))."""
+    assert central_sampler("float", 1.0).words == central_sampler("float", 1.0).count_words == 0
+    q = ex.epsilon_denominator(0.5)
+    assert central_sampler("exact", 0.5) == ExactSampler(q=q, words=2 * ex.RELEASE_BUDGET)
+    with_counts = central_sampler("exact", 0.5, counts=True)
+    assert with_counts.count_budget == ex.count_budget(q)
+    assert 10 * with_counts.count_words + with_counts.words == \
+        2 * (ex.RELEASE_BUDGET + 10 * ex.count_budget(q))
+    assert ex.count_budget(q) == ex.DiscreteLaplaceParameters(
+        ex.Grid(0), 2 * q, 2**20, 1).budget
+    assert central_sampler("exact", 1.0, noise_multiplier=0.5).q == ex.epsilon_denominator(2.0)
 
 
 def test_a_release_that_runs_out_of_words_raises_and_a_nan_input_is_refused():
@@ -170,7 +154,13 @@ def test_a_release_that_runs_out_of_words_raises_and_a_nan_input_is_refused():
     view.w_pos[0] = view.w_end[0]  # no word left
     with pytest.raises(RuntimeError, match="ran out of words"):
         ex.laplace_release(view, 0, 0.5, 1.0, ex.epsilon_denominator(1.0))
-    noise.ensure(words=600)
+    noise.ensure(words=ex.RELEASE_BUDGET)
+    view = noise.view()
+    end = int(view.w_end[0])
+    view.w_end[0] = view.w_pos[0] + ex.RELEASE_BUDGET - 1  # one word short of its budget
+    with pytest.raises(RuntimeError, match="ran out of words"):
+        ex.laplace_release(view, 0, 0.5, 1.0, ex.epsilon_denominator(1.0))
+    view.w_end[0] = end
     with pytest.raises(ValueError, match="NaN or too large"):
         ex.laplace_release(noise.view(), 0, float("nan"), 1.0, ex.epsilon_denominator(1.0))
 

@@ -64,7 +64,8 @@ def test_each_wrapper_declares_its_local_guarantee():
     g = GaussianReward(env, 0.5, 1e-5, (0, 1)).privacy
     assert (g.model, g.epsilon, g.delta) == ("local", 0.5, 1e-5)
     label = LaplaceLabel(env, 1.0).privacy
-    assert label.unit == "label" and str(label) == "1-DP, local model, per label"
+    assert label.unit == "label"
+    assert str(label) == "1-DP, local model, per label, idealized arithmetic"
     venv = bai_vec(3)
     assert VectorRandomizedResponse(venv, 0.5).privacy == RandomizedResponse(env, 0.5).privacy
 
@@ -345,7 +346,7 @@ def test_simulate_reports_the_local_guarantee_of_the_wrapped_system():
     lap = lambda e: VectorLaplaceReward(e, epsilon=1, reward_range=HUBER_RANGE, clip=True)  # noqa: E731
     res = simulate("ucb1", "HuberBandit-v0", n_runs=4, horizon=200, seed=0, wrappers=[lap])
     assert res.privacy == PrivacyGuarantee("local", 1.0, 0.0, "reward")
-    assert str(res.privacy) == "1-DP, local model, per reward"
+    assert str(res.privacy) == "1-DP, local model, per reward, idealized arithmetic"
     tighter = lambda e: VectorGaussianReward(  # noqa: E731
         e, epsilon=0.5, delta=1e-6, reward_range=(-1e3, 1e3), clip=True
     )
