@@ -1,6 +1,7 @@
 """Every lab notebook (exercises and solutions) executes at the quick size from the repository
-root, the way ``python examples/make_notebooks.py --run`` runs them, its solutions checking their
-answers (assertions); the committed notebooks are exactly what ``examples/make_notebooks.py``
+root (the exercise notebooks under ``-m slow``: see ``EXECUTED``), the way
+``python examples/make_notebooks.py --run`` runs them, its solutions checking their answers
+(assertions); the committed notebooks are exactly what ``examples/make_notebooks.py``
 writes from the labs' sources."""
 
 from __future__ import annotations
@@ -62,7 +63,15 @@ def test_every_exercise_has_a_solution(name: str, monkeypatch) -> None:
     assert sorted(solutions.ANSWERS) == list(range(1, len(lab.EXERCISES) + 1))
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS)
+#: the default suite executes the solutions notebooks: each holds every code cell of its exercise
+#: notebook (the lab's setup, parameters and run; the test above checks both are generated from
+#: the same sources) besides the empty answer cells, plus the solutions and their assertions.
+#: The exercise notebooks, which would run the same lab a second time, run under ``-m slow``.
+EXECUTED = [name if name.endswith("_solutions.ipynb")
+            else pytest.param(name, marks=pytest.mark.slow) for name in NOTEBOOKS]
+
+
+@pytest.mark.parametrize("notebook", EXECUTED)
 def test_notebook_executes_at_quick_size(notebook: str, tmp_path: Path) -> None:
     """Run from the repository root (``make_notebooks.execute``), the figure in ``OUTPUT``, no
     file left in examples/; in a solutions notebook every solution ran, printed and asserted its
