@@ -46,7 +46,11 @@ CLASSIC = {"HuberBandit-RL-v0": ("ucb1", {}), "BestArmIdentification-RL-v0": ("t
 LEARNERS = ("ppo", "a2c", "dqn", "cleanrl-ppo")
 #: setting → learners it applies to
 SETTINGS = {"defaults": LEARNERS, "vecnormalize": ("ppo", "a2c", "dqn"),
+            "vecnormalize-obs": ("ppo", "a2c", "dqn"), "vecnormalize-reward": ("ppo", "a2c", "dqn"),
             "gamma=0.9": ("ppo", "a2c"), "dqn-slow-start": ("dqn",)}
+#: VecNormalize's keyword arguments of each vecnormalize setting (the others: none)
+VECNORMALIZE = {"vecnormalize": {}, "vecnormalize-obs": {"norm_reward": False},
+                "vecnormalize-reward": {"norm_obs": False}}
 SEEDS = (0, 1, 2)
 N_ENVS = 4
 
@@ -63,8 +67,8 @@ def _sb3_train(algo: str, env_id: str, seed: int, steps: int, setting: str) -> A
     from privenv.rl import make_sb3_vec_env
 
     env = make_sb3_vec_env(env_id, n_envs=N_ENVS, seed=seed)
-    if setting == "vecnormalize":
-        env = VecNormalize(env)
+    if setting in VECNORMALIZE:
+        env = VecNormalize(env, **VECNORMALIZE[setting])
     kwargs: dict[str, Any] = {}
     if setting == "gamma=0.9":
         kwargs["gamma"] = 0.9
@@ -72,7 +76,7 @@ def _sb3_train(algo: str, env_id: str, seed: int, steps: int, setting: str) -> A
         kwargs.update(learning_starts=1000, exploration_fraction=0.3)
     cls = {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN}[algo]
     model = cls("MlpPolicy", env, seed=seed, device="cpu", **kwargs).learn(steps)
-    if setting == "vecnormalize":  # the greedy policy on normalized observations
+    if setting in VECNORMALIZE:  # the greedy policy on normalized observations
         env.training = False
         norm = env
 
@@ -153,6 +157,37 @@ def run(out: Any, steps: int, ids: tuple[str, ...], learners: tuple[str, ...],
                     print(json.dumps(row), file=out, flush=True)
 
 
+def vecnormalize_statistics(env_id: str = "HuberBandit-RL-v0", steps: int = 50_000) -> str:
+    """What SB3's ``VecNormalize`` (defaults: γ = 0.99) divides by on ``env_id``'s default: the
+    standard deviation of the γ-discounted return it tracks, after ``steps`` env-steps (4
+    sub-envs, seed 0) of two policies — uniformly random arms, and always arm 0 (the best arm of
+    the Huber default) — beside the reward it receives; and the per-feature standard deviations
+    of the observations (those of arms a policy never pulls are 0: ``VecNormalize`` divides
+    them by √ε = 10⁻⁴)."""
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    from privenv.rl import make_sb3_vec_env
+
+    lines = []
+    for name in ("uniform", "arm 0"):
+        env = VecNormalize(make_sb3_vec_env(env_id, n_envs=N_ENVS, seed=0))
+        env.reset()
+        rng = np.random.default_rng(0)
+        n = env.action_space.n
+        raw, normalized = [], []
+        for _ in range(steps // N_ENVS):
+            actions = rng.integers(0, n, N_ENVS) if name == "uniform" else np.zeros(N_ENVS, int)
+            normalized.append(env.step(actions)[1])
+            raw.append(env.get_original_reward())
+        r, z = np.concatenate(raw), np.concatenate(normalized)
+        lines.append(
+            f"{env_id} {name}: reward mean {r.mean():.3f} std {r.std():.3f}; discounted return "
+            f"mean {env.ret_rms.mean:.1f} std {np.sqrt(env.ret_rms.var):.2f} -> normalized "
+            f"reward mean {z.mean():.4f} std {z.std():.4f}; observation std "
+            f"{np.array2string(np.sqrt(env.obs_rms.var), precision=3)}")
+    return "\n".join(lines)
+
+
 def table(path: str) -> str:
     rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
     lines = []
@@ -205,7 +240,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--settings", nargs="*", default=list(SETTINGS))
     parser.add_argument("--seeds", nargs="*", type=int, default=list(SEEDS))
     parser.add_argument("--references", action="store_true", help="the zoo's rows only")
+    parser.add_argument("--vecnormalize-statistics", action="store_true",
+                        help="print what VecNormalize divides by on the Huber id's default")
     args = parser.parse_args(argv)
+    if args.vecnormalize_statistics:
+        print(vecnormalize_statistics())
+        return 0
     if args.table:
         print(table(args.table))
         return 0

@@ -3,9 +3,9 @@
 Run: ``python benchmarks/rl_throughput.py`` (about a minute). For each RL id at its default and
 ``CartPole-v1``, with uniformly random actions drawn beforehand:
 
-Best-arm identification is measured twice: uniformly random actions of ``Discrete(2K)`` stop
-after about two steps, so most steps start a new episode (a new random instance, fresh
-per-arm streams); "pulls only" draws pull actions alone, so runs last their whole budget.
+Best-arm identification is measured twice: uniformly random actions of ``Discrete(K + 1)`` stop
+after K + 1 steps on average, so most steps start a new episode (a new random order of the arms,
+fresh per-arm streams); "pulls only" draws pull actions alone, so runs last their whole budget.
 
 * ``single``: ``gym.make(id)`` (with Gymnasium's checker and order wrappers, as users get it),
   one ``step`` per env-step, resets included;
@@ -40,9 +40,10 @@ PULLS_ONLY = "BestArmIdentification-RL-v0 (pulls only)"
 
 
 def _actions(env_id: str, space: gym.spaces.Discrete) -> tuple[str, int]:
-    """The env id and the number of actions to draw from (pulls only: the K pull actions)."""
+    """The env id and the number of actions to draw from (pulls only: the K pull actions a < K of
+    ``Discrete(K + 1)``)."""
     if env_id == PULLS_ONLY:
-        return "BestArmIdentification-RL-v0", space.n // 2
+        return "BestArmIdentification-RL-v0", space.n - 1
     return env_id, space.n
 
 

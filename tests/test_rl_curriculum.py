@@ -152,3 +152,38 @@ def test_stock_ppo_and_dqn_reach_the_classic_agent_on_the_defaults(learner):
         bai = "BestArmIdentification-RL-v0"
         result = evaluate(_sb3_train("ppo", bai, 0, 50_000, "defaults"), bai, n_episodes=200)
         assert result.accuracy >= 0.8 and result.lengths.max() < 1000
+
+
+@pytest.mark.slow
+def test_vec_normalize_divides_unit_rewards_by_the_discounted_return_scale():
+    """Why SB3's ``VecNormalize`` with its defaults changes what DQN learns on the RL ids
+    (docs/results/rl.md): the ids' rewards are already on a unit scale (``normalize_reward``), and
+    ``VecNormalize`` divides them again by the standard deviation of the γ-discounted return
+    (γ = 0.99), which on whole-run episodes (T = 10³, per-step rewards ≈ 1) is dominated by the
+    return's climb to ≈ r/(1 − γ), not by the rewards' noise: on the Huber default under
+    best-arm play it exceeds 10, so the arms' gaps (0.25) shrink below 0.025. With
+    ``norm_reward=False`` the id's rewards pass unchanged (the observations are still
+    normalized). Control: on episodes of 10 steps (a short climb) the shrink stays below 5
+    (measured 2.6)."""
+    pytest.importorskip("stable_baselines3")
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    from privenv.rl import make_sb3_vec_env
+
+    def scale(norm_reward, steps=1000, **kw):
+        """The return's std that VecNormalize tracks, and how much it shrank the rewards of the
+        last 200 steps (once its statistics have settled)."""
+        env = VecNormalize(make_sb3_vec_env("HuberBandit-RL-v0", n_envs=4, seed=0,
+                                            env_kwargs=kw), norm_reward=norm_reward)
+        env.reset()
+        seen, given = [], []
+        for _ in range(steps):
+            seen.append(env.step(np.zeros(4, dtype=np.int64))[1])
+            given.append(env.get_original_reward())
+        seen, given = np.concatenate(seen[-steps // 5:]), np.concatenate(given[-steps // 5:])
+        return np.sqrt(env.ret_rms.var), np.std(given) / np.std(seen)
+
+    ret_std, shrink = scale(True)
+    assert ret_std > 10 and shrink > 10, (ret_std, shrink)
+    assert scale(False, steps=50)[1] == pytest.approx(1.0)
+    assert scale(True, steps=200, horizon=10)[1] < 5
