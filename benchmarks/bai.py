@@ -29,9 +29,12 @@ The machine is shared and noisy: compare the ratios, read absolute times as cont
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -220,6 +223,52 @@ def fast_vs_slow(name: str, runs: int, slow_runs: int, epsilon: float,
     return {**result, "slow_ns": slow_ns, "identical": same}
 
 
+def short_runs(name: str, runs: int, horizon: int, repeat: int, seed: int = 0) -> dict[str, Any]:
+    """Fixed costs on short runs (issue 35): ``runs`` runs of ``horizon`` steps.
+
+    * ``batch/ref``: the whole ``simulate`` call (the env and agent built, every run seeded and
+      reset, the loop), warm, against the reference loop on the same runs and budget (its own
+      seeding and arrays per run included); target ≤ 1.1;
+    * ``job/loop``: the ``ns_per_run_step`` a warm one-run job reports (``privenv run --runs 1``,
+      a new process, the kernels in the cache) against the loop's own (the batch's
+      ``ns_per_run_step``: its loop alone); target ≤ 1.2.
+
+    The fastest of ``repeat`` timings of each, alternated.
+    """
+    kw = with_epsilon(name, 1.0, delta=DELTA)
+    env_kwargs = agents.env_kwargs_for(name, {"instance": INSTANCE})
+    mu = instance_means(INSTANCE)
+    c0 = glr_threshold_constant(mu.size, DELTA)
+    p0 = 1.0 / (math.exp(1.0) + 1.0) if name == "ctb-tt" else -1.0
+    table = _tables("adap-tt theory", mu.size, DELTA, 1.0, SIGMA)[0]
+    daf = name == "adap-tt"
+    simulate(name, ENV_ID, n_runs=1, horizon=50, seed=seed, env_kwargs=env_kwargs,
+             agent_kwargs=kw)  # load (or compile) before timing
+    _reference_runs(mu, 1, 100, c0, p0, 1.0, daf, table)
+    batch, loop_ns, ref = math.inf, math.inf, math.inf
+    for _ in range(repeat):
+        settle()
+        start = time.perf_counter()
+        res = simulate(name, ENV_ID, n_runs=runs, horizon=horizon, seed=seed,
+                       env_kwargs=env_kwargs, agent_kwargs=kw)
+        batch = min(batch, time.perf_counter() - start)
+        loop_ns = min(loop_ns, res.ns_per_run_step)
+        settle()
+        start = time.perf_counter()
+        _reference_runs(mu, runs, horizon, c0, p0, 1.0, daf, table)
+        ref = min(ref, time.perf_counter() - start)
+    privenv_cli = str(Path(sys.executable).with_name("privenv"))
+    job = [f"--set={k}={v}" for k, v in kw.items()] + [
+        f"--set=env.{k}={json.dumps(v)}" for k, v in env_kwargs.items()]
+    job_ns = min(json.loads(subprocess.run(
+        [privenv_cli, "run", "--env", ENV_ID, "--agent", name, "--runs", "1", "--horizon",
+         str(horizon), "--seed", str(seed), "--format", "json", *job],
+        capture_output=True, text=True, check=True).stdout)["ns_per_run_step"]
+        for _ in range(repeat))
+    return {"batch_s": batch, "ref_s": ref, "loop_ns": loop_ns, "job_ns": job_ns,
+            "steps": int(res.steps.sum())}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -230,9 +279,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3,
                         help="timings of the fast path and of the reference, alternated; the "
                              "fastest of each is reported (3)")
+    parser.add_argument("--short", action="store_true",
+                        help="only the fixed costs on short runs (--runs runs of --horizon "
+                             "steps; see short_runs)")
+    parser.add_argument("--horizon", type=int, default=1000, help="with --short (1000)")
     args = parser.parse_args(argv)
 
     print(machine_line())
+    if args.short:
+        print(f"\n{ENV_ID} {INSTANCE}, δ = {DELTA}, ε = 1; {args.runs} runs × {args.horizon} "
+              f"steps (the fastest of {args.repeat}); one-run jobs in new processes, warm")
+        header = (f"{'agent':<9} {'run-steps':>10} {'simulate s':>11} {'reference s':>12} "
+                  f"{'batch/ref':>10} {'loop ns':>8} {'1-run job ns':>13} {'job/loop':>9}")
+        print(header)
+        print("-" * len(header))
+        for name in (a.strip() for a in args.agents.split(",") if a.strip()):
+            r = short_runs(name, args.runs, args.horizon, args.repeat)
+            print(f"{name:<9} {r['steps']:>10} {r['batch_s']:>11.4f} {r['ref_s']:>12.4f} "
+                  f"{r['batch_s'] / r['ref_s']:>9.2f}× {r['loop_ns']:>8.0f} "
+                  f"{r['job_ns']:>13.0f} {r['job_ns'] / r['loop_ns']:>8.2f}×", flush=True)
+        print("targets: batch/ref ≤ 1.1 (per-run setup cheap); job/loop ≤ 1.2 (a job's "
+              "ns_per_run_step is its loop's, without load and compile)")
+        return 0
     print(f"\n{ENV_ID} {INSTANCE}, δ = {DELTA}, ε = {args.epsilon} (private agents); fast path "
           f"{args.runs} runs, reference loop {args.runs} runs, gym.make loop {args.slow_runs} "
           f"runs; ns per run-step (one pull of one run), the fastest of {args.repeat}")
