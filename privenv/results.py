@@ -208,7 +208,7 @@ class RunResults:
 
     @property
     def ns_per_run_step(self) -> float:
-        """The loop's wall time per (run, round) in nanoseconds: ``loop_s`` (no setup, kernel
+        """The loop's wall time per (run, round) in nanoseconds, ``loop_s`` (no setup, kernel
         compile or load) over the steps taken (``wall_s`` when ``loop_s`` is unknown)."""
         total = float(np.sum(self.steps))
         seconds = self.wall_s if self.loop_s is None else self.loop_s

@@ -57,8 +57,9 @@ def _build(root: Path) -> dict:
     start = time.perf_counter()
     # huber-fig1's outputs at a horizon of 2·10⁴ (its quick size is 10⁶, ~35 s of runs that this
     # build test does not need): generate.py reuses outputs it finds and draws the page from them
-    subprocess.run([sys.executable, "-m", "privenv.cli", "reproduce", "huber-fig1", "--quick",
-                    "--horizon", "20000", "--output", str(root / "results" / "huber-fig1-quick")],
+    subprocess.run([sys.executable, "-m", "privenv.cli", "reproduce", "huber-fig1",
+                    "--output", str(root / "results" / "huber-fig1-quick"), "--quick",
+                    "--horizon", "20000"],
                    check=True, capture_output=True, cwd=ROOT)
     build = subprocess.run([make, "--no-print-directory", "-C", str(ROOT), "docs-build",
                             f"PY={sys.executable}", f"DOCS={src}", f"DOCS_HTML={html}",
