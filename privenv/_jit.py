@@ -85,7 +85,6 @@ KERNEL_FILES: tuple[str, ...] = (
     "_ziggurat.py",
     "driver.py",
     "privacy/mechanisms.py",
-    "privacy/kernels.py",
     "privacy/local.py",
     "privacy/samplers.py",
     "problems/base.py",

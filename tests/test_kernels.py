@@ -319,7 +319,10 @@ def test_kernel_records_are_built_by_name():
 def test_every_kernel_lives_in_a_listed_file():
     """The cache directory is keyed by a hash of _jit.KERNEL_FILES: a file that compiles kernels
     but is not listed would run against stale callees; and every kernel goes through
-    privenv._jit.jit (its cache directory), never numba.njit directly."""
+    privenv._jit.jit (its cache directory), never numba.njit directly; and every listed file
+    exists (a stale name hides nothing, but says the list is not kept)."""
+    missing = [name for name in _jit.KERNEL_FILES if not _jit._kernel_path(name).is_file()]
+    assert not missing, f"privenv._jit.KERNEL_FILES lists missing files: {missing}"
     listed = {(_jit._kernel_path(name)).resolve() for name in _jit.KERNEL_FILES}
     for folder in ("privenv", "agents", "wrappers"):
         for path in (ROOT / folder).rglob("*.py"):
