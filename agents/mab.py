@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -46,7 +46,7 @@ class Uniform(Agent):
     """
 
     name = "uniform"
-    families = ("huber", "linear", "federated", "bernoulli")
+    families = ("huber", "linear", "federated")
     family_notes = {"bai": "uniform play has no stopping rule, so it would pull until the sample "
                            "budget; use a BAI agent (ttucb, dp-se, adap-tt, …)"}
     parameters = {
@@ -144,7 +144,7 @@ class _IndexAgent(KernelAgent):
     """Shared shell of index policies: pull counts N_a and reward sums S_a per run."""
 
     State = IndexState
-    families: ClassVar[tuple[str, ...]] = ("huber", "bernoulli")
+    families = ("huber",)
     parameters = {"K": Param(Integer(low=2), problem="K")}
 
     def new_state(self) -> IndexState:

@@ -156,7 +156,6 @@ FAMILIES: dict[str, str] = {
     "bai": "best-arm identification",
     "linear": "linear contextual bandit",
     "federated": "federated linear bandit",
-    "bernoulli": "Bernoulli multi-armed bandit",
 }
 
 
