@@ -161,7 +161,7 @@ def lemire_threshold(m: np.uint64) -> np.uint64:
 def muldivmod(x: int, y: int, m: int) -> tuple[int, int]:
     """(⌊x·y/m⌋, x·y mod m) exactly, for 0 ≤ x, y < m ≤ 2⁶².
 
-    x, y < 2³¹: one int64 product. m ≤ 2⁵²: a floating-point estimate q̂ of the quotient (|q̂ − q|
+    x, y < 2³¹: one int64 product. m ≤ 2⁵²: a floating-point estimate q̂ of the quotient (abs(q̂ − q)
     ≤ 2, since q < 2⁵² and the estimate's relative error is below 2⁻⁵¹) is corrected in exact
     integer arithmetic: x·y − q̂·m lies in (−2⁵⁵, 2⁵⁵), so its int64 value computed modulo 2⁶⁴ is
     exact, and the while loops bring it into [0, m). The result is the exact pair whatever the

@@ -205,7 +205,7 @@ def snapping_bitloop_kernel(words: np.ndarray, pos: int, x: float, lam: float, b
     """Mironov's snapping release (as :func:`privenv.privacy.constant_work.snapping_kernel`),
     with U*'s binade found by a loop over the bits of the word stream, one iteration per bit up
     to the first 1 → (release, cursor′, the loop's iterations). The iterations are e, the binade
-    [2^−e, 2^{1−e}) of U*, so about |noise|/(λ·ln 2): they reveal the noise. Returns cursor
+    [2^−e, 2^{1−e}) of U*, so about abs(noise)/(λ·ln 2): they reveal the noise. Returns cursor
     :data:`~privenv.privacy.constant_work.UNCERTAIN` for a release it cannot certify."""
     nw = words.shape[0]
     iterations = 0

@@ -24,10 +24,10 @@ algorithms, each piece in closed form:
   trials are Algorithm 1 with γ = 1; the sign rejects (−, 0);
 * Algorithm 3: the proposal Y ~ Lap_ℤ(t) and the test Bernoulli(exp(−γ(Y))) — ⌊γ⌋ trials of
   Bernoulli(e⁻¹) stopping at the first 0, then Algorithm 1 for the fractional part. The proposal's
-  words are computed jointly with |Y| = u + t·v (exact for each u; Ts^v for V), and the test's
-  bound over blocks of consecutive |Y| (γ is monotone on each side of its minimum: within a block,
-  ⌊γ⌋ and the range of the fractional part bound each term, whose pieces are monotone or linear
-  in it), up to a V beyond which the remaining mass is bounded in closed form.
+  words are computed jointly with abs(Y) = u + t·v (exact for each u; Ts^v for V), and the
+  test's bound over blocks of consecutive abs(Y) (γ is monotone on each side of its minimum:
+  within a block, ⌊γ⌋ and the range of the fractional part bound each term, whose pieces are
+  monotone or linear in it), up to a V beyond which the remaining mass is bounded in closed form.
 
 Every upper bound of a piece only increases the result (all terms are nonnegative and the renewal
 is increasing in R and D), so the result is an upper bound of P[N > B]; it is evaluated in
