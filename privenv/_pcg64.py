@@ -233,16 +233,23 @@ def next_normal(states: np.ndarray, row: int) -> float:
     """The stream's next ``standard_normal()``: numpy's ziggurat (``random_standard_normal``).
     One 64-bit word gives the layer (low 8 bits), the sign (next bit) and a 52-bit magnitude;
     99.3 % of draws return here, the rest go to :func:`_normal_tail_or_wedge`."""
-    r = next64(states, row)
+    idx, rabs, x = _ziggurat_word(next64(states, row))
+    if rabs < _KI[idx]:
+        return x
+    return _normal_tail_or_wedge(states, row, idx, rabs, x)
+
+
+@jit(inline="always")
+def _ziggurat_word(r: np.uint64) -> tuple[int, np.uint64, float]:
+    """One word of numpy's normal ziggurat read as (layer, 52-bit magnitude, signed x): layer
+    from the low 8 bits, sign from the next bit, magnitude from the 52 above it."""
     idx = int(r & _BYTE)
     r = r >> np.uint64(8)
     rabs = (r >> _ONE) & _MANTISSA
     x = float(rabs) * _WI[idx]
     if r & _ONE:
         x = -x
-    if rabs < _KI[idx]:
-        return x
-    return _normal_tail_or_wedge(states, row, idx, rabs, x)
+    return idx, rabs, x
 
 
 @jit
@@ -260,13 +267,7 @@ def _normal_tail_or_wedge(states: np.ndarray, row: int, idx: int, rabs: np.uint6
         elif ((_FI[idx - 1] - _FI[idx]) * next_double(states, row) + _FI[idx]
               < math.exp(-0.5 * x * x)):
             return x
-        r = next64(states, row)  # a fresh draw, as at the top of numpy's loop
-        idx = int(r & _BYTE)
-        r = r >> np.uint64(8)
-        rabs = (r >> _ONE) & _MANTISSA
-        x = float(rabs) * _WI[idx]
-        if r & _ONE:
-            x = -x
+        idx, rabs, x = _ziggurat_word(next64(states, row))  # a fresh draw, as numpy's loop
         if rabs < _KI[idx]:
             return x
 
