@@ -23,6 +23,23 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "ucb1": ("privenv.agents.mab", "UCB1"),
     "robust-ucb": ("privenv.agents.mab", "RobustUCB"),
     "eps-greedy": ("privenv.agents.mab", "EpsilonGreedy"),
+    # Bernoulli bandit: non-private references (agents/bernoulli.py)
+    "kl-ucb": ("privenv.agents.bernoulli", "KLUCB"),
+    "thompson": ("privenv.agents.bernoulli", "ThompsonSampling"),
+    "imed": ("privenv.agents.bernoulli", "IMED"),
+    # Bernoulli bandit: ε-global-DP UCB on continual-release sums (agents/dp_ucb.py)
+    "dp-ucb": ("privenv.agents.dp_ucb", "DPUCB"),
+    "dp-ucb-hybrid": ("privenv.agents.dp_ucb", "DPUCBHybrid"),
+    # Bernoulli bandit: ε-global-DP regret algorithms on per-arm phases (agents/dp_regret.py)
+    "adap-ucb": ("privenv.agents.dp_regret", "AdaPUCB"),
+    "adap-klucb": ("privenv.agents.dp_regret", "AdaPKLUCB"),
+    "dp-klucb": ("privenv.agents.dp_regret", "DPKLUCB"),
+    "dp-imed": ("privenv.agents.dp_regret", "DPIMED"),
+    "lazy-dp-ts": ("privenv.agents.dp_regret", "LazyDPTS"),
+    # Bernoulli bandit: ε-local-DP systems, randomizer wrapper + learner (agents/ldp_regret.py)
+    "ldp-ucb-l": ("privenv.agents.ldp_regret", "LDPUCBL"),
+    "ldp-ucb-b": ("privenv.agents.ldp_regret", "LDPUCBB"),
+    "ldp-se": ("privenv.agents.ldp_regret", "LDPSE"),
     # private successive elimination (Sajed & Sheffet 2019), regret and BAI (agents/dp_se.py)
     "dp-se": ("privenv.agents.dp_se", "DPSE"),
     # paper 1: private and robust arm elimination (agents/huber.py)

@@ -219,7 +219,7 @@ class DPSE(BatchedElimination):
 
     name = "dp-se"
     TASK = "regret"
-    families = ("huber", "bai")
+    families = ("huber", "bai", "bernoulli")
     parameters = {
         **BatchedElimination.parameters,
         "horizon": Param(Integer(low=1, none=True), assumes="horizon"),

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -46,7 +46,7 @@ class Uniform(Agent):
     """
 
     name = "uniform"
-    families = ("huber", "linear", "federated")
+    families = ("huber", "linear", "federated", "bernoulli")
     family_notes = {"bai": "uniform play has no stopping rule, so it would pull until the sample "
                            "budget; use a BAI agent (ttucb, dp-se, adap-tt, …)"}
     parameters = {
@@ -144,7 +144,7 @@ class _IndexAgent(KernelAgent):
     """Shared shell of index policies: pull counts N_a and reward sums S_a per run."""
 
     State = IndexState
-    families = ("huber",)
+    families: ClassVar[tuple[str, ...]] = ("huber", "bernoulli")
     parameters = {"K": Param(Integer(low=2), problem="K")}
 
     def new_state(self) -> IndexState:

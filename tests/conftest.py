@@ -52,22 +52,25 @@ def one_torch_thread():
 # exactly once.
 
 
-def audit_variants(targets):
+def audit_variants(targets, shared=()):
     """``pytest.param(target, mutation)`` for each case of ``targets`` and each of its variants.
     An exact-sampler case shares its mechanism's code with its float case, whose mutants run by
-    default: the exact case's own mutants are ``slow`` (``make test-slow``)."""
+    default: the exact case's own mutants are ``slow`` (``make test-slow``); so are the mutants
+    of the cases in ``shared`` (a module's ``AUDIT_SHARED``: agents whose release code is another
+    listed case's, whose mutants run by default)."""
     from privenv import audits
 
     return [pytest.param(name, m, id=f"{name}-{m or 'correct'}".replace(" ", "_"),
-                         marks=[pytest.mark.slow] if name.endswith("-exact") and m is not None
-                         else [])
+                         marks=[pytest.mark.slow] if (name.endswith("-exact") or name in shared)
+                         and m is not None else [])
             for name in targets for m in (None, *audits.CASES[name].mutations)]
 
 
 def pytest_generate_tests(metafunc):
     if "audit_target" in metafunc.fixturenames:
         metafunc.parametrize(("audit_target", "audit_mutation"),
-                             audit_variants(metafunc.module.AUDIT_TARGETS))
+                             audit_variants(metafunc.module.AUDIT_TARGETS,
+                                            getattr(metafunc.module, "AUDIT_SHARED", ())))
 
 
 def _check_audit(target: str, mutation: str | None) -> None:

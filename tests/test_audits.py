@@ -18,6 +18,7 @@ import privenv.agents as zoo
 from privenv import audits, cli
 from privenv.agents.lplr import LPLRUsers
 from privenv.audits import agents, randomizers
+from privenv.audits import zoo as zoo_cases
 from privenv.privacy import audit, harness, side_channel
 from privenv.privacy.tree import TreeMechanism
 
@@ -38,6 +39,9 @@ AGENT_FILES = {
                                   "lplr-update-label-moment", "lplr-update-gram"),
     "tests/agents/test_federated_agents.py": ("super-agent-central",
                                               "super-agent-central-exact"),
+    "tests/agents/test_dp_regret_agents.py": ("dp-ucb", "dp-ucb-hybrid", "adap-ucb",
+                                              "adap-klucb", "lazy-dp-ts", "dp-klucb", "dp-imed"),
+    "tests/agents/test_ldp_regret_agents.py": ("ldp-ucb-l", "ldp-ucb-b", "ldp-se"),
 }
 TESTED_ELSEWHERE = {"fed-linucb-silo": "tests/privacy/test_federated_protocol.py",
                     **{name: "tests/privacy/test_preimage.py" for name in audits.CASES
@@ -64,7 +68,8 @@ def test_every_case_runs_once_and_every_agent_case_in_its_agents_file() -> None:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         assert tuple(module.AUDIT_TARGETS) == names, path
-    assert set(agents.CASES) <= {n for names in AGENT_FILES.values() for n in names}
+    assert set(agents.CASES) | set(zoo_cases.CASES) <= {n for names in AGENT_FILES.values()
+                                                         for n in names}
     listed = [n for names in AGENT_FILES.values() for n in names]
     assert len(listed) == len(set(listed)) and set(listed) <= set(audits.CASES)
 
@@ -93,7 +98,10 @@ def test_registry_covers_the_issue() -> None:
                 "lplr-update-label-moment", "lplr-update-gram", "input-perturbation-message",
                 "input-perturbation-exact", "gaussian-statistics-exact",
                 "lplr-update-count-exact", "side-channel-laplace-exact",
-                "side-channel-gaussian-exact", "side-channel-snapping"}
+                "side-channel-gaussian-exact", "side-channel-snapping",
+                # issue 32: the Bernoulli bandit's private agents
+                "dp-ucb", "dp-ucb-hybrid", "adap-ucb", "adap-klucb", "dp-klucb", "dp-imed",
+                "lazy-dp-ts", "ldp-ucb-l", "ldp-ucb-b", "ldp-se"}
     assert required <= set(audits.CASES)
     for case in audits.CASES.values():
         # every audit has a mutant, or audits a documented flaw
@@ -102,7 +110,8 @@ def test_registry_covers_the_issue() -> None:
 
 def test_one_registry_of_every_layer_in_report_order() -> None:
     names = list(audits.CASES)
-    parts = (harness.CASES, side_channel.CASES, randomizers.CASES, agents.CASES)
+    parts = (harness.CASES, side_channel.CASES, randomizers.CASES, agents.CASES,
+             zoo_cases.CASES)
     assert sorted(names) == sorted(n for part in parts for n in part)  # each once
     assert all(audits.CASES[n] is part[n] for part in parts for n in part)
     # each registry keeps its order; the layers above sit after their anchors
@@ -114,6 +123,8 @@ def test_one_registry_of_every_layer_in_report_order() -> None:
     assert names[i + 1: i + 1 + len(randomizers.CASES)] == list(randomizers.CASES)
     j = names.index("shuffler")
     assert names[j + 1: j + 1 + len(agents.CASES)] == list(agents.CASES)
+    k = j + len(agents.CASES)  # the Bernoulli bandit's agents after the papers' agents
+    assert names[k + 1: k + 1 + len(zoo_cases.CASES)] == list(zoo_cases.CASES)
     assert names[-4:] == ["fed-linucb-silo", "fed-linucb-silo-exact", "super-agent-central",
                           "super-agent-central-exact"]
     # the end-to-end agent cases are the agents'; the privacy layer's are mechanisms only

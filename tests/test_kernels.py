@@ -26,7 +26,7 @@ from privenv.simulation import fast_path, make_vector_env, play, simulate
 from privenv.wrappers import LaplaceReward, VectorLaplaceReward
 
 ROOT = Path(__file__).resolve().parents[1]
-HUBER, BAI = "HuberBandit-v0", "BestArmIdentification-v0"
+HUBER, BAI, BERNOULLI = "HuberBandit-v0", "BestArmIdentification-v0", "BernoulliBandit-v0"
 EASY = {"means": [1.0, 0.6, 0.2], "inlier": "gaussian", "alpha": 0.05}
 
 #: (agent, env, env kwargs, agent kwargs, horizon): every scalar-state agent and its branches
@@ -48,6 +48,19 @@ CASES = [
     ("daf-wrapper", BAI, {"instance": "mu3"}, {"epsilon": 1.0, "sampling": "lucb"}, 10**6),
     ("daf-wrapper", BAI, {"instance": "mu3"}, {"epsilon": 1.0, "sampling": "uniform"}, 10**6),
     ("dp-se", BAI, {"instance": "mu3", "reward_mode": "cost"}, {"epsilon": 1.0}, 10**6),
+    ("kl-ucb", BERNOULLI, {"instance": "mu2"}, {}, 3000),
+    ("thompson", BERNOULLI, {"instance": "mu2"}, {}, 3000),
+    ("imed", BERNOULLI, {"instance": "mu2"}, {}, 3000),
+    ("dp-ucb", BERNOULLI, {"instance": "mu3"}, {"epsilon": 2.0}, 3000),
+    ("dp-ucb-hybrid", BERNOULLI, {"instance": "mu3"}, {"epsilon": 2.0}, 3000),
+    ("adap-ucb", BERNOULLI, {"instance": "mu3"}, {"epsilon": 1.0}, 3000),
+    ("adap-klucb", BERNOULLI, {"instance": "mu3"}, {"epsilon": 1.0}, 3000),
+    ("dp-klucb", BERNOULLI, {"instance": "mu3"}, {"epsilon": 1.0}, 3000),
+    ("dp-imed", BERNOULLI, {"instance": "mu3"}, {"epsilon": 1.0}, 3000),
+    ("lazy-dp-ts", BERNOULLI, {"instance": "mu3"}, {"epsilon": 1.0}, 3000),
+    ("ldp-ucb-l", BERNOULLI, {"instance": "mu3"}, {"epsilon": 1.0}, 3000),
+    ("ldp-ucb-b", BERNOULLI, {"instance": "mu3"}, {"epsilon": 1.0}, 3000),
+    ("ldp-se", BERNOULLI, {"instance": "mu3"}, {"epsilon": 1.0}, 3000),
 ]
 #: every agent with a sampler choice, with the exact sampler (privenv.privacy.exact)
 EXACT_CASES = [
@@ -62,6 +75,8 @@ EXACT_CASES = [
                                                 "sampler": "exact"}, 10**6),
     ("dp-se", BAI, {"instance": "mu3", "reward_mode": "cost"}, {"epsilon": 1.0,
                                                                  "sampler": "exact"}, 10**6),
+    ("adap-klucb", BERNOULLI, {"instance": "mu3"}, {"epsilon": 1.0, "sampler": "exact"}, 3000),
+    ("dp-klucb", BERNOULLI, {"instance": "mu3"}, {"epsilon": 1.0, "sampler": "exact"}, 3000),
 ]
 CASES += EXACT_CASES
 IDS = [f"{c[0]}-{c[1].split('-')[0]}" + ("-exact" if "sampler" in c[3] else "")

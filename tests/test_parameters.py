@@ -122,7 +122,8 @@ def test_the_catalogue_is_the_declaration(capsys):
 
     cat = {a["name"]: a for a in json.loads(capsys.readouterr().out)}
     assert cat["ttucb"]["envs"] == ["BestArmIdentification-v0"]
-    assert cat["dp-se"]["envs"] == ["HuberBandit-v0", "BestArmIdentification-v0"]
+    assert cat["dp-se"]["envs"] == ["HuberBandit-v0", "BestArmIdentification-v0",
+                                    "BernoulliBandit-v0"]
     assert cat["uniform"]["envs"] == ["HuberBandit-v0", "LinearContextualBandit-v0",
-                                      "FederatedLinearBandit-v0"]
+                                      "FederatedLinearBandit-v0", "BernoulliBandit-v0"]
     assert main(["agents", "nope"]) == 2

@@ -9,7 +9,8 @@ above it. The audits of what the layers above build live here, at the top:
 * :mod:`privenv.audits.randomizers` — the local randomizers of :mod:`privenv.wrappers` (LDP-LinUCB's
   user message, input perturbation) and the messages of LPLR's users;
 * :mod:`privenv.audits.agents` — every private agent end to end, through its own act/observe
-  protocol (and its local-DP wrapper, if it has one).
+  protocol (and its local-DP wrapper, if it has one); :mod:`privenv.audits.zoo` — the same for
+  the Bernoulli bandit's private agents.
 
 :data:`CASES` merges them in report order: the mechanism cases, with the side-channel cases after
 the exact-preimage ones, the local randomizers after the Wishart mechanisms and the agents after
@@ -29,7 +30,7 @@ import multiprocessing
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
-from privenv.audits import agents, randomizers
+from privenv.audits import agents, randomizers, zoo
 from privenv.backends.local import exit_with_parent
 from privenv.privacy import harness, side_channel
 from privenv.privacy.harness import DEFAULT_SEED, AuditCase, AuditRecord, format_table, run_case
@@ -56,7 +57,7 @@ def merge(cases: Mapping[str, AuditCase],
 #: :meta hide-value:
 CASES: dict[str, AuditCase] = merge(harness.CASES, {"preimage-snapping": side_channel.CASES,
                                                     "wishart-gaussian": randomizers.CASES,
-                                                    "shuffler": agents.CASES})
+                                                    "shuffler": {**agents.CASES, **zoo.CASES}})
 
 
 def run(targets: Sequence[str] | None = None, size: str = "quick",

@@ -369,11 +369,7 @@ def _table_problem_class() -> type:
 
 
 def _ctb_tt(mutation: str | None, n: int, seed: int) -> Measurement:
-    from gymnasium.vector import AutoresetMode
-
     from privenv.agents.top_two import CTBTT
-    from privenv.envs.base import ProblemVectorEnv
-    from privenv.simulation import system_env
 
     eps, horizon = 1.0, 10
 
@@ -393,10 +389,27 @@ def _ctb_tt(mutation: str | None, n: int, seed: int) -> Measurement:
     cls = {"epsilon x 2 in the wrapper": DoubleEpsilon,
            "no randomizer": RawReward}.get(mutation or "", CTBTT)
     rows = _neighbour_table(n, horizon, 2, 0.5, 0, 1.0, 0.0, fixed={(1, 1): 1.0})
-    onehot = []
-    for lo in range(0, 2 * n, AGENT_CHUNK):  # in batches of runs, as _drive
-        hi = min(lo + AGENT_CHUNK, 2 * n)
-        agent = cls(K=2, epsilon=eps, n_runs=hi - lo)
+    out = drive_wrapped(lambda m: cls(K=2, epsilon=eps, n_runs=m), rows, 2 * n, horizon, seed,
+                        lambda agent, actions: (actions[:, :, None] == np.arange(4))
+                        .reshape(len(actions), -1))
+    return Measurement(fitted_holdout_lower_bound(out[:n], out[n:]), eps, 0.0)
+
+
+def drive_wrapped(make_agent: Callable[[int], Any], rows: TableRows, n_runs: int, horizon: int,
+                  seed: int, record: Callable[[Any, np.ndarray], np.ndarray]) -> np.ndarray:
+    """As :func:`_drive`, but through a table env behind the agent's own
+    :meth:`~privenv.agents.base.Agent.local_randomizer` (a local-DP system's randomizer in front
+    of its learner, as the runner builds it: :func:`privenv.simulation.system_env`); the env's
+    reward (the released value) is what the agent observes."""
+    from gymnasium.vector import AutoresetMode
+
+    from privenv.envs.base import ProblemVectorEnv
+    from privenv.simulation import system_env
+
+    out = []
+    for lo in range(0, n_runs, AGENT_CHUNK):  # in batches of runs, as _drive
+        hi = min(lo + AGENT_CHUNK, n_runs)
+        agent = make_agent(hi - lo)
         problem = _table_problem_class()(rows(lo, hi))
         env = system_env(agent, ProblemVectorEnv(problem, horizon,
                                                  autoreset_mode=AutoresetMode.DISABLED))
@@ -408,9 +421,8 @@ def _ctb_tt(mutation: str | None, n: int, seed: int) -> Measurement:
             actions[:, t] = a
             obs, reward, *_ = env.step(a)
             agent.observe_batch(a, np.asarray(reward, dtype=float), obs)
-        onehot.append((actions[:, :, None] == np.arange(4)).reshape(hi - lo, -1))
-    out = np.concatenate(onehot)
-    return Measurement(fitted_holdout_lower_bound(out[:n], out[n:]), eps, 0.0)
+        out.append(record(agent, actions))
+    return np.concatenate(out)
 
 
 _register(AuditCase(

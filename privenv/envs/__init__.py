@@ -20,6 +20,7 @@ import gymnasium as gym
 if TYPE_CHECKING:
     from privenv.envs.bai import BestArmIdentificationEnv, BestArmIdentificationVectorEnv
     from privenv.envs.base import ProblemEnv, ProblemVectorEnv
+    from privenv.envs.bernoulli import BernoulliBanditEnv, BernoulliBanditVectorEnv
     from privenv.envs.federated import (
         FederatedLinearBanditEnv,
         FederatedLinearBanditVectorEnv,
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 _LAZY: dict[str, str] = {
     "BestArmIdentificationEnv": "privenv.envs.bai",
     "BestArmIdentificationVectorEnv": "privenv.envs.bai",
+    "BernoulliBanditEnv": "privenv.envs.bernoulli",
+    "BernoulliBanditVectorEnv": "privenv.envs.bernoulli",
     "FederatedLinearBanditEnv": "privenv.envs.federated",
     "FederatedLinearBanditVectorEnv": "privenv.envs.federated",
     "HuberBanditEnv": "privenv.envs.huber",
@@ -88,6 +91,11 @@ ENV_IDS: dict[str, EnvEntry] = {
         "privenv.envs.federated:FederatedLinearBanditEnv",
         "privenv.envs.federated:FederatedLinearBanditVectorEnv",
         10_000,
+    ),
+    "BernoulliBandit-v0": EnvEntry(
+        "privenv.envs.bernoulli:BernoulliBanditEnv",
+        "privenv.envs.bernoulli:BernoulliBanditVectorEnv",
+        1_000_000,
     ),
 }
 
@@ -158,6 +166,8 @@ def register_envs() -> None:
 
 __all__ = [
     "ENV_IDS",
+    "BernoulliBanditEnv",
+    "BernoulliBanditVectorEnv",
     "EnvEntry",
     "BestArmIdentificationEnv",
     "BestArmIdentificationVectorEnv",

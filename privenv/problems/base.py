@@ -156,6 +156,7 @@ FAMILIES: dict[str, str] = {
     "bai": "best-arm identification",
     "linear": "linear contextual bandit",
     "federated": "federated linear bandit",
+    "bernoulli": "Bernoulli multi-armed bandit",
 }
 
 

@@ -11,6 +11,8 @@ Which wrappers apply (and why):
   stop reward −wrong_penalty must be in range (``wrong_penalty=0``); Bernoulli samples are in
   [0, 1], so randomized response, Laplace and Gaussian on [0, 1] all apply.
 * ``LinearContextualBandit-v0``: the label wrapper (y + Lap(2/ε), y ∈ [−1, 1]).
+* ``BernoulliBandit-v0``: rewards in {0, 1}: randomized response and Laplace on [0, 1] (the
+  reports of Ren et al. 2020's LDP-UCB-B and LDP-UCB-L).
 * ``FederatedLinearBandit-v0``: none — its reward is a sum over silos, and privacy is the silos'
   protocol (paper 2); the wrappers refuse it.
 """
@@ -45,6 +47,7 @@ SMALL: dict[str, dict] = {
     "BestArmIdentification-v0": {"horizon": 10},
     "LinearContextualBandit-v0": {"horizon": 10, "d": 3, "A": 4},
     "FederatedLinearBandit-v0": {"horizon": 10, "M": 2, "K": 3, "d": 3},
+    "BernoulliBandit-v0": {"horizon": 10},
 }
 
 #: env id → [(name, extra env kwargs, single wrapper, vector wrapper)]
@@ -87,6 +90,12 @@ LDP: dict[str, list] = {
         ("label", {}, lambda e: LaplaceLabel(e, 1.0), lambda e: VectorLaplaceLabel(e, 1.0)),
     ],
     "FederatedLinearBandit-v0": [],
+    "BernoulliBandit-v0": [
+        ("rr", {}, lambda e: RandomizedResponse(e, 1.0),
+         lambda e: VectorRandomizedResponse(e, 1.0)),
+        ("laplace", {}, lambda e: LaplaceReward(e, 1.0, (0, 1)),
+         lambda e: VectorLaplaceReward(e, 1.0, (0, 1))),
+    ],
 }
 
 WRAPPED = [(env_id, *case) for env_id, cases in LDP.items() for case in cases]

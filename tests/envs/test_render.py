@@ -21,6 +21,7 @@ SMALL = {
     "BestArmIdentification-v0": {},
     "LinearContextualBandit-v0": {"d": 3, "A": 4},
     "FederatedLinearBandit-v0": {"M": 3, "K": 4, "d": 3},
+    "BernoulliBandit-v0": {},
 }
 MODES = ("ansi", "rgb_array")
 

@@ -75,6 +75,7 @@ MAB_BASELINES = ("ucb1", "eps-greedy", "robust-ucb")
 RELEASE_FIRST_RUN = 5
 RELEASE_RUNS = 3
 ENV_IDS = {"mab": "HuberBandit-v0", "bai": "BestArmIdentification-v0",
+           "bernoulli": "BernoulliBandit-v0",
            "linear": "LinearContextualBandit-v0", "federated": "FederatedLinearBandit-v0"}
 
 #: agent → the attributes holding its released noisy statistics after a run (the central agents'
@@ -90,6 +91,11 @@ RELEASES: dict[str, tuple[str, ...]] = {
     "input-perturbation-ols": ("V_inv", "b"), "lplr-regcb": ("psi",),
     "fed-linucb": ("W_tilde", "U_tilde"), "feducb-adaptive": ("W_tilde", "U_tilde"),
     "super-agent": ("W_tilde", "U_tilde"),
+    # the Bernoulli bandit's zoo (docs/guides/zoo.md)
+    "dp-ucb": ("private_sum",), "dp-ucb-hybrid": ("private_sum",), "adap-ucb": ("mu_tilde",),
+    "adap-klucb": ("mu_tilde",), "dp-klucb": ("mu_tilde",), "dp-imed": ("mu_tilde",),
+    "lazy-dp-ts": ("mu_tilde",), "ldp-ucb-l": ("sums",), "ldp-ucb-b": ("sums",),
+    "ldp-se": ("sums",),
 }
 
 
@@ -178,6 +184,9 @@ def release_cells() -> list[dict[str, Any]]:
         ("feducb-adaptive", "federated", {"M": 10, "K": 10}, {"epsilon": 1.0}, 200),
         ("super-agent", "federated", {"M": 10, "K": 10, "noise": "bounded"}, {"epsilon": 1.0},
          200),
+        *((name, "bernoulli", {"instance": "mu4"}, {"epsilon": 1.0}, 5_000)
+          for name in ("dp-ucb", "dp-ucb-hybrid", "adap-ucb", "adap-klucb", "dp-klucb",
+                       "dp-imed", "lazy-dp-ts", "ldp-ucb-l", "ldp-ucb-b", "ldp-se")),
     ]
     return [{"family": "releases", "release_family": family, "agent": name,
              "env_kwargs": env_kwargs, "agent_kwargs": agent_kwargs, "runs": RELEASE_RUNS,
