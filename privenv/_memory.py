@@ -150,7 +150,7 @@ def run_bytes(family: str, sizes: Mapping[str, int], agent_keys: Collection[str]
     public description: ``K``, ``d``, ``A``, ``M``) and, for an agent, the problem quantities it
     declares (``agent_keys``, e.g. ``{"K"}`` or ``{"M", "K", "d"}``):
 
-    * env: a K-armed env (``huber``, ``bai``) the state of one reward stream per arm (a PCG64
+    * env: a K-armed env (``huber``, ``bai``, ``bernoulli``) the state of one reward stream per arm (a PCG64
       state, 32 B); a linear env one round's features (A·d, float32 at least); a federated env
       every silo's (M·K·d);
     * agent: declaring K, a count and a sum per arm (16 B); declaring d, a d × d matrix, packed
@@ -158,10 +158,10 @@ def run_bytes(family: str, sizes: Mapping[str, int], agent_keys: Collection[str]
       action if it declares A (LPLR's per-action statistics).
     """
     K, A, d, M = (int(sizes.get(k) or 0) for k in ("K", "A", "d", "M"))
-    env = {"huber": 32 * K, "bai": 32 * K, "linear": 4 * A * d,
+    env = {"huber": 32 * K, "bai": 32 * K, "bernoulli": 32 * K, "linear": 4 * A * d,
            "federated": 4 * M * K * d}.get(family, 0)
     agent = 0
-    if "K" in agent_keys and family in ("huber", "bai"):
+    if "K" in agent_keys and family in ("huber", "bai", "bernoulli"):
         agent += 16 * K
     if "d" in agent_keys:
         copies = M if "M" in agent_keys else A if "A" in agent_keys else 1

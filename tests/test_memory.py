@@ -22,6 +22,7 @@ from privenv.simulation import estimate_run_bytes, make_vector_env, simulate, sy
 SIZES = {
     "huber": {"K": 3000},
     "bai": {"means": [0.9] + [0.5] * 2999},
+    "bernoulli": {"means": [0.9] + [0.5] * 2999},
     "linear": {"d": 40, "A": 30},
     "federated": {"M": 6, "K": 20, "d": 12},
 }
@@ -82,6 +83,7 @@ def test_env_sizes_are_the_built_instances_sizes_without_building_it(env_id, mon
     variants = {
         "huber": [{}, {"K": 7}, {"means": [1.0, 2.0, 3.0]}],
         "bai": [{}, {"instance": "mu4"}, {"means": [0.9, 0.5, 0.1]}],
+        "bernoulli": [{}, {"instance": "mu2"}, {"means": [0.9, 0.5, 0.1]}],
         "linear": [{}, {"d": 3, "A": 4}, {"contexts": "disjoint", "A": 3},
                    {"contexts": "hard"}, {"contexts": "dataset", "dataset": "digits"}],
         "federated": [{}, {"M": 3, "K": 4, "d": 5}],

@@ -88,6 +88,7 @@ def test_every_registered_env_is_summarised(env_id):
     federated view needs each silo's reward and refuses the summed one, naming the argument."""
     small = {
         "HuberBandit-v0": HUBER, "BestArmIdentification-v0": BAI,
+        "BernoulliBandit-v0": {"horizon": 10, "means": [0.2, 0.8, 0.5]},
         "LinearContextualBandit-v0": {"horizon": 10, "d": 3, "A": 4},
         "FederatedLinearBandit-v0": {"horizon": 10, "M": 2, "K": 3, "d": 3, "reward": "silo"},
     }[env_id]

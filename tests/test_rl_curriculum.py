@@ -48,11 +48,12 @@ def test_joint_actions_play_each_silo_the_digit_of_its_index():
 
 def test_zoo_agents_score_on_the_rl_ids_beside_uniform():
     """:func:`evaluate` runs a zoo agent on an RL id (its own observations, the RL id's reward):
-    UCB1, LinUCB and FedLinUCB beat uniform play on small instances by a wide margin, and a
+    UCB1, KL-UCB, LinUCB and FedLinUCB beat uniform play on small instances by a wide margin, and a
     policy function is scored on the same episodes. Best-arm identification: TTUCB is right on
     every episode of a two-armed instance with a large gap, within its budget."""
     small = {
         "HuberBandit-RL-v0": ("ucb1", {"K": 3, "means": [50.0, 100.0, 0.0], "horizon": 200}),
+        "BernoulliBandit-RL-v0": ("kl-ucb", {"means": [0.2, 0.9, 0.1], "horizon": 200}),
         "LinearContextualBandit-RL-v0": ("linucb", {"horizon": 200}),
         FED: ("fed-linucb", {"horizon": 200}),
     }

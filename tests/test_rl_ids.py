@@ -56,6 +56,7 @@ BEST = 1
 SMALL = {
     "HuberBandit-RL-v0": {"K": 3, "horizon": 7},
     "BestArmIdentification-RL-v0": {"means": [0.2, 0.8, 0.5], "horizon": 9},
+    "BernoulliBandit-RL-v0": {"means": [0.2, 0.8, 0.5], "horizon": 7},
     "LinearContextualBandit-RL-v0": {"d": 2, "A": 3, "horizon": 5},
     "FederatedLinearBandit-RL-v0": {"M": 2, "K": 3, "d": 2, "horizon": 5},
 }
@@ -145,6 +146,7 @@ LDP_SMALL = {
     "HuberBandit-RL-v0": {"ldp": "laplace", "epsilon": 1.0, "reward_range": (-50.0, 150.0),
                           "clip": True},
     "BestArmIdentification-RL-v0": {"ldp": "randomized-response", "epsilon": 1.0},
+    "BernoulliBandit-RL-v0": {"ldp": "randomized-response", "epsilon": 1.0},
     "LinearContextualBandit-RL-v0": {"ldp": "laplace-label", "epsilon": 0.5},
 }
 VECTOR_CASES = [

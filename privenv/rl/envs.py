@@ -75,6 +75,8 @@ from privenv.rl.ids import (
 from privenv.rl.views import SufficientStatistics, VectorSufficientStatistics
 
 __all__ = [
+    "BernoulliBanditRLEnv",
+    "BernoulliBanditRLVectorEnv",
     "BestArmIdentificationRLEnv",
     "BestArmIdentificationRLVectorEnv",
     "FederatedLinearBanditRLEnv",
@@ -475,6 +477,25 @@ class BestArmIdentificationRLVectorEnv(RLBanditVectorEnv):
     """``BestArmIdentification-RL-v0``'s native vector env (see :class:`RLBanditVectorEnv`)."""
 
     family = FAMILIES["BestArmIdentification"]
+
+
+class BernoulliBanditRLEnv(RLBanditEnv):
+    """``BernoulliBandit-RL-v0``: :class:`~privenv.envs.bernoulli.BernoulliBanditEnv` for RL
+    learners.
+
+    Observation ``Box((2K + 1,), float32)``: N_a/T, μ̂_a, t/T. Reward: the (released) reward of the
+    pull, 0 or 1 (its public scale is 1). ``ldp``: ``"randomized-response"``, ``"laplace"``,
+    ``"gaussian"`` (``reward_range=(0, 1)``). Default K = 3 arms with means 0.9, 0.5, 0.1;
+    terminated at ``horizon`` (default 1000).
+    """
+
+    family = FAMILIES["BernoulliBandit"]
+
+
+class BernoulliBanditRLVectorEnv(RLBanditVectorEnv):
+    """``BernoulliBandit-RL-v0``'s native vector env (see :class:`RLBanditVectorEnv`)."""
+
+    family = FAMILIES["BernoulliBandit"]
 
 
 class LinearContextualBanditRLEnv(RLBanditEnv):

@@ -1,7 +1,8 @@
 """The RL ids: their table and their registration with Gymnasium.
 
-``HuberBandit-RL-v0``, ``BestArmIdentification-RL-v0``, ``LinearContextualBandit-RL-v0`` and
-``FederatedLinearBandit-RL-v0`` (:data:`RL_IDS`; the research id with ``-RL`` before the
+``HuberBandit-RL-v0``, ``BestArmIdentification-RL-v0``, ``BernoulliBandit-RL-v0``,
+``LinearContextualBandit-RL-v0`` and ``FederatedLinearBandit-RL-v0`` (:data:`RL_IDS`; the
+research id with ``-RL`` before the
 version) are built by :mod:`privenv.rl.envs`. This module holds only what registration needs —
 each id's entry points as strings and its default keyword arguments — and imports only the
 standard library (Gymnasium when it registers), no env, agent, numba or torch: ``import
@@ -155,6 +156,17 @@ FAMILIES: dict[str, Family] = {
                   "μ1, budget 10⁵ (the research id's is 10⁸, with the research reward)"),
         ),
         _BAI_FIXED,
+        ldp=("randomized-response", "laplace", "gaussian"),
+    ),
+    "BernoulliBandit": Family(
+        "BernoulliBandit-v0",
+        (
+            Level("default", {"means": [0.9, 0.5, 0.1], "horizon": RL_HORIZON},
+                  "K = 3 Bernoulli arms, gaps 0.4 and 0.8, T = 10³"),
+            Level("mu4", {"instance": "mu4", "horizon": RL_HORIZON},
+                  "the research id's instance (K = 5, gaps 0.125), T = 10³"),
+            Level("research", {"horizon": 1_000_000}, "the research id's instance and horizon"),
+        ),
         ldp=("randomized-response", "laplace", "gaussian"),
     ),
     "LinearContextualBandit": Family(
