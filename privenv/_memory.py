@@ -151,8 +151,8 @@ def run_bytes(family: str, sizes: Mapping[str, int], agent_keys: Collection[str]
     declares (``agent_keys``, e.g. ``{"K"}`` or ``{"M", "K", "d"}``):
 
     * env: a K-armed env (``huber``, ``bai``, ``bernoulli``) the state of one reward stream per
-      arm (a PCG64 state, 32 B); a linear env one round's features (A·d, float32 at least); a federated env
-      every silo's (M·K·d);
+      arm (a PCG64 state, 32 B); a linear env one round's features (A·d, float32 at least); a
+      federated env every silo's (M·K·d);
     * agent: declaring K, a count and a sum per arm (16 B); declaring d, a d × d matrix, packed
       symmetric at least (4·d² B; 8·d² in float64), one per silo if it declares M, one per
       action if it declares A (LPLR's per-action statistics).
