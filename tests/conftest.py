@@ -26,6 +26,54 @@ def pytest_unconfigure(config):
         gc.freeze()
 
 
+# -- the two workers of ``make test`` (pytest -n 2 --dist loadfile) ------------------------------
+#
+# xdist's loadfile hands out one file at a time, in decreasing order of test counts, to the worker
+# that is nearly done: the long files with few tests (the docs build, the notebooks) came last and
+# one worker finished alone. Here the files known to be long go first (longest first), the rest
+# follow in xdist's order; and the two files that read the session's docs build run in one worker
+# (in two, the second waited, idle, on the first's build: tests/docs_site.py's lock).
+
+#: test files (or groups of files, run by one worker) that go first, longest first: cold-cache
+#: seconds on 2 cores, measured with ``--durations`` (see docs/design/contributing.md)
+LONG_FIRST = (
+    "tests/test_docs.py",
+    "tests/agents/test_adap_tt.py",
+    "tests/test_audits.py",
+    "tests/test_lab_notebooks.py",
+)
+#: files run in the same worker as another file: file → the scope it joins
+SAME_WORKER = {"tests/test_docs_browser.py": "tests/test_docs.py"}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` with :data:`LONG_FIRST` and :data:`SAME_WORKER` (the other modes are
+    xdist's own)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class LongFirst(LoadFileScheduling):
+        ordered = False
+
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return SAME_WORKER.get(path, path)
+
+        def _assign_work_unit(self, node) -> None:
+            if not self.ordered:  # the first call: the queue is complete, in xdist's order
+                rank = {path: i for i, path in enumerate(LONG_FIRST)}
+                queue = sorted(self.workqueue.items(),
+                               key=lambda unit: rank.get(unit[0], len(rank)))  # stable
+                self.workqueue.clear()
+                self.workqueue.update(queue)
+                self.ordered = True
+            super()._assign_work_unit(node)
+
+    return LongFirst(config, log)
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
