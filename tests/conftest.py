@@ -100,17 +100,33 @@ def one_torch_thread():
 # exactly once.
 
 
+#: exact-sampler cases whose correct target is ``slow`` too: 200 000 samples of a 16-release tree
+#: protocol with discrete-Gaussian node noise, about 100 s of CPU each (measured with a warm numba
+#: cache: the sampling, not the compile). What they check end to end runs by default in parts:
+#: the tree code in their float twins' audits (with mutants),
+#: the discrete Gaussian in the ``gaussian-exact`` audit, the zCDP calibration at these very
+#: parameters in tests/privacy/test_federated_protocol.py
+#: (``test_exact_calibration_meets_the_target_through_zcdp``, both protocols) and the rounding to
+#: the grid there (``test_exact_protocol_sums_the_rounded_items_and_is_batch_independent``).
+SLOW_EXACT_AUDITS = ("fed-linucb-silo-exact", "super-agent-central-exact")
+
+
 def audit_variants(targets, shared=()):
     """``pytest.param(target, mutation)`` for each case of ``targets`` and each of its variants.
     An exact-sampler case shares its mechanism's code with its float case, whose mutants run by
     default: the exact case's own mutants are ``slow`` (``make test-slow``); so are the mutants
     of the cases in ``shared`` (a module's ``AUDIT_SHARED``: agents whose release code is another
-    listed case's, whose mutants run by default)."""
+    listed case's, whose mutants run by default), and the correct targets of
+    :data:`SLOW_EXACT_AUDITS`."""
     from privenv import audits
 
+    def slow(name: str, mutation: str | None) -> bool:
+        if mutation is None:
+            return name in SLOW_EXACT_AUDITS
+        return name.endswith("-exact") or name in shared
+
     return [pytest.param(name, m, id=f"{name}-{m or 'correct'}".replace(" ", "_"),
-                         marks=[pytest.mark.slow] if (name.endswith("-exact") or name in shared)
-                         and m is not None else [])
+                         marks=[pytest.mark.slow] if slow(name, m) else [])
             for name in targets for m in (None, *audits.CASES[name].mutations)]
 
 
