@@ -34,11 +34,17 @@ def pytest_unconfigure(config):
 # follow in xdist's order; and the two files that read the session's docs build run in one worker
 # (in two, the second waited, idle, on the first's build: tests/docs_site.py's lock).
 
-#: test files (or groups of files, run by one worker) that go first, longest first: cold-cache
-#: seconds on 2 cores, measured with ``--durations`` (see docs/design/contributing.md)
+#: test files (or groups of files, run by one worker) that go first, in this order: the longest
+#: with an empty numba cache (measured one file per process with ``--durations``, CPU seconds:
+#: test_adap_tt 165, test_golden 155 with the Top Two kernels already cached, the docs build about
+#: 120 of wall time, test_audits 131 of which about 100 for a case now slow (SLOW_EXACT_AUDITS),
+#: the notebooks 31). test_golden compiles every agent's default kernels, the multi-armed ones
+#: first: beside test_adap_tt (the Top Two family) the two workers start on different kernels, and
+#: the docs build (the huber-fig1 agents) then finds most of its own cached.
 LONG_FIRST = (
-    "tests/test_docs.py",
     "tests/agents/test_adap_tt.py",
+    "tests/test_golden.py",
+    "tests/test_docs.py",
     "tests/test_audits.py",
     "tests/test_lab_notebooks.py",
 )
