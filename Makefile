@@ -4,7 +4,8 @@
 #   make test        every extra and the test tools (torch's CPU build, Dask, Sphinx, pytest, ...),
 #                    then the default test suite (< 10 minutes on 2 cores; its time is printed)
 # Either order works: the test profile contains the reproduce profile.
-# Also: make test-slow (long statistical tests and full-scale checks), make bench, make lint (ruff, mypy),
+# Also: make test-slow (long statistical tests and full-scale checks; what moved there from make test
+#   and its fast form in make test: docs/design/contributing.md), make bench, make lint (ruff, mypy),
 #   make docs (the documentation site into docs/_build/html, warnings as errors).
 PYTHON ?= python3
 VENV ?= .venv
