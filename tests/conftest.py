@@ -60,6 +60,10 @@ def pytest_xdist_make_scheduler(config, log):
         return None
     from xdist.scheduler import LoadFileScheduling
 
+    # xdist's own (private) methods, those of pytest-xdist 3.x: without them, xdist's order
+    if not all(hasattr(LoadFileScheduling, name) for name in ("_split_scope", "_assign_work_unit")):
+        return None
+
     class LongFirst(LoadFileScheduling):
         ordered = False
 
