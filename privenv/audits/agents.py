@@ -14,7 +14,7 @@ horizon — chosen so that the release containing user t₀ is the last one of i
 Two agents (AdaP-TT, AdaP-TT*, CTB-TT) the audited output is the action sequence itself: the
 public output of the agent. Events: a linear score fitted on one half of the runs, a threshold
 event chosen on that half and evaluated on the other
-(:func:`~privenv.privacy.harness.fitted_holdout_lower_bound`), except AdaP-TT(*)'s pre-declared
+(:func:`~privenv.privacy.audit_scores.fitted_holdout_lower_bound`), except AdaP-TT(*)'s pre-declared
 events {a_t = arm 0}. CTB-TT and the linear agents (LDP-LinUCB with its user-side wrapper,
 central-DP LinUCB) play a table env behind their declared local randomizer, as the runner puts it
 (:func:`privenv.simulation.system_env`).
@@ -24,8 +24,9 @@ attributes a mutant subclass overrides (``noise_multiplier``, ``forget``, ``tree
 a local-DP system, its :meth:`~privenv.agents.base.Agent.local_randomizer`, the randomizer the
 runner puts in front of the learner.
 None re-implements an agent. The machinery and the score
-statistics are those of :mod:`privenv.privacy.harness`; the cases are registered in
-:data:`CASES`, which :mod:`privenv.audits` merges into the registry of ``privenv audit``.
+statistics are those of :mod:`privenv.privacy.harness` and :mod:`privenv.privacy.audit_scores`;
+the cases are registered in :data:`CASES`, which :mod:`privenv.audits` merges into the registry
+of ``privenv audit``.
 """
 
 from __future__ import annotations
@@ -39,19 +40,14 @@ import numpy as np
 
 from privenv.privacy import audit
 from privenv.privacy.accounting import gaussian_epsilon
-from privenv.privacy.harness import (
-    ALPHA,
+from privenv.privacy.audit_composite import tree_mutant_classes, tree_s2_sd
+from privenv.privacy.audit_scores import (
     GDP_AUDIT_DELTA,
-    AuditCase,
-    Measurement,
-    Sampler,
     best_bound,
     fitted_holdout_lower_bound,
     gaussian_projection_bound,
-    register,
-    tree_mutant_classes,
-    tree_s2_sd,
 )
+from privenv.privacy.harness import ALPHA, AuditCase, Measurement, Sampler, register
 
 __all__ = ["AGENT_CHUNK", "CASES"]
 

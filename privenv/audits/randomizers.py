@@ -5,8 +5,9 @@ input perturbation (:mod:`privenv.wrappers.ldp_linear`), and the messages of LPL
 Each case releases one user's message on the worst neighbouring pair of the declared
 sensitivity, with its mutations (noise × 0.5, the sensitivity of the wrong neighbouring relation,
 the paper's own scale); the machinery and the score statistics are those of
-:mod:`privenv.privacy.harness`. The cases are registered in :data:`CASES`, which
-:mod:`privenv.audits` merges into the registry of ``privenv audit``.
+:mod:`privenv.privacy.harness` and :mod:`privenv.privacy.audit_scores`. The cases are
+registered in :data:`CASES`, which :mod:`privenv.audits` merges into the registry of
+``privenv audit``.
 """
 
 from __future__ import annotations
@@ -21,15 +22,12 @@ import numpy as np
 
 from privenv.privacy import mechanisms as mech
 from privenv.privacy.accounting import gaussian_epsilon, rho_to_epsilon_cks
-from privenv.privacy.harness import (
+from privenv.privacy.audit_scores import (
     GDP_AUDIT_DELTA,
-    AuditCase,
-    Measurement,
-    Sampler,
     gaussian_projection_bound,
     laplace_llr_bound,
-    register,
 )
+from privenv.privacy.harness import AuditCase, Measurement, Sampler, register
 
 __all__ = ["CASES"]
 
@@ -320,10 +318,10 @@ def _reward_wrapper_preimage(kind: str) -> Sampler:
 
     def sample(mutation: str | None, n: int, seed: int) -> Measurement:
         from privenv.privacy import preimage
-        from privenv.privacy.harness import (
-            _float_laplace_noise,
-            _float_reachable,
-            _preimage_measurement,
+        from privenv.privacy.audit_noise import (
+            float_laplace_noise,
+            float_reachable,
+            preimage_measurement,
         )
         from privenv.privacy.local import GaussianRandomizer, LaplaceRandomizer
         from privenv.seeding import WRAPPER, noise_for
@@ -354,12 +352,12 @@ def _reward_wrapper_preimage(kind: str) -> Sampler:
             unreachable = (~preimage.on_grid(ys[0], step), ~preimage.on_grid(ys[1], step))
             search = "support: the grid g·ℤ (exact)"
         else:
-            support = _float_laplace_noise if kind == "laplace" else None  # b = 1
-            unreachable = (~_float_reachable(ys[0], inputs[1], support),
-                           ~_float_reachable(ys[1], inputs[0], support))
+            support = float_laplace_noise if kind == "laplace" else None  # b = 1
+            unreachable = (~float_reachable(ys[0], inputs[1], support),
+                           ~float_reachable(ys[1], inputs[0], support))
             search = "the float sampler's support" if support else "addition only"
         g = declared.privacy
-        return _preimage_measurement(unreachable, g.epsilon, g.delta, search)
+        return preimage_measurement(unreachable, g.epsilon, g.delta, search)
 
     return sample
 
