@@ -817,8 +817,8 @@ class TTUCBDPA(DoublingTopTwo):
         reward_mode: str = "sample",
         n_runs: int = 1,
     ) -> None:
-        super().__init__(K, math.inf, delta, beta, reward_mode, n_runs)
         self.set_params(locals())
+        super().__init__(K, math.inf, delta, beta, reward_mode, n_runs)
 
     def kernel_params(self) -> DoublingParams:
         kind = EMPIRICAL_TOTAL if self.threshold == "empirical" else TABLE  # eq. 4

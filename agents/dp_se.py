@@ -256,8 +256,8 @@ class DPSE(BatchedElimination):
         sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
         if self.task is None:
             self.task = self.TASK
         if self.task != self.TASK:

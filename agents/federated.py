@@ -497,6 +497,7 @@ class SuperAgent(FedLinUCB):
         sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
+        self.set_params(locals())
         super().__init__(M, K, d, horizon, protocol, epsilon, delta, batch, alpha, reward_bound,
                          sigma, theta_bound, lambda_, beta, sampler=sampler, n_runs=n_runs)
 

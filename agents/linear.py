@@ -157,8 +157,8 @@ class _RidgeAgent(Agent):
     parameters = {"d": D_PARAM, "lambda_": Param(POSITIVE)}
 
     def __init__(self, d: int, lambda_: float, n_runs: int) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
 
     def reset_state(self) -> None:
         n, d = self.n_runs, self.d
@@ -258,8 +258,8 @@ class LinUCB(_RidgeAgent):
         alpha: float = 0.01,
         n_runs: int = 1,
     ) -> None:
-        super().__init__(d, lambda_, n_runs)
         self.set_params(locals())
+        super().__init__(d, lambda_, n_runs)
 
     def reset_state(self) -> None:
         super().reset_state()
@@ -357,8 +357,8 @@ class LDPLinUCB(_MessageLearner):
         sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
         # the users' noise σ, public (this class's randomizer: an audit's mutant changes only
         # the users' side, through local_randomizer)
         self.sigma = LDPLinUCB.local_randomizer(self).sigma
@@ -441,8 +441,8 @@ class InputPerturbationOLS(_MessageLearner, _RidgeAgent):
         sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
-        _RidgeAgent.__init__(self, d, lambda_, n_runs)
         self.set_params(locals())
+        _RidgeAgent.__init__(self, d, lambda_, n_runs)
         self.scale = InputPerturbationOLS.local_randomizer(self).scale  # b, public
 
     def local_randomizer(self) -> LaplaceInputRandomizer:
@@ -604,8 +604,8 @@ class CentralDPLinUCB(Agent):
         sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
         reward_bound = self.reward_bound
         if reward_bound is None or reward_bound > 1.0:
             if not self.clip:

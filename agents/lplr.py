@@ -756,8 +756,8 @@ class LPLRRegCB(Agent):
         sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
         if self.sampler == "exact" and self.wishart != "gaussian":
             raise ValueError("sampler='exact' needs wishart='gaussian' (the paper's Wishart "
                              "mechanism is not DP, with any sampler; on a data set, where "

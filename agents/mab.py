@@ -55,8 +55,8 @@ class Uniform(Agent):
     }
 
     def __init__(self, n_actions: int, silos: int | None = None, n_runs: int = 1) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
 
     @classmethod
     def problem_values(cls, info: dict[str, Any]) -> dict[str, Any]:
@@ -217,8 +217,8 @@ class UCB1(_IndexAgent):
         moment_order: float = 2.0,
         n_runs: int = 1,
     ) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
         if self.sigma is None:  # σ ≤ (E|X − μ|^k)^{1/k} (Lyapunov, k ≥ 2)
             v = self.central_moment_bound
             self.sigma = 1.0 if v is None else v ** (1.0 / self.moment_order)
@@ -359,8 +359,8 @@ class RobustUCB(_IndexAgent):
         horizon: int | None = None,
         n_runs: int = 1,
     ) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
         self.u = self.raw_moment_bound ** (2.0 / self.moment_order)
         # a sample whose drop time c = u·s/(2X²) (in units of log t) exceeds this is never dropped
         self._log_t_max = math.log(self.horizon + 1) if self.horizon else 700.0
@@ -422,8 +422,8 @@ class EpsilonGreedy(_IndexAgent):
     parameters = {**_IndexAgent.parameters, "explore": Param(Real(0.0, 1.0))}
 
     def __init__(self, K: int, explore: float = 0.1, n_runs: int = 1) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
 
     def kernel_params(self) -> EpsilonGreedyParams:
         return EpsilonGreedyParams(K=self.K, explore=self.explore)

@@ -8,7 +8,9 @@ problem quantities, and a rejected value of every declared parameter of every ag
 
 from __future__ import annotations
 
+import ast
 import inspect
+import textwrap
 
 import pytest
 
@@ -33,6 +35,22 @@ def test_the_declaration_is_the_constructor(name):
     assert cls.families and set(cls.families) <= set(FAMILIES)
     for p in cls.parameters.values():
         assert isinstance(p, Param)
+
+
+def first_statement(cls: type) -> str:
+    """The first statement (after the docstring) of the constructor ``cls`` runs, as source."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls.__init__)))
+    body = [s for s in tree.body[0].body  # type: ignore[attr-defined]
+            if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    return ast.unparse(body[0])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_one_constructor_order(name):
+    """Every agent's constructor checks and stores its parameters first thing,
+    ``self.set_params(locals())`` (``locals()`` is then exactly the arguments), and only then
+    calls its base constructor and derives: docs/design/contributing.md, "Declared once"."""
+    assert first_statement(agents.agent_class(name)) == "self.set_params(locals())"
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -94,6 +112,8 @@ def test_set_params_refuses_an_undeclared_parameter():
 
     with pytest.raises(TypeError, match="does not declare its parameter 'rate'"):
         Forgetful(K=3)
+    # and the order test flags its constructor, which calls the base constructor first
+    assert first_statement(Forgetful) == "super().__init__(n_runs)"
 
 
 def test_a_base_constructor_resolves_and_the_subclass_keeps_it():
