@@ -63,6 +63,13 @@ class Agent(ABC):
         self.noise: RunNoise | None = None
         self.t = 0  # rounds observed so far (the same in every run)
 
+    @property
+    def run_noise(self) -> RunNoise:
+        """:attr:`noise`, which :meth:`reset` sets (an error before the first reset)."""
+        if self.noise is None:
+            raise RuntimeError(f"{type(self).__name__}: call reset() before drawing noise")
+        return self.noise
+
     # -- the protocol -------------------------------------------------------------------------
     @property
     def privacy(self) -> PrivacyGuarantee:
