@@ -266,14 +266,15 @@ def check_run(targets: Sequence[str] | None, size: str, seed: int,
 
 def format_table(records: Sequence[AuditRecord]) -> str:
     """A plain-text table of records."""
-    head = ("target", "mutation", "declared ε", "δ", "ε lower bound", "verdict", "n", "s")
+    head: tuple[str, ...] = ("target", "mutation", "declared ε", "δ", "ε lower bound", "verdict",
+                             "n", "s")
     preimage = any(r.details and "unreachable_d" in r.details for r in records)
     head += ("unreachable D→D′, D′→D",) if preimage else ()
     rows = [head]
     for r in records:
         lb = f"{r.epsilon_lower_bound:.3f}" if math.isfinite(r.epsilon_lower_bound) else (
             "inf" if r.epsilon_lower_bound > 0 else "-inf")
-        row = (r.target, r.mutation or "-", f"{r.declared_epsilon:.4g}",
+        row: tuple[str, ...] = (r.target, r.mutation or "-", f"{r.declared_epsilon:.4g}",
                f"{r.declared_delta:.3g}", lb, r.verdict, str(r.n), f"{r.seconds:.2f}")
         if preimage:
             d = r.details or {}
@@ -357,7 +358,7 @@ def laplace_llr_bound(out_d: np.ndarray, out_dp: np.ndarray, mean_d: np.ndarray,
     top = np.abs(mean_d - mean_dp).sum() / scale
     scores = [(np.abs(x - mean_dp) - np.abs(x - mean_d)).sum(axis=1) / scale
               for x in (out_d, out_dp)]
-    return audit.threshold_epsilon_lower_bound(*scores, LAPLACE_GRID * top, delta=0.0,
+    return audit.threshold_epsilon_lower_bound(scores[0], scores[1], LAPLACE_GRID * top, delta=0.0,
                                                alpha=ALPHA)
 
 
@@ -486,7 +487,7 @@ def _gaussian_exact_mechanism(mutation: str | None) -> Any:
 
     m = exact.GaussianMechanism(epsilon=1.0, delta=1e-2, sensitivity=1.0, sampler="exact")
     if mutation == "noise x 0.8":
-        v = m.params.variance * Fraction(16, 25)
+        v = m.discrete_params.variance * Fraction(16, 25)
         m.params = exact.DiscreteGaussianParameters(v.numerator, v.denominator)
     elif mutation == "sensitivity halved":
         m.params = m._calibrate(m.sensitivity_grid // 2)
@@ -620,13 +621,16 @@ def _preimage_exact(kind: str) -> Sampler:
     def sample(mutation: str | None, n: int, seed: int) -> Measurement:
         from privenv.privacy import exact, preimage
 
+        m: exact.LaplaceMechanism | exact.GaussianMechanism
         if kind == "laplace":
             m = exact.LaplaceMechanism(epsilon=1.0, bounds=(0.0, 1.0), sampler="exact")
-            grid, draw = m.params.grid, lambda k, g: exact.discrete_laplace(m.params.scale, g, k)
+            lap = m.discrete_params
+            grid, draw = lap.grid, lambda k, g: exact.discrete_laplace(lap.scale, g, k)
         else:
             m = exact.GaussianMechanism(epsilon=1.0, delta=1e-2, bounds=(0.0, 1.0),
                                         sampler="exact")
-            grid, draw = m.grid, lambda k, g: exact.discrete_gaussian(m.params.variance, g, k)
+            gauss = m.discrete_params
+            grid, draw = m.exact_grid, lambda k, g: exact.discrete_gaussian(gauss.variance, g, k)
         step = grid.granularity
         rng = np.random.default_rng(seed)
         x0, x1 = _PRE_EXACT_INPUTS
@@ -667,7 +671,7 @@ def _preimage_snapping(mutation: str | None, n: int, seed: int) -> Measurement:
     from privenv.privacy import exact, preimage
 
     m = exact.LaplaceMechanism(epsilon=1.0, bounds=(0.0, 1.0), sampler="snapping")
-    p = m.params
+    p = m.snapping_params
     rng = np.random.default_rng(seed)
     x0, x1 = _PRE_EXACT_INPUTS
     undecided = 0
@@ -786,7 +790,8 @@ class TreeScores:
 
 def _tree(mutation: str | None, n: int, seed: int) -> Measurement:
     tree, redraw, missing = tree_mutant_classes()
-    cls = {"node noise redrawn": redraw, "one tree level missing": missing}.get(mutation, tree)
+    cls = {"node noise redrawn": redraw, "one tree level missing": missing}.get(mutation or "",
+                                                                               tree)
     sigma = _TREE_SIGMA * (0.5 if mutation == "noise x 0.5" else 1.0)
     declared = cls(1, (1,), _TREE_SIGMA, _TREE_T, np.random.default_rng(0)).epsilon(_TREE_DELTA)
     scores = []
@@ -838,8 +843,10 @@ def _wishart_scores(out_d: np.ndarray, out_dp: np.ndarray, c0: float, sd: float,
     proj = [m[:, 0, 0] - m[:, 1, 1] for m in (out_d, out_dp)]
     grid = -1.0 + sd * np.linspace(-1.0, 5.0, 13)
     return best_bound(
-        audit.threshold_epsilon_lower_bound(*support, [0.0], delta=delta, alpha=ALPHA / 2),
-        audit.threshold_epsilon_lower_bound(*proj, grid, delta=delta, alpha=ALPHA / 2))
+        audit.threshold_epsilon_lower_bound(support[0], support[1], [0.0], delta=delta,
+                                            alpha=ALPHA / 2),
+        audit.threshold_epsilon_lower_bound(proj[0], proj[1], grid, delta=delta,
+                                            alpha=ALPHA / 2))
 
 
 def _wishart_jiang(mutation: str | None, n: int, seed: int) -> Measurement:
@@ -922,7 +929,7 @@ def _pvec_node(mutation: str | None, n: int, seed: int) -> Measurement:
             noise = np.full_like(noise, round(params.p * params.noise_trials))
         ys.append(vs.analyze(rounded + noise, L, params)[:, 0])
     sd = vs.max_error_std(L, declared)
-    res = audit.threshold_epsilon_lower_bound(*ys, np.linspace(-3.0 * sd, 3.0 * sd, 15),
+    res = audit.threshold_epsilon_lower_bound(ys[0], ys[1], np.linspace(-3.0 * sd, 3.0 * sd, 15),
                                               delta=declared.delta, alpha=ALPHA)
     return Measurement(res, declared.epsilon, declared.delta)
 
@@ -1046,7 +1053,7 @@ def _fed_linucb_silo(mutation: str | None, n: int, seed: int,
 
 
 def _fed_silo_bound(cls: type, sigma0: float, sigma_ok: float, sampler: str, n: int,
-                    seed: int) -> float:
+                    seed: int) -> audit.AuditResult:
     """The silo audit's ε lower bound for the randomizer class ``cls`` at noise σ₀ (scores and
     thresholds of :func:`_fed_linucb_silo`, σ_ok the correct protocol's noise scale)."""
     ks = np.arange(1, _FED_SYNCS + 1)
@@ -1077,8 +1084,9 @@ def _fed_linucb_silo_exact(mutation: str | None, n: int, seed: int) -> Measureme
     in σ: at (4.6, 0.1) the correct protocol's bound is 3.2, that mutant's 3.9)."""
     from privenv.privacy.federated import TreeRandomizer, calibrate
 
-    kw = dict(epsilon=_FED_EPS, delta=_FED_DELTA, M=1, d=1, horizon=_FED_SYNCS,
-              n_syncs=_FED_SYNCS, alpha=0.01, reward_bound=_FED_B, sampler="exact")
+    kw: dict[str, Any] = dict(epsilon=_FED_EPS, delta=_FED_DELTA, M=1, d=1, horizon=_FED_SYNCS,
+                              n_syncs=_FED_SYNCS, alpha=0.01, reward_bound=_FED_B,
+                              sampler="exact")
     cal = calibrate("ldp", **kw)
     sigma0 = cal.sigma0
     if mutation == "budget for one level":  # σ₀ for κ = 1, the tree has κ = 5 levels
@@ -1125,8 +1133,9 @@ def _super_agent_central(mutation: str | None, n: int, seed: int,
     from privenv.privacy.federated import calibrate, make_protocol
 
     _, redraw, _ = tree_mutant_classes()
-    kw = dict(epsilon=_FED_EPS, delta=_FED_DELTA, M=_SUPER_M, d=1, horizon=_FED_SYNCS,
-              n_syncs=_FED_SYNCS, alpha=0.01, reward_bound=_FED_B, sampler=sampler)
+    kw: dict[str, Any] = dict(epsilon=_FED_EPS, delta=_FED_DELTA, M=_SUPER_M, d=1,
+                              horizon=_FED_SYNCS, n_syncs=_FED_SYNCS, alpha=0.01,
+                              reward_bound=_FED_B, sampler=sampler)
     cal = calibrate("central", **kw)
     if mutation == "one tree level missing":  # the budget of κ − 1 levels, the tree has κ
         short = calibrate("central", **{**kw, "n_syncs": _FED_SYNCS // 2})
