@@ -134,13 +134,13 @@ class Agent(ABC):
         """Initialise the per-run state (called by :meth:`reset`)."""
 
     @abstractmethod
-    def act_batch(self, observations: np.ndarray) -> np.ndarray:
-        """Actions of all runs, shape ``(n_runs, …)``."""
+    def act_batch(self, observations: Any) -> np.ndarray:
+        """Actions of all runs, shape ``(n_runs, …)``. ``observations``: the batched array, or
+        for a learner behind a user-side randomizer wrapper a dict of batched arrays (its
+        subclasses say which)."""
 
     @abstractmethod
-    def observe_batch(
-        self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray
-    ) -> None:
+    def observe_batch(self, actions: np.ndarray, rewards: np.ndarray, observations: Any) -> None:
         """Update every run with its action, reward and next observation (then ``self.t += 1``)."""
 
     # -- parameters -----------------------------------------------------------------------------
