@@ -268,7 +268,7 @@ class DoublingParams(NamedTuple):
     the formulas of this module, ``threshold_small[j_a, j_b]`` (and, for eq. 14 and its empirical
     form, ``threshold_large`` when (μ̃_a − μ̃_b)₊ ≥ ε/2). ``noise_multiplier`` is the audit hook
     (1 in every real agent; a mutant halves its noise with 0.5). ``sampling`` is read by
-    :class:`DAFWrapper`'s kernels only (:class:`WrapperParams`, the same fields).
+    :class:`DAFWrapper`'s kernels only (``WrapperParams``, the same fields).
     """
 
     K: int

@@ -65,7 +65,7 @@ class Agent(ABC):
 
     @property
     def run_noise(self) -> RunNoise:
-        """:attr:`noise`, which :meth:`reset` sets (an error before the first reset)."""
+        """``self.noise``, which :meth:`reset` sets (an error before the first reset)."""
         if self.noise is None:
             raise RuntimeError(f"{type(self).__name__}: call reset() before drawing noise")
         return self.noise

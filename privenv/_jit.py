@@ -76,7 +76,7 @@ from numba.extending import overload
 
 from privenv import __version__
 
-#: How a kernel's annotations name a machine integer whose Python type varies: numba compiles
+#: A kernel's annotation of a machine integer whose Python type varies. numba compiles
 #: every integer of a kernel as a 64-bit one, but the same code run as plain Python
 #: (``NUMBA_DISABLE_JIT=1``, a test's call of ``fn.py_func``) holds an ``int`` or a numpy
 #: integer (``np.int64(...)``, an element of an array), which the type checker tells apart. A
