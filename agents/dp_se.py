@@ -220,6 +220,11 @@ class DPSE(BatchedElimination):
     name = "dp-se"
     TASK = "regret"
     families = ("huber", "bai", "bernoulli")
+    # parameters that the constructor resolves (stored by set_params, None meaning a default)
+    task: str
+    horizon: int
+    beta: float
+    reward_range: tuple[float, float]
     parameters = {
         **BatchedElimination.parameters,
         "horizon": Param(Integer(low=1, none=True), assumes="horizon"),

@@ -327,7 +327,7 @@ def prm_central_moment(x: np.ndarray, M: np.ndarray | float, epsilon: float, D: 
 # =================================================================================================
 
 
-def batch_delta(delta: float, tau: np.ndarray, n_active: np.ndarray) -> np.ndarray:
+def batch_delta(delta: float, tau: np.ndarray | int, n_active: np.ndarray | int) -> np.ndarray:
     """δ_τ = δ/(2|S|τ²): each estimate's failure probability (union bound, proof of Thm 6.2)."""
     return delta / (2.0 * np.asarray(n_active, dtype=float) * np.asarray(tau, dtype=float) ** 2)
 
@@ -460,6 +460,7 @@ class PrivateRobustArmElimination(BatchedElimination):
     RELEASE_LABELS = ("Algorithm 2 mean", "Algorithm 3 histogram (fold 1)",
                       "Algorithm 3 mean (fold 2)")
     families = ("huber",)
+    delta: float  # (the constructor resolves None, set_params' value, to 1/horizon)
     parameters = {
         **BatchedElimination.parameters,
         "epsilon": Param(EPSILON),

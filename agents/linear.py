@@ -156,6 +156,10 @@ class _RidgeAgent(Agent):
     families = ("linear",)
     parameters = {"d": D_PARAM, "lambda_": Param(POSITIVE)}
 
+    # parameters stored by set_params (privenv.parameters)
+    d: int
+    lambda_: float
+
     def __init__(self, d: int, lambda_: float, n_runs: int) -> None:
         self.set_params(locals())
         super().__init__(n_runs)
@@ -248,6 +252,11 @@ class LinUCB(_RidgeAgent):
     name = "linucb"
     parameters = {**_RidgeAgent.parameters, "sigma": SIGMA_PARAM,
                   "theta_bound": THETA_BOUND_PARAM, "alpha": ALPHA_PARAM}
+
+    # parameters stored by set_params (privenv.parameters)
+    alpha: float
+    sigma: float
+    theta_bound: float
 
     def __init__(
         self,
@@ -345,6 +354,16 @@ class LDPLinUCB(_MessageLearner):
         "sampler": Param(SAMPLER, assumes="sampler"),
     }
 
+    # parameters stored by set_params (privenv.parameters)
+    alpha: float
+    calibration: str
+    clip: bool
+    d: int
+    delta: float
+    epsilon: float
+    horizon: int
+    sampler: str
+
     def __init__(
         self,
         d: int,
@@ -431,6 +450,11 @@ class InputPerturbationOLS(_MessageLearner, _RidgeAgent):
     message_keys = ("phi_tilde", "y_tilde")
     parameters = {**_RidgeAgent.parameters, "epsilon": Param(EPSILON), "clip": Param(Flag()),
                   "sampler": Param(SAMPLER, assumes="sampler")}
+
+    # parameters stored by set_params (privenv.parameters)
+    clip: bool
+    epsilon: float
+    sampler: str
 
     def __init__(
         self,
@@ -589,6 +613,19 @@ class CentralDPLinUCB(Agent):
     tree_class: type[TreeMechanism] = TreeMechanism
     noise_multiplier: float = 1.0
 
+    # parameters stored by set_params (privenv.parameters)
+    alpha: float
+    clip: bool
+    d: int
+    delta: float
+    epsilon: float
+    horizon: int
+    lambda_: float
+    reward_bound: float | None
+    sampler: str
+    sigma: float
+    theta_bound: float
+
     def __init__(
         self,
         d: int,
@@ -649,9 +686,9 @@ class CentralDPLinUCB(Agent):
     def reset_state(self) -> None:
         n, d = self.n_runs, self.d
         sigma = self.noise_multiplier * self.noise_sigma
-        self.gram_tree = self.tree_class(n, (d, d), sigma, self.horizon, self.noise,
+        self.gram_tree = self.tree_class(n, (d, d), sigma, self.horizon, self.run_noise,
                                          symmetric=True, sampler=self.sampler)
-        self.moment_tree = self.tree_class(n, (d,), sigma, self.horizon, self.noise,
+        self.moment_tree = self.tree_class(n, (d,), sigma, self.horizon, self.run_noise,
                                            sampler=self.sampler)
         self.G = np.zeros((n, d, d))  # G̃: private Σφφᵀ (the tree's latest prefix sum)
         self.u = np.zeros((n, d))  # ũ: private Σyφ

@@ -54,6 +54,9 @@ class Uniform(Agent):
         "silos": Param(Integer(low=1, none=True)),
     }
 
+    n_actions: int
+    silos: int | None
+
     def __init__(self, n_actions: int, silos: int | None = None, n_runs: int = 1) -> None:
         self.set_params(locals())
         super().__init__(n_runs)
@@ -70,9 +73,9 @@ class Uniform(Agent):
 
     def act_batch(self, observations: np.ndarray) -> np.ndarray:
         if self.silos is None:
-            u = self.noise.uniform()
+            u = self.run_noise.uniform()
         else:
-            u = np.stack([self.noise.uniform() for _ in range(self.silos)], axis=1)
+            u = np.stack([self.run_noise.uniform() for _ in range(self.silos)], axis=1)
         return np.minimum((u * self.n_actions).astype(np.int64), self.n_actions - 1)
 
     def observe_batch(self, actions: np.ndarray, rewards: np.ndarray,
@@ -201,6 +204,7 @@ class UCB1(_IndexAgent):
     """
 
     name = "ucb1"
+    sigma: float  # (the constructor resolves None, set_params' value, from the moment bound)
     parameters = {
         **_IndexAgent.parameters,
         "sigma": Param(Real(0.0, low_open=True, none=True)),

@@ -124,7 +124,8 @@ class TreeScores:
 
 def _tree(mutation: str | None, n: int, seed: int) -> Measurement:
     tree, redraw, missing = tree_mutant_classes()
-    cls = {"node noise redrawn": redraw, "one tree level missing": missing}.get(mutation, tree)
+    cls = {"node noise redrawn": redraw, "one tree level missing": missing}.get(mutation or "",
+                                                                               tree)
     sigma = _TREE_SIGMA * (0.5 if mutation == "noise x 0.5" else 1.0)
     declared = cls(1, (1,), _TREE_SIGMA, _TREE_T, np.random.default_rng(0)).epsilon(_TREE_DELTA)
     scores = []
@@ -176,8 +177,10 @@ def _wishart_scores(out_d: np.ndarray, out_dp: np.ndarray, c0: float, sd: float,
     proj = [m[:, 0, 0] - m[:, 1, 1] for m in (out_d, out_dp)]
     grid = -1.0 + sd * np.linspace(-1.0, 5.0, 13)
     return best_bound(
-        audit.threshold_epsilon_lower_bound(*support, [0.0], delta=delta, alpha=ALPHA / 2),
-        audit.threshold_epsilon_lower_bound(*proj, grid, delta=delta, alpha=ALPHA / 2))
+        audit.threshold_epsilon_lower_bound(support[0], support[1], [0.0], delta=delta,
+                                            alpha=ALPHA / 2),
+        audit.threshold_epsilon_lower_bound(proj[0], proj[1], grid, delta=delta,
+                                            alpha=ALPHA / 2))
 
 
 def _wishart_jiang(mutation: str | None, n: int, seed: int) -> Measurement:
@@ -260,7 +263,7 @@ def _pvec_node(mutation: str | None, n: int, seed: int) -> Measurement:
             noise = np.full_like(noise, round(params.p * params.noise_trials))
         ys.append(vs.analyze(rounded + noise, L, params)[:, 0])
     sd = vs.max_error_std(L, declared)
-    res = audit.threshold_epsilon_lower_bound(*ys, np.linspace(-3.0 * sd, 3.0 * sd, 15),
+    res = audit.threshold_epsilon_lower_bound(ys[0], ys[1], np.linspace(-3.0 * sd, 3.0 * sd, 15),
                                               delta=declared.delta, alpha=ALPHA)
     return Measurement(res, declared.epsilon, declared.delta)
 
@@ -384,7 +387,7 @@ def _fed_linucb_silo(mutation: str | None, n: int, seed: int,
 
 
 def _fed_silo_bound(cls: type, sigma0: float, sigma_ok: float, sampler: str, n: int,
-                    seed: int) -> float:
+                    seed: int) -> audit.AuditResult:
     """The silo audit's ε lower bound for the randomizer class ``cls`` at noise σ₀ (scores and
     thresholds of :func:`_fed_linucb_silo`, σ_ok the correct protocol's noise scale)."""
     ks = np.arange(1, _FED_SYNCS + 1)
@@ -415,8 +418,9 @@ def _fed_linucb_silo_exact(mutation: str | None, n: int, seed: int) -> Measureme
     in σ: at (4.6, 0.1) the correct protocol's bound is 3.2, that mutant's 3.9)."""
     from privenv.privacy.federated import TreeRandomizer, calibrate
 
-    kw = dict(epsilon=_FED_EPS, delta=_FED_DELTA, M=1, d=1, horizon=_FED_SYNCS,
-              n_syncs=_FED_SYNCS, alpha=0.01, reward_bound=_FED_B, sampler="exact")
+    kw: dict[str, Any] = dict(epsilon=_FED_EPS, delta=_FED_DELTA, M=1, d=1, horizon=_FED_SYNCS,
+                              n_syncs=_FED_SYNCS, alpha=0.01, reward_bound=_FED_B,
+                              sampler="exact")
     cal = calibrate("ldp", **kw)
     sigma0 = cal.sigma0
     if mutation == "budget for one level":  # σ₀ for κ = 1, the tree has κ = 5 levels
@@ -463,8 +467,9 @@ def _super_agent_central(mutation: str | None, n: int, seed: int,
     from privenv.privacy.federated import calibrate, make_protocol
 
     _, redraw, _ = tree_mutant_classes()
-    kw = dict(epsilon=_FED_EPS, delta=_FED_DELTA, M=_SUPER_M, d=1, horizon=_FED_SYNCS,
-              n_syncs=_FED_SYNCS, alpha=0.01, reward_bound=_FED_B, sampler=sampler)
+    kw: dict[str, Any] = dict(epsilon=_FED_EPS, delta=_FED_DELTA, M=_SUPER_M, d=1,
+                              horizon=_FED_SYNCS, n_syncs=_FED_SYNCS, alpha=0.01,
+                              reward_bound=_FED_B, sampler=sampler)
     cal = calibrate("central", **kw)
     if mutation == "one tree level missing":  # the budget of κ − 1 levels, the tree has κ
         short = calibrate("central", **{**kw, "n_syncs": _FED_SYNCS // 2})

@@ -162,7 +162,7 @@ def _gaussian_exact_mechanism(mutation: str | None) -> Any:
 
     m = exact.GaussianMechanism(epsilon=1.0, delta=1e-2, sensitivity=1.0, sampler="exact")
     if mutation == "noise x 0.8":
-        v = m.params.variance * Fraction(16, 25)
+        v = m.discrete_params.variance * Fraction(16, 25)
         m.params = exact.DiscreteGaussianParameters(v.numerator, v.denominator)
     elif mutation == "sensitivity halved":
         m.params = m._calibrate(m.sensitivity_grid // 2)
@@ -298,13 +298,16 @@ def _preimage_exact(kind: str) -> Sampler:
     def sample(mutation: str | None, n: int, seed: int) -> Measurement:
         from privenv.privacy import exact, preimage
 
+        m: exact.LaplaceMechanism | exact.GaussianMechanism
         if kind == "laplace":
             m = exact.LaplaceMechanism(epsilon=1.0, bounds=(0.0, 1.0), sampler="exact")
-            grid, draw = m.params.grid, lambda k, g: exact.discrete_laplace(m.params.scale, g, k)
+            lap = m.discrete_params
+            grid, draw = lap.grid, lambda k, g: exact.discrete_laplace(lap.scale, g, k)
         else:
             m = exact.GaussianMechanism(epsilon=1.0, delta=1e-2, bounds=(0.0, 1.0),
                                         sampler="exact")
-            grid, draw = m.grid, lambda k, g: exact.discrete_gaussian(m.params.variance, g, k)
+            gauss = m.discrete_params
+            grid, draw = m.exact_grid, lambda k, g: exact.discrete_gaussian(gauss.variance, g, k)
         step = grid.granularity
         rng = np.random.default_rng(seed)
         x0, x1 = _PRE_EXACT_INPUTS
@@ -345,7 +348,7 @@ def _preimage_snapping(mutation: str | None, n: int, seed: int) -> Measurement:
     from privenv.privacy import exact, preimage
 
     m = exact.LaplaceMechanism(epsilon=1.0, bounds=(0.0, 1.0), sampler="snapping")
-    p = m.params
+    p = m.snapping_params
     rng = np.random.default_rng(seed)
     x0, x1 = _PRE_EXACT_INPUTS
     undecided = 0

@@ -95,6 +95,6 @@ def laplace_llr_bound(out_d: np.ndarray, out_dp: np.ndarray, mean_d: np.ndarray,
     top = np.abs(mean_d - mean_dp).sum() / scale
     scores = [(np.abs(x - mean_dp) - np.abs(x - mean_d)).sum(axis=1) / scale
               for x in (out_d, out_dp)]
-    return audit.threshold_epsilon_lower_bound(*scores, LAPLACE_GRID * top, delta=0.0,
-                                               alpha=ALPHA)
+    return audit.threshold_epsilon_lower_bound(scores[0], scores[1], LAPLACE_GRID * top,
+                                               delta=0.0, alpha=ALPHA)
 

@@ -249,15 +249,17 @@ def check_run(targets: Sequence[str] | None, size: str, seed: int,
 
 def format_table(records: Sequence[AuditRecord]) -> str:
     """A plain-text table of records."""
-    head = ("target", "mutation", "declared ε", "δ", "ε lower bound", "verdict", "n", "s")
+    head: tuple[str, ...] = ("target", "mutation", "declared ε", "δ", "ε lower bound", "verdict",
+                             "n", "s")
     preimage = any(r.details and "unreachable_d" in r.details for r in records)
     head += ("unreachable D→D′, D′→D",) if preimage else ()
     rows = [head]
     for r in records:
         lb = f"{r.epsilon_lower_bound:.3f}" if math.isfinite(r.epsilon_lower_bound) else (
             "inf" if r.epsilon_lower_bound > 0 else "-inf")
-        row = (r.target, r.mutation or "-", f"{r.declared_epsilon:.4g}",
-               f"{r.declared_delta:.3g}", lb, r.verdict, str(r.n), f"{r.seconds:.2f}")
+        row: tuple[str, ...] = (r.target, r.mutation or "-", f"{r.declared_epsilon:.4g}",
+                                f"{r.declared_delta:.3g}", lb, r.verdict, str(r.n),
+                                f"{r.seconds:.2f}")
         if preimage:
             d = r.details or {}
             row += (f"{d['fraction_d']:.1%}, {d['fraction_dprime']:.1%}"
