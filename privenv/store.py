@@ -36,8 +36,10 @@ Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`)::
             privacy, privacy_model, privacy_epsilon, privacy_delta, privacy_unit,
             privacy_neighbouring, privacy_sampler (schema 2; 'float' for every schema-1 cell),
             agent_params (JSON, the agent's resolved constructor parameters),
-            checkpoint_times (JSON), versions (JSON), wall_s, worker (host:pid), finished (UTC),
-            config_hash, sweep_id, checksum (of the row's other columns)
+            checkpoint_times (JSON), versions (JSON), wall_s, compile_s, loop_s (schema 4: of
+            wall_s, the seconds compiling or loading kernels and the seconds of the runs' loop
+            alone; NULL where unknown), worker (host:pid), finished (UTC), config_hash, sweep_id,
+            checksum (of the row's other columns)
     runs    one row per run of a done cell
             config_id, run (PK together), cell_id, steps, regret (final cumulative pseudo-regret),
             stopping_time, recommendation, correct (best-arm identification; NULL otherwise),
@@ -45,8 +47,8 @@ Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`)::
             curve (JSON array: the cumulative regret at the cell's checkpoint_times),
             checksum (of the row's other columns)
 
-A store of an earlier schema (1 or 2: no checksums) is refused with one line; export it with the
-privenv that wrote it, or run its sweep again into a new store.
+A store of an earlier schema (1 or 2: no checksums; 3: no compile_s and loop_s) is refused with
+one line; export it with the privenv that wrote it, or run its sweep again into a new store.
 
 JSON text columns are canonical (sorted keys, no spaces), so equal kwargs compare equal as text;
 floats are written with Python's shortest round-trip ``repr``, so numbers read back are the
@@ -85,7 +87,7 @@ from privenv._stats import sample_sd
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.results import Cell, RunResults, canonical_json, utc_now, versions
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: per-run episode values with their own column (others go to ``extra``)
 EPISODE_COLUMNS = ("stopping_time", "recommendation", "correct")
@@ -134,6 +136,8 @@ CREATE TABLE IF NOT EXISTS cells (
     checkpoint_times TEXT,
     versions TEXT,
     wall_s REAL,
+    compile_s REAL,
+    loop_s REAL,
     worker TEXT,
     finished TEXT NOT NULL,
     config_hash TEXT NOT NULL,
@@ -305,8 +309,9 @@ class Store:
             raise StoreError(f"{str(self.path)!r} has store schema {version}; this privenv "
                              f"reads schema {SCHEMA_VERSION} (upgrade privenv)")
         if 0 < version < SCHEMA_VERSION:
+            lacks = "row checksums" if version < 3 else "the compile_s and loop_s timings"
             raise StoreError(f"{str(self.path)!r} has store schema {version}, written by an "
-                             f"earlier privenv without row checksums; this privenv reads schema "
+                             f"earlier privenv without {lacks}; this privenv reads schema "
                              f"{SCHEMA_VERSION}: export it with the privenv that wrote it, or run "
                              "its sweep again into a new store")
         if version == 0 and conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]:
@@ -531,6 +536,8 @@ class Store:
             checkpoint_times=canonical_json(np.asarray(result.checkpoint_times).tolist()),
             versions=canonical_json(result.versions),
             wall_s=float(result.wall_s),
+            compile_s=float(result.compile_s),
+            loop_s=None if result.loop_s is None else float(result.loop_s),
             worker=result.worker,
         )
         episode = {k: np.asarray(v).tolist() for k, v in result.episode.items()}
@@ -727,6 +734,9 @@ class Store:
                 agent_params=first["agent_params"],
                 versions=first["versions"],
                 wall_s=float(sum(c["wall_s"] for c in group)),
+                compile_s=float(sum(c["compile_s"] or 0.0 for c in group)),
+                loop_s=None if any(c["loop_s"] is None for c in group)
+                else float(sum(c["loop_s"] for c in group)),
             ))
         return out
 
@@ -795,7 +805,8 @@ class Store:
     def _cells_table(self) -> tuple[list[str], list[tuple[Any, ...]]]:
         columns = ["cell_id", "config_id", "env", "env_kwargs", "agent", "agent_kwargs",
                    "horizon", "seed", "first_run", "n_runs", "n_checkpoints", "status", "error",
-                   *PRIVACY_COLUMNS, "agent_params", "wall_s", "worker", "finished",
+                   *PRIVACY_COLUMNS, "agent_params", "wall_s", "compile_s", "loop_s", "worker",
+                   "finished",
                    "config_hash", "versions"]
         rows = self._query(f"SELECT {', '.join('c.' + k for k in columns)} FROM cells c "
                            f"ORDER BY {_ORDER}, c.first_run")

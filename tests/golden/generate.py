@@ -35,7 +35,10 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import importlib
 import json
+import os
+import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -73,6 +76,16 @@ PANELS = (  # huber-fig1 (a-f): inlier, alpha, epsilon
 MAB_PRIVATE = ("prae-r", "prae-c", "dprse", "dp-se")
 MAB_BASELINES = ("ucb1", "eps-greedy", "robust-ucb")
 RELEASE_FIRST_RUN = 5
+#: release families whose agents compute with numpy's linear algebra (einsum, matmul, eigh) rather
+#: than a compiled kernel. numpy picks its SIMD loops by CPU at run time (X86_V3 = AVX2,
+#: X86_V4 = AVX-512, ...) and OpenBLAS its kernels, and they sum in different orders: measured
+#: between an AVX-512 and an AVX2 machine, the linear cells' floats differed by up to 4·10⁻⁷
+#: relative, and the federated cells' synchronisation times (a float threshold) moved, so their
+#: runs diverged. These cells run in a subprocess on numpy's baseline loops and one OpenBLAS
+#: kernel (:func:`portable_environment`): the same bits on every x86-64 CPU.
+PORTABLE_FAMILIES = ("linear", "federated")
+#: the OpenBLAS kernel of the portable cells: Nehalem (SSE4.2), numpy's own x86-64-v2 baseline
+OPENBLAS_CORE = "Nehalem"
 RELEASE_RUNS = 3
 ENV_IDS = {"mab": "HuberBandit-v0", "bai": "BestArmIdentification-v0",
            "bernoulli": "BernoulliBandit-v0",
@@ -277,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
             results = [held.get(_key(c)) for c in cells]
             order = [i for i in order if results[i] is None]
         with ProcessPoolExecutor(args.workers) as pool:
-            run = run_release_cell if family == "releases" else run_cell
+            run = run_release_cell_portably if family == "releases" else run_cell
             futures = {i: pool.submit(run, cells[i]) for i in order}
             for i in order:
                 results[i] = futures[i].result()
@@ -288,6 +301,44 @@ def main(argv: list[str] | None = None) -> int:
                 with gzip.open(path, "wt", encoding="utf-8") as f:
                     json.dump({"seed": SEED, "cells": done}, f, separators=(",", ":"))
         print(f"wrote {path}")
+    return 0
+
+
+def portable_environment() -> dict[str, str]:
+    """This process's environment with numpy's run-time SIMD dispatch off (its baseline loops
+    only) and one OpenBLAS kernel, single-threaded (read when numpy is imported)."""
+    from numpy._core._multiarray_umath import __cpu_dispatch__
+
+    return {**os.environ, "NPY_DISABLE_CPU_FEATURES": " ".join(__cpu_dispatch__),
+            "OPENBLAS_CORETYPE": OPENBLAS_CORE, "OPENBLAS_NUM_THREADS": "1"}
+
+
+def run_release_cells_portably(cells: list[dict[str, Any]],
+                               halve: tuple[str, str, str] | None = None) -> list[dict[str, Any]]:
+    """:func:`run_release_cell` of each cell in a subprocess on :func:`portable_environment`;
+    ``halve`` = (module, class, attribute): that noise hook set to 0.5 first (the mutation of
+    tests/test_golden.py)."""
+    done = subprocess.run([sys.executable, str(HERE / "generate.py"), "--portable-worker"],
+                          input=json.dumps({"cells": cells, "halve": halve}), text=True,
+                          capture_output=True, env=portable_environment(), check=False)
+    if done.returncode:
+        raise RuntimeError(f"the portable release cells failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def run_release_cell_portably(cell: dict[str, Any]) -> dict[str, Any]:
+    """One release cell, in the portable environment where its family needs it."""
+    if cell["release_family"] in PORTABLE_FAMILIES:
+        return run_release_cells_portably([cell])[0]
+    return run_release_cell(cell)
+
+
+def _portable_worker() -> int:
+    job = json.load(sys.stdin)
+    if job["halve"]:
+        module, name, attribute = job["halve"]
+        setattr(getattr(importlib.import_module(module), name), attribute, 0.5)
+    print(json.dumps([run_release_cell(cell) for cell in job["cells"]]))
     return 0
 
 
@@ -304,4 +355,4 @@ def _cost_hint(cell: dict[str, Any]) -> float:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_portable_worker() if sys.argv[1:] == ["--portable-worker"] else main())

@@ -37,7 +37,7 @@ SWEEP = {
 }
 
 #: columns of the cells table that depend on when and where a cell ran
-TIMING_COLUMNS = ("wall_s", "worker", "finished")
+TIMING_COLUMNS = ("wall_s", "compile_s", "loop_s", "worker", "finished")
 
 # --- cell functions (module level: pickled by reference, imported by the workers) -------------
 

@@ -59,6 +59,11 @@ def test_results_read_back_exactly(tmp_path):
     assert back.config_id == cell.config_id
     assert row["status"] == "done" and row["versions"]["numpy"] == np.__version__
     assert row["wall_s"] > 0 and row["worker"] and row["config_hash"] == "hash"
+    # the loop's and the kernels' shares of the cell's time, kept apart (ns_per_run_step reads
+    # the loop's)
+    assert 0 <= row["compile_s"] <= row["wall_s"] and 0 < row["loop_s"] <= row["wall_s"]
+    assert (back.compile_s, back.loop_s) == (result.compile_s, result.loop_s)
+    assert back.ns_per_run_step == result.ns_per_run_step
 
 
 def test_non_private_epsilon_inf_and_bai_episode_values(tmp_path):

@@ -181,7 +181,7 @@ def test_a_failed_export_leaves_no_truncated_file(tmp_path, capsys, monkeypatch)
     assert previous.stat().st_mode & 0o777 == 0o666 & ~umask
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_a_store_of_an_earlier_schema_is_refused_with_one_line(tmp_path, capsys, version):
     _, store = _swept(tmp_path, capsys)
     with sqlite3.connect(store) as conn:
