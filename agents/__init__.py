@@ -10,7 +10,7 @@ description (:meth:`privenv.envs.base.ProblemEnv.public_info`).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from privenv.agents.base import Agent, LoopedAgent, as_batched
@@ -174,7 +174,7 @@ def make(name: str, env: Any, n_runs: int = 1, **params: Any) -> Agent:
     return cls(n_runs=n_runs, **{**values, **params})
 
 
-def env_kwargs_for(agent: Any, env_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+def env_kwargs_for(agent: Any, env_kwargs: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """``env_kwargs`` completed with the env arguments that ``agent`` (a registered name, an agent
     class or instance) requires (:attr:`Agent.env_requirements`); ``ValueError`` if the caller set
     one of them to another value."""

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from scipy.special import lambertw
@@ -267,7 +267,8 @@ class DoublingParams(NamedTuple):
     The stopping thresholds use Ñ only at phase ends, where Ñ_a = 2^j: they are tabulated once by
     the formulas of this module, ``threshold_small[j_a, j_b]`` (and, for eq. 14 and its empirical
     form, ``threshold_large`` when (μ̃_a − μ̃_b)₊ ≥ ε/2). ``noise_multiplier`` is the audit hook
-    (1 in every real agent; a mutant halves its noise with 0.5).
+    (1 in every real agent; a mutant halves its noise with 0.5). ``sampling`` is read by
+    :class:`DAFWrapper`'s kernels only (``WrapperParams``, the same fields).
     """
 
     K: int
@@ -291,6 +292,7 @@ class DoublingParams(NamedTuple):
     beta_rule: int = TRACKING
     stop_candidate: int = ARGMAX
     challenger_bonus: int = NO_KAPPA
+    sampling: int = 0  # an index of SAMPLING_RULES (below): TOP_TWO
 
 
 @jit
@@ -464,10 +466,13 @@ def _doubling_sampling(p: DoublingParams, s: TopTwoState, run: int, total: int) 
 SAMPLING_RULES = ("top-two", "uniform", "lucb")
 TOP_TWO, UNIFORM, LUCB = range(3)
 
-#: the wrapper's constants: :class:`DoublingParams` and the index of its sampling rule. A type of
-#: its own, so that AdaP-TT's kernels (:class:`DoublingParams`) compile without the other rules.
-WrapperParams = NamedTuple(  # type: ignore[misc]
-    "WrapperParams", [*DoublingParams.__annotations__.items(), ("sampling", int)])
+#: the wrapper's constants: the fields of :class:`DoublingParams`, ``sampling`` the index of its
+#: sampling rule. A type of its own, so that AdaP-TT's kernels (:class:`DoublingParams`) compile
+#: without the other rules.
+if TYPE_CHECKING:  # (the checker cannot follow a NamedTuple whose fields are computed)
+    class WrapperParams(DoublingParams): ...
+else:
+    WrapperParams = NamedTuple("WrapperParams", list(DoublingParams.__annotations__.items()))
 for _generic, _impl in ((update_estimator, _doubling_update),
                         (bonus_total_term, _doubling_bonus_total), (bonus, _doubling_bonus),
                         (transport, _doubling_transport), (pull_leader, _doubling_pull_leader),
@@ -774,8 +779,8 @@ class DAFWrapper(AdaPTT):
                          beta_rule, stop_candidate, challenger_bonus, n_runs)
 
     def kernel_params(self) -> WrapperParams:
-        return WrapperParams(**super().kernel_params()._asdict(),
-                             sampling=SAMPLING_RULES.index(self.sampling))
+        return WrapperParams(**{**super().kernel_params()._asdict(),
+                                "sampling": SAMPLING_RULES.index(self.sampling)})
 
 
 class TTUCBDPA(DoublingTopTwo):
@@ -817,8 +822,8 @@ class TTUCBDPA(DoublingTopTwo):
         reward_mode: str = "sample",
         n_runs: int = 1,
     ) -> None:
-        super().__init__(K, math.inf, delta, beta, reward_mode, n_runs)
         self.set_params(locals())
+        super().__init__(K, math.inf, delta, beta, reward_mode, n_runs)
 
     def kernel_params(self) -> DoublingParams:
         kind = EMPIRICAL_TOTAL if self.threshold == "empirical" else TABLE  # eq. 4

@@ -63,6 +63,13 @@ class Agent(ABC):
         self.noise: RunNoise | None = None
         self.t = 0  # rounds observed so far (the same in every run)
 
+    @property
+    def run_noise(self) -> RunNoise:
+        """``self.noise``, which :meth:`reset` sets (an error before the first reset)."""
+        if self.noise is None:
+            raise RuntimeError(f"{type(self).__name__}: call reset() before drawing noise")
+        return self.noise
+
     # -- the protocol -------------------------------------------------------------------------
     @property
     def privacy(self) -> PrivacyGuarantee:
@@ -127,13 +134,13 @@ class Agent(ABC):
         """Initialise the per-run state (called by :meth:`reset`)."""
 
     @abstractmethod
-    def act_batch(self, observations: np.ndarray) -> np.ndarray:
-        """Actions of all runs, shape ``(n_runs, …)``."""
+    def act_batch(self, observations: Any) -> np.ndarray:
+        """Actions of all runs, shape ``(n_runs, …)``. ``observations``: the batched array, or
+        for a learner behind a user-side randomizer wrapper a dict of batched arrays (its
+        subclasses say which)."""
 
     @abstractmethod
-    def observe_batch(
-        self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray
-    ) -> None:
+    def observe_batch(self, actions: np.ndarray, rewards: np.ndarray, observations: Any) -> None:
         """Update every run with its action, reward and next observation (then ``self.t += 1``)."""
 
     # -- parameters -----------------------------------------------------------------------------

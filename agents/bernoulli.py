@@ -173,8 +173,8 @@ class KLUCB(_IndexAgent):
     parameters = {**_IndexAgent.parameters, "c": Param(Real(0.0))}
 
     def __init__(self, K: int, c: float = 0.0, n_runs: int = 1) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
 
     def kernel_params(self) -> KLUCBParams:
         return KLUCBParams(K=self.K, c=self.c)
@@ -223,8 +223,8 @@ class ThompsonSampling(_IndexAgent):
     families = ("bernoulli",)
 
     def __init__(self, K: int, n_runs: int = 1) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
 
     def kernel_params(self) -> TSParams:
         return TSParams(K=self.K)
@@ -273,8 +273,8 @@ class IMED(_IndexAgent):
     families = ("bernoulli",)
 
     def __init__(self, K: int, n_runs: int = 1) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
 
     def kernel_params(self) -> IMEDParams:
         return IMEDParams(K=self.K)

@@ -358,8 +358,8 @@ class AdaPUCB(_PhaseAgent):
 
     def __init__(self, K: int, epsilon: float = 1.0, alpha: float = 3.1, sampler: str = "float",
                  n_runs: int = 1) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
 
 
 class AdaPKLUCB(AdaPUCB):
@@ -405,8 +405,8 @@ class LazyDPTS(_PhaseAgent):
 
     def __init__(self, K: int, epsilon: float = 1.0, c: float = 3.0, sampler: str = "float",
                  n_runs: int = 1) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
         self.offset = self.c
 
 
@@ -439,8 +439,8 @@ class DPKLUCB(_PhaseAgent):
 
     def __init__(self, K: int, epsilon: float = 1.0, alpha: float = 1.1, sampler: str = "float",
                  n_runs: int = 1) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
 
 
 class DPIMED(DPKLUCB):

@@ -220,6 +220,11 @@ class DPSE(BatchedElimination):
     name = "dp-se"
     TASK = "regret"
     families = ("huber", "bai", "bernoulli")
+    # parameters that the constructor resolves (stored by set_params, None meaning a default)
+    task: str
+    horizon: int
+    beta: float
+    reward_range: tuple[float, float]
     parameters = {
         **BatchedElimination.parameters,
         "horizon": Param(Integer(low=1, none=True), assumes="horizon"),
@@ -256,8 +261,8 @@ class DPSE(BatchedElimination):
         sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
         if self.task is None:
             self.task = self.TASK
         if self.task != self.TASK:

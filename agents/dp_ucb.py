@@ -227,8 +227,8 @@ class DPUCB(KernelAgent):
     }
 
     def __init__(self, K: int, horizon: int, epsilon: float = 1.0, n_runs: int = 1) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
         #: L = ⌊log₂T⌋ + 1, the levels of a tree over at most T rewards
         self.levels = int(self.horizon).bit_length()
 
@@ -273,8 +273,8 @@ class DPUCBHybrid(DPUCB):
 
     def __init__(self, K: int, horizon: int | None = None, epsilon: float = 1.0,
                  n_runs: int = 1) -> None:
-        KernelAgent.__init__(self, n_runs)
         self.set_params(locals())
+        KernelAgent.__init__(self, n_runs)
         self.levels = HYBRID_LEVELS
 
     def charge_releases(self) -> None:

@@ -113,6 +113,22 @@ class _FederatedLinUCB(Agent):
         "sampler": Param(SAMPLER, assumes="sampler"),
     }
 
+    # parameters stored by set_params (privenv.parameters; lambda_ None resolved below)
+    protocol_name: str
+    lambda_: float
+    K: int
+    M: int
+    alpha: float
+    beta: float | None
+    d: int
+    delta: float
+    epsilon: float
+    horizon: int
+    reward_bound: float | None
+    sampler: str
+    sigma: float
+    theta_bound: float
+
     def __init__(
         self,
         M: int,
@@ -225,24 +241,25 @@ class _FederatedLinUCB(Agent):
 
     # -- Algorithm 1 ---------------------------------------------------------------------------
 
-    def _load(self, observations: Any) -> np.ndarray:
+    def _load(self, observations: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The features (a reused float64 buffer) and a scratch buffer of their shape."""
         obs = np.asarray(observations)
         shape = (self.n_runs, self.M, self.K, self.d)
         if obs.shape != shape:
             raise ValueError(f"observations must be feature matrices of shape {shape}, got "
                              f"{obs.shape}")
-        if self._phi is None:
+        if self._phi is None or self._buf is None:
             self._phi, self._buf = np.empty(shape), np.empty(shape)
         np.copyto(self._phi, obs)  # float64 copy into a reused buffer
-        return self._phi
+        return self._phi, self._buf
 
     def act_batch(self, observations: np.ndarray) -> np.ndarray:
-        phi = self._load(observations)
+        phi, buf = self._load(observations)
         # line 5: θ̂_i = V⁻¹(Ũ + U_i), V = λI + W̃ + W_i (V⁻¹ kept up to date)
         theta = np.einsum("nmij,nmj->nmi", self.V_inv, self.U_tilde[:, None, :] + self.U_loc)
         # line 6: a = argmax_a ⟨φ_a, θ̂_i⟩ + β_t‖φ_a‖_{V⁻¹} (ties to the lowest index)
-        np.matmul(phi, self.V_inv, out=self._buf)
-        quad = np.einsum("nmkd,nmkd->nmk", self._buf, phi)
+        np.matmul(phi, self.V_inv, out=buf)
+        quad = np.einsum("nmkd,nmkd->nmk", buf, phi)
         score = np.matmul(phi, theta[..., None])[..., 0]
         score += self.width() * np.sqrt(np.maximum(quad, 0.0))
         return score.argmax(axis=2)
@@ -396,6 +413,10 @@ class FedLinUCB(_FederatedLinUCB):
         "vector_sum_scale": Param(POSITIVE),
     }
 
+    # parameters stored by set_params (privenv.parameters)
+    batch: int
+    vector_sum_scale: float
+
     def __init__(
         self,
         M: int,
@@ -497,6 +518,7 @@ class SuperAgent(FedLinUCB):
         sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
+        self.set_params(locals())
         super().__init__(M, K, d, horizon, protocol, epsilon, delta, batch, alpha, reward_bound,
                          sigma, theta_bound, lambda_, beta, sampler=sampler, n_runs=n_runs)
 
@@ -538,6 +560,7 @@ class FedUCBAdaptive(_FederatedLinUCB):
 
     name = "feducb-adaptive"
     parameters = {**_FederatedLinUCB.parameters, "D": Param(Real(0.0, low_open=True, none=True))}
+    D: float  # (set_params' None resolved by the constructor)
 
     def __init__(
         self,
@@ -578,4 +601,4 @@ class FedUCBAdaptive(_FederatedLinUCB):
 
     def sync_due(self) -> np.ndarray:
         since = (self.t - self.last_sync)[:, None]
-        return (since * self.gain > self.D).any(axis=1)
+        return np.asarray((since * self.gain > self.D).any(axis=1))

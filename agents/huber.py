@@ -327,7 +327,7 @@ def prm_central_moment(x: np.ndarray, M: np.ndarray | float, epsilon: float, D: 
 # =================================================================================================
 
 
-def batch_delta(delta: float, tau: np.ndarray, n_active: np.ndarray) -> np.ndarray:
+def batch_delta(delta: float, tau: np.ndarray | int, n_active: np.ndarray | int) -> np.ndarray:
     """δ_τ = δ/(2|S|τ²): each estimate's failure probability (union bound, proof of Thm 6.2)."""
     return delta / (2.0 * np.asarray(n_active, dtype=float) * np.asarray(tau, dtype=float) ** 2)
 
@@ -460,6 +460,7 @@ class PrivateRobustArmElimination(BatchedElimination):
     RELEASE_LABELS = ("Algorithm 2 mean", "Algorithm 3 histogram (fold 1)",
                       "Algorithm 3 mean (fold 2)")
     families = ("huber",)
+    delta: float  # (the constructor resolves None, set_params' value, to 1/horizon)
     parameters = {
         **BatchedElimination.parameters,
         "epsilon": Param(EPSILON),
@@ -472,8 +473,8 @@ class PrivateRobustArmElimination(BatchedElimination):
     def __init__(self, K: int, horizon: int, epsilon: float = 1.0, delta: float | None = None,
                  first_phase: str = "batch-random", arm_order: str = "index",
                  constant_scale: float = 1.0, sampler: str = "float", n_runs: int = 1) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
         if self.delta is None:
             self.delta = 1.0 / self.horizon if self.horizon > 1 else 0.5
 
@@ -758,9 +759,9 @@ class PRAER(PrivateRobustArmElimination):
                  delta: float | None = None, first_phase: str = "batch-random",
                  arm_order: str = "index", constant_scale: float = 1.0, sampler: str = "float",
                  n_runs: int = 1) -> None:
+        self.set_params(locals())
         super().__init__(K, horizon, epsilon, delta, first_phase, arm_order, constant_scale,
                          sampler=sampler, n_runs=n_runs)
-        self.set_params(locals())
         self.scale = self.raw_moment_bound ** (1.0 / self.moment_order)  # u^{1/k}
         self._init_schedule()
 
@@ -795,6 +796,7 @@ class DPRSE(PRAER):
     def __init__(self, K: int, horizon: int, epsilon: float = 1.0, raw_moment_bound: float = 1.0,
                  moment_order: float = 2.0, delta: float | None = None, arm_order: str = "index",
                  constant_scale: float = 1.0, sampler: str = "float", n_runs: int = 1) -> None:
+        self.set_params(locals())
         super().__init__(K, horizon, epsilon, 0.0, raw_moment_bound, moment_order, delta,
                          "batch-random", arm_order, constant_scale, sampler=sampler,
                          n_runs=n_runs)
@@ -834,9 +836,9 @@ class PRAEC(PrivateRobustArmElimination):
                  moment_order: float = 2.0, delta: float | None = None,
                  first_phase: str = "batch-random", arm_order: str = "index",
                  constant_scale: float = 1.0, sampler: str = "float", n_runs: int = 1) -> None:
+        self.set_params(locals())
         super().__init__(K, horizon, epsilon, delta, first_phase, arm_order, constant_scale,
                          sampler=sampler, n_runs=n_runs)
-        self.set_params(locals())
         if self.mean_range is None:
             raise ValueError("mean_range (a bound D on |μ_a|) must be given for PRAE-C")
         self.scale = self.central_moment_bound ** (1.0 / self.moment_order)  # v^{1/k}

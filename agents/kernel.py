@@ -183,7 +183,7 @@ class KernelAgent(Agent):
         self.state = self.new_state()
         if type(self.state) in agent_init.implementations:  # (no call to compile otherwise)
             self.ensure_noise()
-            init_all(self.state, self.params, self.noise.view())
+            init_all(self.state, self.params, self.run_noise.view())
 
     def kernel_view(self) -> AgentView | None:
         """The compiled view of this agent (after :meth:`reset`): its state, constants and noise,
@@ -191,11 +191,11 @@ class KernelAgent(Agent):
         :attr:`compiled`."""
         if not self.compiled:
             return None
-        return AgentView(state=self.state, params=self.params, noise=self.noise.view())
+        return AgentView(state=self.state, params=self.params, noise=self.run_noise.view())
 
     def ensure_noise(self, runs: np.ndarray | None = None) -> None:
         """Give the runs in ``runs`` (all if ``None``) the words one step may read."""
-        self.noise.ensure(runs, words=self.params.words_per_step)
+        self.run_noise.ensure(runs, words=self.params.words_per_step)
 
     def __getattr__(self, name: str) -> Any:
         state = self.__dict__.get("state")
@@ -223,7 +223,7 @@ class KernelAgent(Agent):
             for run in np.flatnonzero(codes):
                 self.serve(int(run), int(codes[run]))
         actions = np.empty(self.n_runs, dtype=np.int64)
-        act_all(self.state, p, self.noise.view(), actions)
+        act_all(self.state, p, self.run_noise.view(), actions)
         return actions
 
     def observe_batch(
@@ -231,7 +231,7 @@ class KernelAgent(Agent):
     ) -> None:
         self.ensure_noise()
         actions = np.ascontiguousarray(actions, dtype=np.int64).reshape(self.n_runs)
-        observe_all(self.state, self.params, self.noise.view(), actions,
+        observe_all(self.state, self.params, self.run_noise.view(), actions,
                     self.feedback(rewards, observations))
         self.t += 1
         if self.ledger is not None:
@@ -249,7 +249,7 @@ class Releases(NamedTuple):
     agent's ``RELEASE_LABELS``). Outside checking mode the user axis has length 0 and nothing is
     recorded."""
 
-    count: np.ndarray
+    count: np.ndarray  # type: ignore[assignment]  # (shadows tuple.count; kernels read it)
     users: np.ndarray
     epsilon: np.ndarray
     label: np.ndarray

@@ -116,8 +116,8 @@ class LDPUCBL(_LocalSystem, _IndexAgent):
     parameters = {**_IndexAgent.parameters, "epsilon": Param(EPSILON)}
 
     def __init__(self, K: int, epsilon: float = 1.0, n_runs: int = 1) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
 
     def kernel_params(self) -> LDPUCBLParams:
         return LDPUCBLParams(K=self.K, epsilon=self.epsilon)
@@ -142,8 +142,8 @@ class LDPUCBB(_LocalSystem, UCB1):
     parameters = {**_IndexAgent.parameters, "epsilon": Param(EPSILON)}
 
     def __init__(self, K: int, epsilon: float = 1.0, n_runs: int = 1) -> None:
-        _IndexAgent.__init__(self, n_runs)
         self.set_params(locals())
+        _IndexAgent.__init__(self, n_runs)
         self.sigma = 1.0
 
 
@@ -231,8 +231,8 @@ class LDPSE(_LocalSystem, KernelAgent):
     }
 
     def __init__(self, K: int, horizon: int, epsilon: float = 1.0, n_runs: int = 1) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
 
     def kernel_params(self) -> SEParams:
         # log(4K/β), β = 1/T

@@ -156,9 +156,13 @@ class _RidgeAgent(Agent):
     families = ("linear",)
     parameters = {"d": D_PARAM, "lambda_": Param(POSITIVE)}
 
+    # parameters stored by set_params (privenv.parameters)
+    d: int
+    lambda_: float
+
     def __init__(self, d: int, lambda_: float, n_runs: int) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
 
     def reset_state(self) -> None:
         n, d = self.n_runs, self.d
@@ -249,6 +253,11 @@ class LinUCB(_RidgeAgent):
     parameters = {**_RidgeAgent.parameters, "sigma": SIGMA_PARAM,
                   "theta_bound": THETA_BOUND_PARAM, "alpha": ALPHA_PARAM}
 
+    # parameters stored by set_params (privenv.parameters)
+    alpha: float
+    sigma: float
+    theta_bound: float
+
     def __init__(
         self,
         d: int,
@@ -258,8 +267,8 @@ class LinUCB(_RidgeAgent):
         alpha: float = 0.01,
         n_runs: int = 1,
     ) -> None:
-        super().__init__(d, lambda_, n_runs)
         self.set_params(locals())
+        super().__init__(d, lambda_, n_runs)
 
     def reset_state(self) -> None:
         super().reset_state()
@@ -345,6 +354,16 @@ class LDPLinUCB(_MessageLearner):
         "sampler": Param(SAMPLER, assumes="sampler"),
     }
 
+    # parameters stored by set_params (privenv.parameters)
+    alpha: float
+    calibration: str
+    clip: bool
+    d: int
+    delta: float
+    epsilon: float
+    horizon: int
+    sampler: str
+
     def __init__(
         self,
         d: int,
@@ -357,8 +376,8 @@ class LDPLinUCB(_MessageLearner):
         sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
         # the users' noise σ, public (this class's randomizer: an audit's mutant changes only
         # the users' side, through local_randomizer)
         self.sigma = LDPLinUCB.local_randomizer(self).sigma
@@ -432,6 +451,11 @@ class InputPerturbationOLS(_MessageLearner, _RidgeAgent):
     parameters = {**_RidgeAgent.parameters, "epsilon": Param(EPSILON), "clip": Param(Flag()),
                   "sampler": Param(SAMPLER, assumes="sampler")}
 
+    # parameters stored by set_params (privenv.parameters)
+    clip: bool
+    epsilon: float
+    sampler: str
+
     def __init__(
         self,
         d: int,
@@ -441,8 +465,8 @@ class InputPerturbationOLS(_MessageLearner, _RidgeAgent):
         sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
-        _RidgeAgent.__init__(self, d, lambda_, n_runs)
         self.set_params(locals())
+        _RidgeAgent.__init__(self, d, lambda_, n_runs)
         self.scale = InputPerturbationOLS.local_randomizer(self).scale  # b, public
 
     def local_randomizer(self) -> LaplaceInputRandomizer:
@@ -589,6 +613,19 @@ class CentralDPLinUCB(Agent):
     tree_class: type[TreeMechanism] = TreeMechanism
     noise_multiplier: float = 1.0
 
+    # parameters stored by set_params (privenv.parameters)
+    alpha: float
+    clip: bool
+    d: int
+    delta: float
+    epsilon: float
+    horizon: int
+    lambda_: float
+    reward_bound: float | None
+    sampler: str
+    sigma: float
+    theta_bound: float
+
     def __init__(
         self,
         d: int,
@@ -604,8 +641,8 @@ class CentralDPLinUCB(Agent):
         sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
         reward_bound = self.reward_bound
         if reward_bound is None or reward_bound > 1.0:
             if not self.clip:
@@ -649,9 +686,9 @@ class CentralDPLinUCB(Agent):
     def reset_state(self) -> None:
         n, d = self.n_runs, self.d
         sigma = self.noise_multiplier * self.noise_sigma
-        self.gram_tree = self.tree_class(n, (d, d), sigma, self.horizon, self.noise,
+        self.gram_tree = self.tree_class(n, (d, d), sigma, self.horizon, self.run_noise,
                                          symmetric=True, sampler=self.sampler)
-        self.moment_tree = self.tree_class(n, (d,), sigma, self.horizon, self.noise,
+        self.moment_tree = self.tree_class(n, (d,), sigma, self.horizon, self.run_noise,
                                            sampler=self.sampler)
         self.G = np.zeros((n, d, d))  # G̃: private Σφφᵀ (the tree's latest prefix sum)
         self.u = np.zeros((n, d))  # ũ: private Σyφ

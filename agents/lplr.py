@@ -372,11 +372,11 @@ class LPLRUsers:
         self.kind, self.level, self.n, self.open = kind, level, n, open_bins
         if self.exact is not None:  # the users' rounded messages, summed (grid units)
             if kind == "update":
-                self.count = np.zeros((R, A, n_bins), np.int64)
-                self.lam = np.zeros((R, A, n_bins, d), np.int64)
-                self.gram = np.zeros((R, A, n_bins, len(self._iu[0])), np.int64)
+                self.count: np.ndarray = np.zeros((R, A, n_bins), np.int64)
+                self.lam: np.ndarray = np.zeros((R, A, n_bins, d), np.int64)
+                self.gram: np.ndarray = np.zeros((R, A, n_bins, len(self._iu[0])), np.int64)
             else:
-                self.eps = np.zeros((R, A, n_bins), np.int64)
+                self.eps: np.ndarray = np.zeros((R, A, n_bins), np.int64)
         elif kind == "update":
             self.count = np.zeros((R, A, n_bins))
             self.lam = np.zeros((R, A, n_bins, d))
@@ -453,6 +453,7 @@ class LPLRUsers:
             return total
         per = max(1, self.EXACT_BLOCK // cells)
         rows = np.array([run])
+        assert self.noise is not None  # (the constructor refuses exact without it)
         for lo in range(0, self.n, per):
             k = min(per, self.n - lo)
             total += run_discrete(self.noise, rows, k * cells, mech.params).reshape(k, cells
@@ -466,6 +467,7 @@ class LPLRUsers:
         assert ex is not None
         o = self.open
         R = o.shape[0]
+        parts: tuple[tuple[str, VectorLaplace | VectorGaussian, int], ...]
         if self.kind == "update":
             parts = (("count", ex.count, 1), ("lam", ex.lam, self.d),
                      ("gram", ex.gram, len(self._iu[0])))
@@ -503,6 +505,7 @@ class LPLRUsers:
             low = low + np.einsum("...i,ij->...ij", diag, np.eye(d))
             w = c * low @ np.swapaxes(low, -1, -2)
             return 3.0 * (w - m * c * np.eye(d))
+        assert self.sigma_gram is not None  # (wishart="gaussian")
         sigma = self.noise_multiplier * self.sigma_gram
         z = gen.standard_normal(shape + (d, d))
         z *= sigma * math.sqrt(self.n)
@@ -741,6 +744,18 @@ class LPLRRegCB(Agent):
     #: the user-side randomizer class (tests swap in recording/replaying versions)
     users_class: type[LPLRUsers] = LPLRUsers
 
+    # parameters stored by set_params (privenv.parameters; alpha, beta None resolved below)
+    alpha: float
+    beta: float
+    A: int
+    d: int
+    delta: float
+    epsilon: float
+    horizon: int
+    kappa_scale: float
+    sampler: str
+    wishart: str
+
     def __init__(
         self,
         d: int,
@@ -756,8 +771,8 @@ class LPLRRegCB(Agent):
         sampler: str = "float",
         n_runs: int = 1,
     ) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
         if self.sampler == "exact" and self.wishart != "gaussian":
             raise ValueError("sampler='exact' needs wishart='gaussian' (the paper's Wishart "
                              "mechanism is not DP, with any sampler; on a data set, where "
@@ -854,7 +869,7 @@ class LPLRRegCB(Agent):
         # line 10: uniform over the surviving actions
         count = keep.sum(axis=1)
         self.eliminating += count < self.A
-        pick = np.minimum((self.noise.uniform() * count).astype(np.int64), count - 1)
+        pick = np.minimum((self.run_noise.uniform() * count).astype(np.int64), count - 1)
         return np.argmax(np.cumsum(keep, axis=1) > pick[:, None], axis=1)
 
     def observe_batch(self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray

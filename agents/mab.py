@@ -54,9 +54,12 @@ class Uniform(Agent):
         "silos": Param(Integer(low=1, none=True)),
     }
 
+    n_actions: int
+    silos: int | None
+
     def __init__(self, n_actions: int, silos: int | None = None, n_runs: int = 1) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
 
     @classmethod
     def problem_values(cls, info: dict[str, Any]) -> dict[str, Any]:
@@ -70,9 +73,9 @@ class Uniform(Agent):
 
     def act_batch(self, observations: np.ndarray) -> np.ndarray:
         if self.silos is None:
-            u = self.noise.uniform()
+            u = self.run_noise.uniform()
         else:
-            u = np.stack([self.noise.uniform() for _ in range(self.silos)], axis=1)
+            u = np.stack([self.run_noise.uniform() for _ in range(self.silos)], axis=1)
         return np.minimum((u * self.n_actions).astype(np.int64), self.n_actions - 1)
 
     def observe_batch(self, actions: np.ndarray, rewards: np.ndarray,
@@ -201,6 +204,7 @@ class UCB1(_IndexAgent):
     """
 
     name = "ucb1"
+    sigma: float  # (the constructor resolves None, set_params' value, from the moment bound)
     parameters = {
         **_IndexAgent.parameters,
         "sigma": Param(Real(0.0, low_open=True, none=True)),
@@ -217,8 +221,8 @@ class UCB1(_IndexAgent):
         moment_order: float = 2.0,
         n_runs: int = 1,
     ) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
         if self.sigma is None:  # σ ≤ (E|X − μ|^k)^{1/k} (Lyapunov, k ≥ 2)
             v = self.central_moment_bound
             self.sigma = 1.0 if v is None else v ** (1.0 / self.moment_order)
@@ -359,8 +363,8 @@ class RobustUCB(_IndexAgent):
         horizon: int | None = None,
         n_runs: int = 1,
     ) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
         self.u = self.raw_moment_bound ** (2.0 / self.moment_order)
         # a sample whose drop time c = u·s/(2X²) (in units of log t) exceeds this is never dropped
         self._log_t_max = math.log(self.horizon + 1) if self.horizon else 700.0
@@ -422,8 +426,8 @@ class EpsilonGreedy(_IndexAgent):
     parameters = {**_IndexAgent.parameters, "explore": Param(Real(0.0, 1.0))}
 
     def __init__(self, K: int, explore: float = 0.1, n_runs: int = 1) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
 
     def kernel_params(self) -> EpsilonGreedyParams:
         return EpsilonGreedyParams(K=self.K, explore=self.explore)

@@ -445,8 +445,8 @@ class TopTwo(KernelAgent):
         reward_mode: str = "sample",
         n_runs: int = 1,
     ) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
 
     @property
     def glr_sigma(self) -> float:
@@ -507,8 +507,8 @@ class TTUCB(TopTwo):
         reward_mode: str = "sample",
         n_runs: int = 1,
     ) -> None:
-        super().__init__(K, delta=delta, beta=beta, reward_mode=reward_mode, n_runs=n_runs)
         self.set_params(locals())
+        super().__init__(K, delta=delta, beta=beta, reward_mode=reward_mode, n_runs=n_runs)
 
     def kernel_params(self) -> TTUCBParams:
         c0 = glr_threshold_constant(self.K, self.delta) if self.threshold == "theory" else 0.0
@@ -589,9 +589,9 @@ class CTBTT(_LocalTTUCB):
         reward_mode: str = "sample",
         n_runs: int = 1,
     ) -> None:
+        self.set_params(locals())
         super().__init__(K, delta=delta, threshold=threshold, sigma=0.5, beta=beta, alpha=alpha,
                          s=s, reward_mode=reward_mode, n_runs=n_runs)
-        self.set_params(locals())
 
     def local_randomizer(self) -> RandomizedResponseRandomizer:
         return RandomizedResponseRandomizer(self.epsilon)

@@ -60,9 +60,10 @@ import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import numba
+import numpy as np
 from numba.core import event, ir_utils, types
 from numba.core.caching import (
     CompileResultCacheImpl,
@@ -74,6 +75,14 @@ from numba.core.dispatcher import Dispatcher
 from numba.extending import overload
 
 from privenv import __version__
+
+#: A kernel's annotation of a machine integer whose Python type varies. numba compiles
+#: every integer of a kernel as a 64-bit one, but the same code run as plain Python
+#: (``NUMBA_DISABLE_JIT=1``, a test's call of ``fn.py_func``) holds an ``int`` or a numpy
+#: integer (``np.int64(...)``, an element of an array), which the type checker tells apart. A
+#: kernel that mixes them annotates such a variable, argument or result ``Int``. (Decorated
+#: kernels are untyped to the checker: :func:`jit` returns ``Any``.)
+Int: TypeAlias = int | np.integer[Any]
 
 #: every file that defines a kernel, or data a kernel compiles in (relative to the package root
 #: ``privenv/``; ``agents/`` and ``wrappers/`` are the packages ``privenv.agents`` and
@@ -174,10 +183,10 @@ def _defined_in_kernel_files(cls: type) -> bool:
 def _foreign(typ: Any) -> bool:
     """Whether a numba type involves a ``NamedTuple`` class defined outside
     :data:`KERNEL_FILES` (whose source the cache key does not cover)."""
-    if isinstance(typ, types.BaseNamedTuple):
+    if isinstance(typ, (types.NamedTuple, types.NamedUniTuple)):
         return not _defined_in_kernel_files(typ.instance_class) or any(
             _foreign(t) for t in typ.types)
-    if isinstance(typ, types.BaseTuple):
+    if isinstance(typ, (types.Tuple, types.UniTuple)):  # numba's other tuple types
         return any(_foreign(t) for t in typ.types)
     return False
 
@@ -286,7 +295,8 @@ def jit(fn: Callable | None = None, *, allocates: bool = False, **options: Any) 
                                **options})(fn)
     if isinstance(dispatcher, Dispatcher):  # (not with NUMBA_DISABLE_JIT=1)
         try:
-            dispatcher._cache = _KernelCache(fn)
+            # numba's Dispatcher stub omits its private cache attribute
+            dispatcher._cache = _KernelCache(fn)  # type: ignore[attr-defined]
         except RuntimeError:  # no source file (``exec``, a notebook cell): compiled, not cached
             pass
     return dispatcher
@@ -347,7 +357,8 @@ def generic(stub: Callable | None = None, *, default: Any = None) -> Any:
     impls: dict[type, Any] = {}
 
     def typer(*args: Any) -> Any:
-        impl = impls.get(getattr(args[0], "instance_class", None), default)
+        cls = getattr(args[0], "instance_class", None)  # a NamedTuple type's class
+        impl = impls.get(cls, default) if isinstance(cls, type) else default
         if impl is None:
             return None
 
@@ -372,5 +383,7 @@ def generic(stub: Callable | None = None, *, default: Any = None) -> Any:
     dispatch.register = register  # type: ignore[attr-defined]
     dispatch.implementations = impls  # type: ignore[attr-defined]
     # what numba resolves in a kernel's globals
-    overload(dispatch, strict=False, inline="always", jit_options={"_nrt": False})(typer)
+    # ``_nrt`` is a private option of numba's, absent from its stub's TypedDict of options
+    overload(dispatch, strict=False, inline="always",
+             jit_options={"_nrt": False})(typer)  # type: ignore[typeddict-unknown-key]
     return dispatch

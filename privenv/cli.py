@@ -44,7 +44,11 @@ import re
 import sys
 import textwrap
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:  # (annotations only: the CLI imports the package lazily)
+    from privenv.agents.base import Agent
+    from privenv.envs import EnvEntry
 
 #: keys ``privenv run --format json`` always prints (the scripting contract, docs/guides/cli.md)
 RUN_KEYS = (
@@ -103,11 +107,13 @@ def _summary_line(doc: str | None) -> str:
 
 
 def _params(cls: type) -> dict[str, inspect.Parameter]:
-    return {k: p for k, p in inspect.signature(cls.__init__).parameters.items()
+    # (mypy's warning is about an instance's __init__; this is the class's constructor)
+    init = cls.__init__  # type: ignore[misc]
+    return {k: p for k, p in inspect.signature(init).parameters.items()
             if k != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
 
 
-def _env_ids() -> dict[str, tuple[str, str, int]]:
+def _env_ids() -> dict[str, EnvEntry]:
     import privenv  # noqa: F401  (registers the ids)
     from privenv.envs import ENV_IDS
 
@@ -123,7 +129,7 @@ def _env_class(env_id: str) -> type:
     return env_class(env_id)
 
 
-def _agent_class(name: str) -> type:
+def _agent_class(name: str) -> type[Agent]:
     from privenv.agents import REGISTRY, agent_class
 
     if name not in REGISTRY:

@@ -15,7 +15,10 @@ derived from the declaration:
 * the bad-input tests draw, for every parameter of every agent, a value its constraint rejects.
 
 The parameter's default is its constructor default (one place: the signature), its documentation
-the ``Args:`` entry of the class docstring.
+the ``Args:`` entry of the class docstring; ``tests/test_parameters.py`` checks them against the
+declaration for every agent (docs/design/contributing.md, "Declared once"). The constructor
+checks and stores its parameters first thing (``self.set_params(locals())``), then calls its
+base constructor and derives.
 
 Example::
 
@@ -25,6 +28,10 @@ Example::
             "K": Param(Integer(low=2), problem="K"),
             "explore": Param(Real(0.0, 1.0)),
         }
+
+        def __init__(self, K: int, explore: float = 0.1, n_runs: int = 1) -> None:
+            self.set_params(locals())
+            super().__init__(n_runs)
 """
 
 from __future__ import annotations

@@ -362,9 +362,9 @@ def draw_stopping_time(ax: Any, panel: StoppingTimePanel,
             c = np.asarray(s.censored, dtype=bool)
             ax.plot(eps[c], mean[c], ls="none", marker="o", ms=7, mfc="white",
                     mec=colors[s.label], zorder=4)
-    for label, eps in panel.switches:
-        ax.axvline(eps, color="0.55", lw=5, alpha=0.25, zorder=0, label=label)
-        ax.axvline(eps, color="0.4", lw=0.6, zorder=0)
+    for label, switch in panel.switches:
+        ax.axvline(switch, color="0.55", lw=5, alpha=0.25, zorder=0, label=label)
+        ax.axvline(switch, color="0.4", lw=0.6, zorder=0)
     ax.set_xscale("log")
     ax.set_yscale("log")
     _label_axes(ax, panel.title, "privacy budget ε", "stopping time τ")
@@ -634,10 +634,13 @@ def uniform_play(env: str, env_kwargs: Mapping[str, Any], t: np.ndarray, *, hori
     import gymnasium as gym
 
     import privenv  # noqa: F401  (registers the ids)
+    from privenv.envs.base import ProblemEnv
 
     single = gym.make(env, **env_kwargs)
     try:
-        gaps = getattr(single.unwrapped.problem, "gaps", None)
+        base = single.unwrapped
+        assert isinstance(base, ProblemEnv)  # (every privenv id)
+        gaps = getattr(base.problem, "gaps", None)
     finally:
         single.close()
     t = np.asarray(t, dtype=float)
@@ -648,9 +651,9 @@ def uniform_play(env: str, env_kwargs: Mapping[str, Any], t: np.ndarray, *, hori
         return Reference(f"uniform play (expected: t × mean gap {rate:.3g})", t, rate * t)
     from privenv.simulation import simulate
 
-    runs = np.asarray(runs)
-    contiguous = np.array_equal(runs, np.arange(runs[0], runs[0] + runs.size))
-    first, n = (int(runs[0]), int(runs.size)) if contiguous else (0, int(runs.size))
+    run_ids = np.asarray(runs)
+    contiguous = np.array_equal(run_ids, np.arange(run_ids[0], run_ids[0] + run_ids.size))
+    first, n = (int(run_ids[0]), int(run_ids.size)) if contiguous else (0, int(run_ids.size))
     try:
         res = simulate("uniform", env, n_runs=n, horizon=horizon, seed=seed, first_run=first,
                        env_kwargs=dict(env_kwargs), n_checkpoints=max(2, t.size))

@@ -19,7 +19,7 @@ from privenv import audits, cli
 from privenv.agents.lplr import LPLRUsers
 from privenv.audits import agents, randomizers
 from privenv.audits import zoo as zoo_cases
-from privenv.privacy import audit, harness, side_channel
+from privenv.privacy import audit, audit_composite, audit_noise, harness, side_channel
 from privenv.privacy.tree import TreeMechanism
 
 #: cases run by another test file (no double cost): target → file. A private agent's cases run
@@ -110,8 +110,8 @@ def test_registry_covers_the_issue() -> None:
 
 def test_one_registry_of_every_layer_in_report_order() -> None:
     names = list(audits.CASES)
-    parts = (harness.CASES, side_channel.CASES, randomizers.CASES, agents.CASES,
-             zoo_cases.CASES)
+    parts = (audit_noise.CASES, side_channel.CASES, randomizers.CASES, agents.CASES,
+             zoo_cases.CASES, audit_composite.CASES)
     assert sorted(names) == sorted(n for part in parts for n in part)  # each once
     assert all(audits.CASES[n] is part[n] for part in parts for n in part)
     # each registry keeps its order; the layers above sit after their anchors
@@ -129,7 +129,8 @@ def test_one_registry_of_every_layer_in_report_order() -> None:
                           "super-agent-central-exact"]
     # the end-to-end agent cases are the agents'; the privacy layer's are mechanisms only
     assert {"dp-se", "ctb-tt", "central-dp-linucb"} <= set(agents.CASES)
-    assert not {"dp-se", "ldp-linucb-message", "lplr-ci"} & set(harness.CASES)
+    mechanisms = {*audit_noise.CASES, *audit_composite.CASES}
+    assert not {"dp-se", "ldp-linucb-message", "lplr-ci"} & mechanisms
 
 
 def _fake(target: str, violates: bool = False) -> harness.AuditCase:

@@ -86,8 +86,8 @@ class ExploreThenCommit(KernelAgent):
     State = ToyState
 
     def __init__(self, K: int, explore: int = 20, n_runs: int = 1) -> None:
-        super().__init__(n_runs)
         self.set_params(locals())
+        super().__init__(n_runs)
 
     def kernel_params(self) -> ToyParams:
         return ToyParams(K=self.K, explore=self.explore)

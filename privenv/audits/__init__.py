@@ -1,10 +1,12 @@
 """Every privacy audit of privenv, in one registry: what ``privenv audit`` runs.
 
-The privacy layer audits its own mechanisms (:mod:`privenv.privacy.harness`, which also holds the
-machinery: :class:`~privenv.privacy.harness.AuditCase`,
-:func:`~privenv.privacy.harness.run_case`, the records and the score statistics; and
-:mod:`privenv.privacy.side_channel`, what the exact samplers' work reveals) and imports nothing
-above it. The audits of what the layers above build live here, at the top:
+The privacy layer audits its own mechanisms (:mod:`privenv.privacy.audit_noise`, the noise
+samplers; :mod:`privenv.privacy.audit_composite`, the mechanisms built on them;
+:mod:`privenv.privacy.side_channel`, what the exact samplers' work reveals), holds the machinery
+(:mod:`privenv.privacy.harness`: :class:`~privenv.privacy.harness.AuditCase`,
+:func:`~privenv.privacy.harness.run_case`, the records) and the score statistics
+(:mod:`privenv.privacy.audit_scores`), and imports nothing above it. The audits of what the
+layers above build live here, at the top:
 
 * :mod:`privenv.audits.randomizers` — the local randomizers of :mod:`privenv.wrappers` (LDP-LinUCB's
   user message, input perturbation) and the messages of LPLR's users;
@@ -32,7 +34,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from privenv.audits import agents, randomizers, zoo
 from privenv.backends.local import exit_with_parent
-from privenv.privacy import harness, side_channel
+from privenv.privacy import audit_composite, audit_noise, harness, side_channel
 from privenv.privacy.harness import DEFAULT_SEED, AuditCase, AuditRecord, format_table, run_case
 
 __all__ = ["CASES", "format_table", "merge", "run", "run_case"]
@@ -55,9 +57,10 @@ def merge(cases: Mapping[str, AuditCase],
 #: every audit target of ``privenv audit``, in report order
 #:
 #: :meta hide-value:
-CASES: dict[str, AuditCase] = merge(harness.CASES, {"preimage-snapping": side_channel.CASES,
-                                                    "wishart-gaussian": randomizers.CASES,
-                                                    "shuffler": {**agents.CASES, **zoo.CASES}})
+CASES: dict[str, AuditCase] = merge({**audit_noise.CASES, **audit_composite.CASES},
+                                   {"preimage-snapping": side_channel.CASES,
+                                    "wishart-gaussian": randomizers.CASES,
+                                    "shuffler": {**agents.CASES, **zoo.CASES}})
 
 
 def run(targets: Sequence[str] | None = None, size: str = "quick",

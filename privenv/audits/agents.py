@@ -14,7 +14,7 @@ horizon — chosen so that the release containing user t₀ is the last one of i
 Two agents (AdaP-TT, AdaP-TT*, CTB-TT) the audited output is the action sequence itself: the
 public output of the agent. Events: a linear score fitted on one half of the runs, a threshold
 event chosen on that half and evaluated on the other
-(:func:`~privenv.privacy.harness.fitted_holdout_lower_bound`), except AdaP-TT(*)'s pre-declared
+(:func:`~privenv.privacy.audit_scores.fitted_holdout_lower_bound`), except AdaP-TT(*)'s pre-declared
 events {a_t = arm 0}. CTB-TT and the linear agents (LDP-LinUCB with its user-side wrapper,
 central-DP LinUCB) play a table env behind their declared local randomizer, as the runner puts it
 (:func:`privenv.simulation.system_env`).
@@ -24,8 +24,9 @@ attributes a mutant subclass overrides (``noise_multiplier``, ``forget``, ``tree
 a local-DP system, its :meth:`~privenv.agents.base.Agent.local_randomizer`, the randomizer the
 runner puts in front of the learner.
 None re-implements an agent. The machinery and the score
-statistics are those of :mod:`privenv.privacy.harness`; the cases are registered in
-:data:`CASES`, which :mod:`privenv.audits` merges into the registry of ``privenv audit``.
+statistics are those of :mod:`privenv.privacy.harness` and :mod:`privenv.privacy.audit_scores`;
+the cases are registered in :data:`CASES`, which :mod:`privenv.audits` merges into the registry
+of ``privenv audit``.
 """
 
 from __future__ import annotations
@@ -39,19 +40,14 @@ import numpy as np
 
 from privenv.privacy import audit
 from privenv.privacy.accounting import gaussian_epsilon
-from privenv.privacy.harness import (
-    ALPHA,
+from privenv.privacy.audit_composite import tree_mutant_classes, tree_s2_sd
+from privenv.privacy.audit_scores import (
     GDP_AUDIT_DELTA,
-    AuditCase,
-    Measurement,
-    Sampler,
     best_bound,
     fitted_holdout_lower_bound,
     gaussian_projection_bound,
-    register,
-    tree_mutant_classes,
-    tree_s2_sd,
 )
+from privenv.privacy.harness import ALPHA, AuditCase, Measurement, Sampler, register
 
 __all__ = ["AGENT_CHUNK", "CASES"]
 
@@ -150,7 +146,7 @@ def _dp_se_sample(sampler: str, mutation: str | None, n: int, seed: int) -> Meas
 
         forget = False
 
-    cls = {"noise x 0.5": HalfNoise, "reward reused": Reused}.get(mutation, DPSE)
+    cls = {"noise x 0.5": HalfNoise, "reward reused": Reused}.get(mutation or "", DPSE)
     probe = DPSE(K=2, horizon=10**6, epsilon=_DPSE_EPS, beta=_DPSE_BETA)
     R = int(probe.epoch_length(np.array([1]), np.array([2]))[0])
     horizon = 2 * R  # epoch 1: arm 0 then arm 1, both released
@@ -193,7 +189,8 @@ def _prae_r_family(name: str, sampler: str = "float") -> Sampler:
             noise_multiplier = 0.5
 
         cls = HalfSensitivity if mutation == "sensitivity halved" else base
-        kw = {"alpha": 0.25, "delta": 0.5} if name == "prae-r" else {"delta": 0.5}
+        kw: dict[str, Any] = {"alpha": 0.25, "delta": 0.5} if name == "prae-r" else \
+            {"delta": 0.5}
         probe = base(K=2, horizon=10**6, epsilon=_HUBER_EPS, **kw)
         tau = probe.first_elimination_batch
         t0, B = probe.first_phase_rounds, 2**tau
@@ -241,7 +238,8 @@ def _prae_c_sample(sampler: str, mutation: str | None, n: int, seed: int) -> Mea
     # random first phase uses no reward for ~10⁴ pulls). Batches: arm 0 (t = 0, 1), arm 1
     # (t = 2…5), then 8 pulls of the greedy arm (t = 6…13: fold 1 = 6…9, fold 2 = 10…13).
     horizon, t0, fold = 14, 10, 4
-    kw = {"alpha": 0.0, "mean_range": 1.0, "first_phase": "greedy", "sampler": sampler}
+    kw: dict[str, Any] = {"alpha": 0.0, "mean_range": 1.0, "first_phase": "greedy",
+                          "sampler": sampler}
     probe = PRAEC(K=2, horizon=horizon, epsilon=_HUBER_EPS, **kw)
     _, M, _ = central_moment_parameters(fold, _HUBER_EPS, batch_delta(probe.delta, 3, 2), 0.0,
                                         probe.moment_order)
@@ -288,7 +286,7 @@ def _adap(star: bool, sampler: str = "float", sampling: str | None = None) -> Sa
         from privenv.agents.adap_tt import AdaPTT, AdaPTTStar, DAFWrapper
 
         base = DAFWrapper if sampling else AdaPTTStar if star else AdaPTT
-        extra = {"sampling": sampling} if sampling else {}
+        extra: dict[str, Any] = {"sampling": sampling} if sampling else {}
 
         class HalfNoise(base):  # type: ignore[valid-type, misc]
             """Mutant: Laplace scale 1/(2εÑ) — a 2ε-DP release declared as ε."""
@@ -516,8 +514,8 @@ def _triu_and_vector(G: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 def _pair_statistics() -> tuple[np.ndarray, np.ndarray]:
     """(triu φφᵀ, φ·1) of the pair's two users: the mean of their contribution."""
-    return tuple(_triu_and_vector(np.outer(p, p)[None], p[None])[0]  # type: ignore[return-value]
-                 for p in _LIN_PAIR)
+    first, second = (_triu_and_vector(np.outer(p, p)[None], p[None])[0] for p in _LIN_PAIR)
+    return first, second
 
 
 #: runs per batch of the linear end-to-end audits (the wrapper's and the agent's per-run
@@ -623,8 +621,8 @@ def _central_dp_linucb(mutation: str | None, n: int, seed: int,
 
         noise_multiplier = 0.5
 
-    kw = {"d": _LIN_D, "horizon": _CDPLIN_T, "epsilon": _CDPLIN_EPS, "delta": _CDPLIN_DELTA,
-          "sampler": sampler}
+    kw: dict[str, Any] = {"d": _LIN_D, "horizon": _CDPLIN_T, "epsilon": _CDPLIN_EPS,
+                          "delta": _CDPLIN_DELTA, "sampler": sampler}
     probe = CentralDPLinUCB(**kw)
     # the float sampler is exactly μ-GDP; the exact one ρ-zCDP (CKS20's conversion at the audit δ)
     declared = gaussian_epsilon(_CDPLIN_AUDIT_DELTA, math.sqrt(2 * probe.rho)) \

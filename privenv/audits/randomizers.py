@@ -5,8 +5,9 @@ input perturbation (:mod:`privenv.wrappers.ldp_linear`), and the messages of LPL
 Each case releases one user's message on the worst neighbouring pair of the declared
 sensitivity, with its mutations (noise × 0.5, the sensitivity of the wrong neighbouring relation,
 the paper's own scale); the machinery and the score statistics are those of
-:mod:`privenv.privacy.harness`. The cases are registered in :data:`CASES`, which
-:mod:`privenv.audits` merges into the registry of ``privenv audit``.
+:mod:`privenv.privacy.harness` and :mod:`privenv.privacy.audit_scores`. The cases are
+registered in :data:`CASES`, which :mod:`privenv.audits` merges into the registry of
+``privenv audit``.
 """
 
 from __future__ import annotations
@@ -21,15 +22,12 @@ import numpy as np
 
 from privenv.privacy import mechanisms as mech
 from privenv.privacy.accounting import gaussian_epsilon, rho_to_epsilon_cks
-from privenv.privacy.harness import (
+from privenv.privacy.audit_scores import (
     GDP_AUDIT_DELTA,
-    AuditCase,
-    Measurement,
-    Sampler,
     gaussian_projection_bound,
     laplace_llr_bound,
-    register,
 )
+from privenv.privacy.harness import AuditCase, Measurement, Sampler, register
 
 __all__ = ["CASES"]
 
@@ -63,7 +61,8 @@ def _ldp_linucb_message(mutation: str | None, n: int, seed: int) -> Measurement:
         draws = np.random.default_rng([seed, k]).standard_normal((n, rand.n_draws()))
         msg = rand(np.tile(phi, (n, 1)), np.ones(n), draws)
         outs.append(np.concatenate([msg["gram"][:, iu[0], iu[1]], msg["moment"]], axis=1))
-    return Measurement(gaussian_projection_bound(*outs, *means, sigma), declared, GDP_AUDIT_DELTA)
+    res = gaussian_projection_bound(outs[0], outs[1], means[0], means[1], sigma)
+    return Measurement(res, declared, GDP_AUDIT_DELTA)
 
 
 _register(AuditCase(
@@ -90,7 +89,7 @@ def _input_perturbation(mutation: str | None, n: int, seed: int) -> Measurement:
         draws = np.random.default_rng([seed, k]).random((n, rand.n_draws()))
         msg = rand(np.tile(p, (n, 1)), np.full(n, y), draws)
         outs.append(np.concatenate([msg["phi_tilde"], msg["y_tilde"]], axis=1))
-    res = laplace_llr_bound(*outs, np.append(phi, 1.0), np.append(-phi, -1.0), scale)
+    res = laplace_llr_bound(outs[0], outs[1], np.append(phi, 1.0), np.append(-phi, -1.0), scale)
     return Measurement(res, eps, 0.0)
 
 
@@ -102,26 +101,29 @@ _register(AuditCase(
 
 
 def _input_perturbation_exact(mutation: str | None, n: int, seed: int) -> Measurement:
-    from privenv.privacy.exact import DiscreteLaplaceParameters
+    from privenv.privacy.exact import DiscreteLaplaceParameters, VectorLaplace
     from privenv.wrappers.ldp_linear import LaplaceInputRandomizer
 
     eps = 1.0
     rand = LaplaceInputRandomizer(eps, _LIN_D, sampler="exact")
-    declared, scale = rand.privacy.epsilon, rand.exact.scale
+    exact = rand.exact
+    assert isinstance(exact, VectorLaplace)  # (sampler="exact")
+    declared, scale = rand.privacy.epsilon, exact.scale
     if mutation == "noise x 0.5":  # the discrete Laplace's t halved, nothing else
-        p = rand.exact.params
+        p = exact.params
         t = p.scale / 2
-        rand.exact = dataclasses.replace(rand.exact, params=DiscreteLaplaceParameters(
+        exact = rand.exact = dataclasses.replace(exact, params=DiscreteLaplaceParameters(
             p.grid, t.numerator, t.denominator, p.sensitivity_grid))
     phi = np.full(_LIN_D, 1 / math.sqrt(_LIN_D))
     outs, means = [], []
     for k, (p_, y) in enumerate(((phi, 1.0), (-phi, -1.0))):
         phi_v, y_v = rand.validate(np.tile(p_, (n, 1)), np.full(n, y))
         x = rand.message_vector(phi_v[:1], y_v[:1])
-        means.append(rand.exact.round(x)[0] * rand.exact.grid.granularity)  # the noise's centre
+        means.append(exact.round(x)[0] * exact.grid.granularity)  # the noise's centre
         msg = rand(phi_v, y_v, np.random.default_rng([seed, k]))
         outs.append(np.concatenate([msg["phi_tilde"], msg["y_tilde"]], axis=1))
-    return Measurement(laplace_llr_bound(*outs, *means, scale), declared, 0.0)
+    res = laplace_llr_bound(outs[0], outs[1], means[0], means[1], scale)
+    return Measurement(res, declared, 0.0)
 
 
 _register(AuditCase(
@@ -133,16 +135,18 @@ _register(AuditCase(
 
 
 def _gaussian_statistics_exact(mutation: str | None, n: int, seed: int) -> Measurement:
-    from privenv.privacy.exact import DiscreteGaussianParameters
+    from privenv.privacy.exact import DiscreteGaussianParameters, VectorGaussian
     from privenv.wrappers.ldp_linear import GaussianStatisticsRandomizer
 
     rand = GaussianStatisticsRandomizer(4.0, 1e-5, _LIN_D, sampler="exact")
     # the declared profile: CKS20's conversion of the exact ρ, at the audited δ
-    declared = rho_to_epsilon_cks(rand.exact.rho(rand.sensitivity, rand.m), GDP_AUDIT_DELTA)
+    exact = rand.exact
+    assert isinstance(exact, VectorGaussian)  # (sampler="exact")
+    declared = rho_to_epsilon_cks(exact.rho(rand.sensitivity, rand.m), GDP_AUDIT_DELTA)
     sigma = rand.sigma
     if mutation == "noise x 0.5":  # σ_k² / 4 (rounded up): the noise halved, nothing else
-        v = math.ceil(rand.exact.params.variance / 4)
-        rand.exact = dataclasses.replace(rand.exact, params=DiscreteGaussianParameters(v, 1))
+        v = math.ceil(exact.params.variance / 4)
+        exact = rand.exact = dataclasses.replace(exact, params=DiscreteGaussianParameters(v, 1))
     c, s = math.cos(math.pi / 12), math.sin(math.pi / 12)
     phis = (np.array([c, s]), np.array([-s, -c]))  # the worst pair of 'ldp-linucb-message'
     iu = np.triu_indices(_LIN_D)
@@ -150,10 +154,11 @@ def _gaussian_statistics_exact(mutation: str | None, n: int, seed: int) -> Measu
     for k, phi in enumerate(phis):
         phi_v, y_v = rand.validate(np.tile(phi, (n, 1)), np.ones(n))
         x = rand.message_vector(phi_v[:1], y_v[:1])
-        means.append(rand.exact.round(x)[0] * rand.exact.grid.granularity)
+        means.append(exact.round(x)[0] * exact.grid.granularity)
         msg = rand(phi_v, y_v, np.random.default_rng([seed, k]))
         outs.append(np.concatenate([msg["gram"][:, iu[0], iu[1]], msg["moment"]], axis=1))
-    return Measurement(gaussian_projection_bound(*outs, *means, sigma), declared, GDP_AUDIT_DELTA)
+    res = gaussian_projection_bound(outs[0], outs[1], means[0], means[1], sigma)
+    return Measurement(res, declared, GDP_AUDIT_DELTA)
 
 
 _register(AuditCase(
@@ -201,7 +206,7 @@ def _lplr_one_hot(part: str) -> Sampler:
 
         outs = [_lplr_release(mode, 1e-5, part, one_hot(k), [seed, k], n, mutation)
                 .reshape(n, 2) for k in (0, 1)]
-        res = laplace_llr_bound(*outs, np.array([1.0, 0.0]), np.array([0.0, 1.0]),
+        res = laplace_llr_bound(outs[0], outs[1], np.array([1.0, 0.0]), np.array([0.0, 1.0]),
                                  2.0 / declared)
         return Measurement(res, declared, 0.0)
     return sample
@@ -241,7 +246,7 @@ def _lplr_count_exact(mutation: str | None, n: int, seed: int) -> Measurement:
         users.start_phase("update", 1, 2 * n, 1, np.ones((1, 1, 2 * n), dtype=bool))
         users.count[0, 0, k::2] = exact.count.round(np.ones(1))[0]
         outs.append(users.release()["count"][0, 0].reshape(n, 2))
-    res = laplace_llr_bound(*outs, np.array([1.0, 0.0]), np.array([0.0, 1.0]), scale)
+    res = laplace_llr_bound(outs[0], outs[1], np.array([1.0, 0.0]), np.array([0.0, 1.0]), scale)
     return Measurement(res, declared, 0.0)
 
 
@@ -266,7 +271,7 @@ def _lplr_label(mutation: str | None, n: int, seed: int) -> Measurement:
 
     outs = [_lplr_release(mode, 1e-5, "lam", user(y), [seed, k], n, mutation)
             for k, y in enumerate((1.0, -1.0))]
-    res = laplace_llr_bound(*outs, v, -v, 2 * math.sqrt(_LIN_D) / declared)
+    res = laplace_llr_bound(outs[0], outs[1], v, -v, 2 * math.sqrt(_LIN_D) / declared)
     return Measurement(res, declared, 0.0)
 
 
@@ -294,7 +299,8 @@ def _lplr_gram(mutation: str | None, n: int, seed: int) -> Measurement:
     e1, e2 = np.eye(_LIN_D)
     outs = [_lplr_release("gaussian", delta, "gram", user(phi), [seed, k], n, mutation)
             [:, iu[0], iu[1]] for k, phi in enumerate((e1, e2))]
-    res = gaussian_projection_bound(*outs, np.outer(e1, e1)[iu], np.outer(e2, e2)[iu], sigma)
+    res = gaussian_projection_bound(outs[0], outs[1], np.outer(e1, e1)[iu], np.outer(e2, e2)[iu],
+                                    sigma)
     return Measurement(res, declared, GDP_AUDIT_DELTA)
 
 
@@ -320,10 +326,10 @@ def _reward_wrapper_preimage(kind: str) -> Sampler:
 
     def sample(mutation: str | None, n: int, seed: int) -> Measurement:
         from privenv.privacy import preimage
-        from privenv.privacy.harness import (
-            _float_laplace_noise,
-            _float_reachable,
-            _preimage_measurement,
+        from privenv.privacy.audit_noise import (
+            float_laplace_noise,
+            float_reachable,
+            preimage_measurement,
         )
         from privenv.privacy.local import GaussianRandomizer, LaplaceRandomizer
         from privenv.seeding import WRAPPER, noise_for
@@ -354,12 +360,12 @@ def _reward_wrapper_preimage(kind: str) -> Sampler:
             unreachable = (~preimage.on_grid(ys[0], step), ~preimage.on_grid(ys[1], step))
             search = "support: the grid g·ℤ (exact)"
         else:
-            support = _float_laplace_noise if kind == "laplace" else None  # b = 1
-            unreachable = (~_float_reachable(ys[0], inputs[1], support),
-                           ~_float_reachable(ys[1], inputs[0], support))
+            support = float_laplace_noise if kind == "laplace" else None  # b = 1
+            unreachable = (~float_reachable(ys[0], inputs[1], support),
+                           ~float_reachable(ys[1], inputs[0], support))
             search = "the float sampler's support" if support else "addition only"
         g = declared.privacy
-        return _preimage_measurement(unreachable, g.epsilon, g.delta, search)
+        return preimage_measurement(unreachable, g.epsilon, g.delta, search)
 
     return sample
 

@@ -23,7 +23,7 @@ the second on D′, and audits what the privacy proof is about:
 
 Events: a linear score fitted on one half of the runs (the continual-release cases: the declared
 likelihood-ratio score), a threshold event chosen on that half and evaluated on the other
-(:func:`~privenv.privacy.harness.fitted_holdout_lower_bound`,
+(:func:`~privenv.privacy.audit_scores.fitted_holdout_lower_bound`,
 :func:`~privenv.privacy.audit.holdout_epsilon_lower_bound`).
 """
 
@@ -36,13 +36,8 @@ import numpy as np
 
 from privenv.audits.agents import _drive, _neighbour_table, drive_wrapped
 from privenv.privacy import audit
-from privenv.privacy.harness import (
-    ALPHA,
-    AuditCase,
-    Measurement,
-    fitted_holdout_lower_bound,
-    register,
-)
+from privenv.privacy.audit_scores import fitted_holdout_lower_bound
+from privenv.privacy.harness import ALPHA, AuditCase, Measurement, register
 
 __all__ = ["CASES"]
 

@@ -58,7 +58,7 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
-from privenv._jit import jit
+from privenv._jit import Int, jit
 
 __all__ = [
     "EXHAUSTED",
@@ -115,7 +115,8 @@ def _mul_hi_128(typingctx: Any, a: Any, b: Any) -> Any:
     return types.uint64(types.uint64, types.uint64), codegen
 
 
-if numba.config.DISABLE_JIT:  # plain Python (debugging): exact integers
+# (numba.config sets its options at import, out of the type checker's sight)
+if numba.config.DISABLE_JIT:  # type: ignore[attr-defined]  # plain Python: exact integers
     def mul_hi(a: np.uint64, b: np.uint64) -> np.uint64:
         """The high 64 bits of the 128-bit product a·b."""
         return np.uint64((int(a) * int(b)) >> 64)
@@ -123,7 +124,8 @@ else:
     @jit(error_model="python", inline="always")
     def mul_hi(a: np.uint64, b: np.uint64) -> np.uint64:
         """The high 64 bits of the 128-bit product a·b."""
-        return _mul_hi_128(np.uint64(a), np.uint64(b))
+        # numba's stub types an intrinsic's call with its typing context as an argument
+        return _mul_hi_128(np.uint64(a), np.uint64(b))  # type: ignore[call-arg]
 
 
 @jit(error_model="python", inline="always")
@@ -158,7 +160,7 @@ def lemire_threshold(m: np.uint64) -> np.uint64:
 
 
 @jit
-def muldivmod(x: int, y: int, m: int) -> tuple[int, int]:
+def muldivmod(x: int, y: int, m: int) -> tuple[Int, Int]:
     """(⌊x·y/m⌋, x·y mod m) exactly, for 0 ≤ x, y < m ≤ 2⁶².
 
     x, y < 2³¹: one int64 product. m ≤ 2⁵²: a floating-point estimate q̂ of the quotient (abs(q̂ − q)
@@ -171,7 +173,7 @@ def muldivmod(x: int, y: int, m: int) -> tuple[int, int]:
         p = x * y
         return p // m, p % m
     if m <= _FLOAT_HINT_LIMIT:
-        q = np.int64((float(x) / float(m)) * float(y))
+        q: Int = np.int64((float(x) / float(m)) * float(y))
         r = x * y - q * m  # exact: the true value is within (−2⁵⁵, 2⁵⁵); int64 wraps mod 2⁶⁴
         while r < 0:
             r += m
@@ -264,7 +266,8 @@ def cks20_kernel(words: np.ndarray, pos: int, budget: int, gaussian: bool, n: in
     start_phase = _U if n > 1 else _V  # n = 1: U = 0 reads no word and is kept
     start_k = 1 if n > 1 else 2
     phase, k = start_phase, start_k
-    u = v = y = z = whole = rem = left = 0
+    u: Int = 0  # a uniform draw (a numpy integer in plain Python)
+    v = y = z = whole = rem = left = 0
     value = 0
     drawn = False  # the value is drawn: the rest is discarded work
     i = 0
@@ -407,7 +410,7 @@ def discrete_gaussian_kernel(words: np.ndarray, pos: int, var_num: int, var_den:
 
 
 @jit
-def uniform_double(words: np.ndarray, pos: int) -> tuple[float, int, int]:
+def uniform_double(words: np.ndarray, pos: int) -> tuple[float, Int, int]:
     """(U*, sign bit, cursor′): U* uniform over the doubles of (0, 1) as in Mironov 2012 — the
     binade [2^−e, 2^{1−e}) with probability 2^−e (e = 1 + the number of trailing zero bits of
     the word stream, counted by one instruction), then a uniform 52-bit mantissa; below 2⁻¹⁰²²
@@ -466,7 +469,7 @@ def snap_from_log(x: float, log_u: float, sign: int, lam: float, bound: float,
     if sign == 1:
         noise = -noise
     q = (xc + noise) / lam_pow2
-    r = math.floor(q)
+    r: float = math.floor(q)
     if q - r >= 0.5:
         r += 1.0
     return min(max(r * lam_pow2, -bound), bound)

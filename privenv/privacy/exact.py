@@ -365,6 +365,22 @@ class LaplaceMechanism:
             self.scale = self.params.lam
 
     @property
+    def discrete_params(self) -> DiscreteLaplaceParameters:
+        """The exact sampler's parameters (``sampler="exact"`` only)."""
+        if not isinstance(self.params, DiscreteLaplaceParameters):
+            raise ValueError(f"sampler={self.sampler!r} has no discrete Laplace parameters "
+                             "(sampler='exact' has)")
+        return self.params
+
+    @property
+    def snapping_params(self) -> SnappingParameters:
+        """The snapping sampler's parameters (``sampler="snapping"`` only)."""
+        if not isinstance(self.params, SnappingParameters):
+            raise ValueError(f"sampler={self.sampler!r} has no snapping parameters "
+                             "(sampler='snapping' has)")
+        return self.params
+
+    @property
     def guarantee(self) -> NoiseGuarantee:
         """The privacy guarantee of this sampler choice."""
         if self.sampler == "float":
@@ -445,6 +461,21 @@ class GaussianMechanism:
             self.sigma = math.sqrt(self.params.variance) * self.grid.granularity
         elif granularity is not None:
             raise ValueError("granularity applies only to sampler='exact'")
+
+    @property
+    def discrete_params(self) -> DiscreteGaussianParameters:
+        """The exact sampler's parameters (``sampler="exact"`` only; its grid: :attr:`grid`)."""
+        if self.params is None:
+            raise ValueError(f"sampler={self.sampler!r} has no discrete Gaussian parameters "
+                             "(sampler='exact' has)")
+        return self.params
+
+    @property
+    def exact_grid(self) -> Grid:
+        """The exact sampler's grid (``sampler="exact"`` only)."""
+        if self.grid is None:
+            raise ValueError(f"sampler={self.sampler!r} has no grid (sampler='exact' has)")
+        return self.grid
 
     def _calibrate(self, delta_k: int) -> DiscreteGaussianParameters:
         """σ² = m/4^s with s = max(0, 10 − ⌊log₂σ⌋) (so m ≥ 2²⁰: σ² to a relative 10⁻⁶): the

@@ -951,6 +951,6 @@ def make_protocol(
                          f"calibration used kappa={calibration.kappa}")
     shuffler = UniformShuffler(noise) if calibration.protocol.startswith("sdp") else (
         IdentityShuffler())
-    levels = randomizer.levels
-    return FederatedProtocol(randomizer, shuffler, TreeAnalyzer(n_runs, levels, (d, d)),
-                             TreeAnalyzer(n_runs, levels, (d,)))
+    n_levels = randomizer.levels
+    return FederatedProtocol(randomizer, shuffler, TreeAnalyzer(n_runs, n_levels, (d, d)),
+                             TreeAnalyzer(n_runs, n_levels, (d,)))

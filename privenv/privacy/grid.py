@@ -118,7 +118,10 @@ def rational(name: str, value: Any, limit: int) -> Fraction:
                          f"got {value!r}")
     if isinstance(value, (float, np.floating)) and not math.isfinite(value):
         raise ValueError(f"{name} must be a finite positive rational, got {value!r}")
-    q = Fraction(value)
+    if isinstance(value, (int, np.integer)):
+        q = Fraction(int(value))
+    else:  # a float or a numpy float (converted exactly), or a Fraction
+        q = Fraction(value if isinstance(value, Fraction) else float(value))
     if q <= 0 or q.numerator > limit or q.denominator > limit:
         raise ValueError(f"{name} must be a positive rational with numerator and denominator "
                          f"at most 2**{limit.bit_length() - 1}, got {value!r}")

@@ -341,7 +341,8 @@ class LocalRandomizer(ABC):
         lo, hi = self.reward_range
         hint = "" if self.clip else " (pass clip=True to clip it into the range)"
         # the raw value is private: the message names its run, never the value
-        what = {True: "nan", False: "a value outside"}.get(nan, "a nan or out-of-range value")
+        what = "a nan or out-of-range value" if nan is None else \
+            "nan" if nan else "a value outside"
         raise ValueError(f"reward must lie in [{lo:g}, {hi:g}] for {self.description}{hint}, "
                          f"got {what} (run {run}); {count} value(s) outside")
 
@@ -406,7 +407,7 @@ class LaplaceRandomizer(LocalRandomizer):
     def kernel_view(self) -> LaplaceView | ExactLaplaceView:
         lo, hi = self.reward_range
         if isinstance(self.exact, LaplaceMechanism):
-            p = self.exact.params
+            p = self.exact.discrete_params
             return ExactLaplaceView(lo=lo, hi=hi, clip=self.clip, g=p.grid.granularity,
                                     a=p.scale_num, b=p.scale_den, budget=p.budget,
                                     words=ENSURED_PER_BUDGET * p.budget)
@@ -451,8 +452,9 @@ class GaussianRandomizer(LocalRandomizer):
     def kernel_view(self) -> GaussianView | ExactGaussianView:
         lo, hi = self.reward_range
         if isinstance(self.exact, GaussianMechanism):
-            q = self.exact.params
-            return ExactGaussianView(lo=lo, hi=hi, clip=self.clip, g=self.exact.grid.granularity,
+            q = self.exact.discrete_params
+            return ExactGaussianView(lo=lo, hi=hi, clip=self.clip,
+                                     g=self.exact.exact_grid.granularity,
                                      a=q.var_num, b=q.var_den, c=q.t, budget=q.budget,
                                      words=ENSURED_PER_BUDGET * q.budget)
         return GaussianView(lo=lo, hi=hi, clip=self.clip, sigma=self.sigma)

@@ -23,11 +23,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from privenv import seeding
-from privenv._jit import jit
+from privenv._jit import Int, jit
 from privenv._validation import check_delta, check_epsilon, check_int, check_real
 from privenv.seeding import NoiseView
 
@@ -119,7 +120,7 @@ def epsilon_of_denominator(q: int) -> Fraction:
 
 
 @jit(error_model="python")
-def grid_round(x: float, granularity: float) -> int:
+def grid_round(x: float, granularity: float) -> Int:
     r"""k = ⌊x/g + ½⌋ exactly, g a power of two (x/g is exact; so is x/g − ⌊x/g⌋). Raises
     ``ValueError`` for NaN or \|x/g\| ≥ 2⁵² (the grid cannot hold x)."""
     y = x / granularity
@@ -157,7 +158,7 @@ def take_discrete_gaussian(noise: NoiseView, run: int, var_num: int, var_den: in
 
 
 @jit
-def release_grid(sensitivity: float, q: int) -> tuple[float, int]:
+def release_grid(sensitivity: float, q: int) -> tuple[float, Int]:
     """(g, Δ_k) of :func:`laplace_release`: g = 2^(⌊log₂(Δ·q/2²⁰)⌋ − 10) and Δ_k = ⌈Δ/g⌉ + 1
     (Δ/g is exact: g is a power of two)."""
     s = sensitivity * q / 2.0**EPSILON_BITS  # ≈ Δ/ε′: sets the grid only
@@ -244,7 +245,7 @@ def run_discrete(noise: seeding.RunNoise | np.random.Generator, runs: np.ndarray
         kind, ints = _GAUSSIAN, np.array([params.var_num, params.var_den, params.t, budget],
                                          np.int64)
     if isinstance(noise, np.random.Generator):
-        if kind == _LAPLACE:
+        if isinstance(params, DiscreteLaplaceParameters):
             return discrete_laplace(params.scale, noise, (runs.size, n))
         return discrete_gaussian(params.variance, noise, (runs.size, n))
     out = np.empty((runs.size, n), np.int64)
@@ -288,8 +289,11 @@ class _GridRelease:
     """What the vector releases share: x on the grid g·ℤ, per-run noise in grid units from
     :func:`run_discrete`, and the release (k + Z)·g."""
 
-    grid: Grid
     params: DiscreteLaplaceParameters | DiscreteGaussianParameters
+
+    if TYPE_CHECKING:  # a field of VectorGaussian, a property of VectorLaplace (its params')
+        @property
+        def grid(self) -> Grid: ...
 
     def round(self, values: np.ndarray) -> np.ndarray:
         """x on the grid (int64 grid units)."""

@@ -201,12 +201,13 @@ def _laplace(mutation: str | None, n: int, seed: int) -> Measurement:
     from .exact import LaplaceMechanism
 
     m = LaplaceMechanism(epsilon=1.0, bounds=(0.0, 1.0), sampler="exact")
-    p = m.params
+    p = m.discrete_params
     budget = 0 if mutation else p.budget
     rng = np.random.default_rng(seed)
-    k = (0, p.sensitivity_grid)  # inputs 0 and 1: 1024 grid units apart
-    pair = tuple((kk + z, w) for kk in k
-                 for z, w in [_discrete(False, (p.scale_num, p.scale_den, 0), budget, n, rng)])
+    ints = (p.scale_num, p.scale_den, 0)
+    z0, w0 = _discrete(False, ints, budget, n, rng)
+    z1, w1 = _discrete(False, ints, budget, n, rng)
+    pair = ((z0, w0), (p.sensitivity_grid + z1, w1))  # inputs 0 and 1: 1024 grid units apart
     edges = np.arange(-2048, 3072 + 1, 256)  # bins of a quarter of the noise scale
     return _measure(pair, edges, WORK_THRESHOLDS, 0.015, m.guarantee.epsilon, 0.0, "words",
                     p.budget)
@@ -216,12 +217,13 @@ def _gaussian(mutation: str | None, n: int, seed: int) -> Measurement:
     from .exact import GaussianMechanism
 
     m = GaussianMechanism(epsilon=1.0, delta=1e-2, sensitivity=1.0, sampler="exact")
-    p = m.params
+    p = m.discrete_params
     budget = 0 if mutation else p.budget
     rng = np.random.default_rng(seed)
-    k = (0, m.sensitivity_grid)
-    pair = tuple((kk + z, w) for kk in k
-                 for z, w in [_discrete(True, (p.var_num, p.var_den, p.t), budget, n, rng)])
+    ints = (p.var_num, p.var_den, p.t)
+    z0, w0 = _discrete(True, ints, budget, n, rng)
+    z1, w1 = _discrete(True, ints, budget, n, rng)
+    pair = ((z0, w0), (m.sensitivity_grid + z1, w1))
     edges = np.arange(-4096, 5120 + 1, 512)
     g = m.guarantee
     return _measure(pair, edges, WORK_THRESHOLDS, 0.01, g.epsilon, g.delta, "words", p.budget)
@@ -231,9 +233,10 @@ def _snap(mutation: str | None, n: int, seed: int) -> Measurement:
     from .exact import LaplaceMechanism
 
     m = LaplaceMechanism(epsilon=1.0, bounds=(0.0, 1.0), sampler="snapping")
-    p = m.params
+    p = m.snapping_params
     rng = np.random.default_rng(seed)
-    pair = tuple(_snapping(x, p, mutation is not None, n, rng) for x in (0.0, 1.0))
+    variable = mutation is not None
+    pair = (_snapping(0.0, p, variable, n, rng), _snapping(1.0, p, variable, n, rng))
     edges = np.arange(-7.0, 9.0, 2.0)  # one bin per multiple of Λ = 2 in [−6, 8], two tails
     return _measure(pair, edges, ITERATION_THRESHOLDS, 0.005, m.guarantee.epsilon, 0.0,
                     "iterations", 2)

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, overload
 
 import numpy as np
 
@@ -252,14 +252,15 @@ class TreeMechanism:
         if self._gauss is not None:
             return self._gauss.sigma
         if self._lap is not None:
-            return float(self._lap.scale * Fraction(self.grid.granularity))
+            return float(self._lap.scale * Fraction(self._lap.grid.granularity))
         return self.sigma
 
     def _draw_node_noise(self, runs: np.ndarray) -> np.ndarray:
         """Fresh noise of one node for each run in ``runs``: shape ``(len(runs), *shape)``."""
         if self.grid is not None:  # the exact sampler: integers of the run's words, times g
-            z = exact.run_discrete(self.noise, runs, self._n_noise, self._gauss.params
-                                   if self._gauss is not None else self._lap)
+            params = self._gauss.params if self._gauss is not None else self._lap
+            assert params is not None  # the exact sampler has one or the other
+            z = exact.run_discrete(self.noise, runs, self._n_noise, params)
             noise = z * self.grid.granularity
         elif self.distribution == "laplace":
             u = run_uniforms(self.noise, runs, self._n_noise)
@@ -274,6 +275,18 @@ class TreeMechanism:
         return noise.reshape(runs.size, *self.shape)
 
     # -- the mechanism ----------------------------------------------------------------------------
+
+    @overload
+    def add(self, values: np.ndarray, live: np.ndarray | None = None,
+            prefix: Literal[True] = True) -> np.ndarray: ...
+
+    @overload
+    def add(self, values: np.ndarray, live: np.ndarray | None, prefix: Literal[False]) -> None:
+        ...
+
+    @overload
+    def add(self, values: np.ndarray, live: np.ndarray | None = None, *,
+            prefix: Literal[False]) -> None: ...
 
     def add(self, values: np.ndarray, live: np.ndarray | None = None,
             prefix: bool = True) -> np.ndarray | None:
@@ -398,7 +411,7 @@ class TreeMechanism:
         if self.distribution == "laplace":
             check_positive(sensitivity, "sensitivity")
             if self._lap is not None:  # levels·Δ_k/t, Δ_k = ⌈Δ₁/g⌉ + m
-                dk = exact.l1_grid_sensitivity(self.grid, sensitivity, self.item_size)
+                dk = exact.l1_grid_sensitivity(self._lap.grid, sensitivity, self.item_size)
                 return exact.float_up(self.levels * dk / self._lap.scale)
             return self.levels * sensitivity / self.sigma
         if self._gauss is not None:  # zCDP only (not exactly μ-GDP): CKS20's conversion

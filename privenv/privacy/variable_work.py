@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from privenv._jit import jit
+from privenv._jit import Int, jit
 
 from .constant_work import (
     EXHAUSTED,
@@ -47,7 +47,7 @@ __all__ = [
 
 
 @jit
-def uniform_below_kernel(words: np.ndarray, pos: int, n: int) -> tuple[int, int]:
+def uniform_below_kernel(words: np.ndarray, pos: int, n: int) -> tuple[Int, int]:
     """An exact uniform integer in {0, …, n − 1}, 1 ≤ n ≤ 2⁶².
 
     Lemire's multiply-and-reject method (Lemire 2019, "Fast random integer generation in an

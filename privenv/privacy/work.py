@@ -136,8 +136,8 @@ def _laplace_pgf(z: float, n: int, d: int, n_hi: int | None = None) -> float:
         acc, rej = _k_loop(z, u / n, u / n, n)
         acc[0], rej[0] = 1.0, 0.0  # U = 0: kept, no word
         # Y = ⌊(U + nV)/d⌋ = 0 iff V < ⌈(d − U)/n⌉: E[z^w; V below that] = tf(1 − ts^c)/(1 − ts)
-        c = np.maximum(0.0, np.ceil((d - u) / n))
-        small = tf * (1.0 - ts**c) / (1.0 - ts)
+        c_u = np.maximum(0.0, np.ceil((d - u) / n))
+        small = tf * (1.0 - ts**c_u) / (1.0 - ts)
         r = lu * float(rej.mean()) + 0.5 * z * lu * float((acc * small).mean())
         d_pgf = z * lu * float((acc * (v_pgf - 0.5 * small)).mean())
     else:  # U's average bounded by integrals (Riemann sums of monotone terms)

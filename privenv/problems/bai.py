@@ -212,7 +212,7 @@ class BAIProblem(Problem):
             out = np.empty(n)
             take_values(self.kernel_view(), np.full(n, row), out, np.arange(n))
             return out
-        return self._streams.take_many(row, n)[:, 0]
+        return self.arm_streams.take_many(row, n)[:, 0]
 
     # -- Problem API ----------------------------------------------------------------------------
     def _reset(
@@ -244,7 +244,7 @@ class BAIProblem(Problem):
             runs = np.flatnonzero(pulls)
             take_values(self.kernel_view(), self._rows[runs] + arms[runs], sample, runs)
         elif pulls.any():
-            sample[pulls] = self._streams.take(self._rows[pulls] + arms[pulls])[:, 0]
+            sample[pulls] = self.arm_streams.take(self._rows[pulls] + arms[pulls])[:, 0]
         self._pulls += pulls
         correct = stopping & (arms == self._best)
         if self.reward_mode == "cost":
@@ -273,7 +273,7 @@ class BAIProblem(Problem):
         if self.law == "gaussian":
             return GaussianArms(states=self._states, means=self.run_means, sigma=self.sigma,
                                 K=self.K, gaps=self._zero_gaps, best=self._best)
-        values, pos, end = self._streams.view()
+        values, pos, end = self.arm_streams.view()
         return BufferedArms(values=values, pos=pos, end=end, K=self.K, gaps=self._zero_gaps,
                             best=self._best)
 

@@ -181,6 +181,9 @@ class Problem(ABC):
     #: data (a data set's labels, :class:`~privenv.problems.linear.DatasetContexts`): the runner
     #: reads them in :attr:`evaluation`, which agents and wrappers are never given
     withheld: tuple[str, ...] = ()
+    #: the numpy-drawn reward streams of :meth:`reset_arm_streams` (``None`` until a reset with
+    #: a ``fill``; read them through :attr:`arm_streams`)
+    _streams: RunStreams | None = None
 
     def __init__(self, n_runs: int = 1) -> None:
         self.n_runs = check_int("n_runs", n_runs, low=1)
@@ -238,7 +241,7 @@ class Problem(ABC):
                 raise ValueError(f"action must be in [0, {n - 1}], got {bad}")
             return a
         a = np.asarray(actions)
-        expected = (self.n_runs, *space.shape)
+        expected = (self.n_runs, *(space.shape or ()))
         if a.shape != expected:
             raise ValueError(f"actions must have shape {expected}, got {a.shape}")
         return a
@@ -285,10 +288,19 @@ class Problem(ABC):
                 self._streams = RunStreams(seeds, fill, block=ARM_BLOCK,
                                            refill_block=self.arm_block(len(seeds)))
             else:
-                self._streams.reseed(rows, seeds)
+                self.arm_streams.reseed(rows, seeds)
         if all_runs:
             self._rows = np.arange(self.n_runs) * n_arms
+            self._n_arms = n_arms
         return all_runs
+
+    @property
+    def arm_streams(self) -> RunStreams:
+        """The reward streams that numpy draws (:meth:`reset_arm_streams` with a ``fill``)."""
+        if self._streams is None:
+            raise RuntimeError("no numpy-drawn reward streams: reset the problem first (with "
+                               "a fill: a law drawn in compiled code has none)")
+        return self._streams
 
     def arm_block(self, n_rows: int) -> int:
         """Values per refill of each of ``n_rows`` reward streams (the first block is always
@@ -309,7 +321,7 @@ class Problem(ABC):
     def refill_arms(self, runs: np.ndarray, arms: np.ndarray) -> None:
         """Draw the next block of the reward stream of ``arms[i]`` in ``runs[i]`` (a compiled
         driver asks, for the runs whose stream is used up)."""
-        self._streams.refill(runs * self.K + arms)
+        self.arm_streams.refill(runs * self._n_arms + arms)
 
     def gym_reward(self, rewards: np.ndarray) -> np.ndarray:
         """The Gymnasium reward of each run, shape ``(n_runs,)``, from what :meth:`step` returned.

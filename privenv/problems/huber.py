@@ -217,7 +217,7 @@ class HuberProblem(Problem):
     def __init__(
         self,
         K: int | None = None,
-        means: Sequence[float] | None = None,
+        means: Sequence[float] | np.ndarray | None = None,
         alpha: float = 0.05,
         inlier: Any = "student-t",
         inlier_params: dict[str, float] | None = None,
@@ -328,11 +328,11 @@ class HuberProblem(Problem):
             take_values(view, rows[at], reward, at)
             _take_flags(view, rows[at], contaminated, at)
         elif live is None:
-            draw = self._streams.take(rows)
+            draw = self.arm_streams.take(rows)
             reward, contaminated = draw[:, 0].copy(), draw[:, 1].astype(bool)
         else:
             reward, contaminated = np.zeros(self.n_runs), np.zeros(self.n_runs, dtype=bool)
-            draw = self._streams.take(rows[live])
+            draw = self.arm_streams.take(rows[live])
             reward[live], contaminated[live] = draw[:, 0], draw[:, 1].astype(bool)
         info = {
             "regret": self.gaps[actions],
@@ -346,7 +346,7 @@ class HuberProblem(Problem):
         """The reward streams (the compiled laws' :class:`HuberArms`, or a scipy law's blocks
         drawn by numpy), the clean pseudo-regret of each arm, and the best arm of every run."""
         if not self.compiled:
-            values, pos, end = self._streams.view()
+            values, pos, end = self.arm_streams.view()
             return BufferedArms(values=values, pos=pos, end=end, K=self.K, gaps=self.gaps,
                                 best=self._optimal)
         noise, c = self.noise, self.contamination_scale
@@ -364,7 +364,7 @@ class HuberProblem(Problem):
         direct look at the laws."""
         row = self._rows[run] + arm
         if not self.compiled:
-            return self._streams.take_many(row, n)
+            return self.arm_streams.take_many(row, n)
         out = np.empty((n, 2))
         _pulls(self.kernel_view(), row, out)
         return out

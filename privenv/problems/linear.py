@@ -169,6 +169,9 @@ class Contexts(ABC):
         self, raw: np.ndarray, phi: np.ndarray, theta: np.ndarray | None
     ) -> np.ndarray:
         """E[y | x, a] for every action: ``(..., A)``; ⟨φ(x, a), θ*⟩ for a linear generator."""
+        if theta is None:
+            raise ValueError(f"{type(self).__name__}: a linear generator's expected rewards "
+                             "need theta")
         return phi.astype(np.float64) @ theta
 
     def default_theta(self, theta_seed: int) -> np.ndarray | None:
@@ -514,22 +517,24 @@ class LinearFamilyProblem(Problem):
     def _step(
         self, actions: np.ndarray, live: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+        ctx, noise = self._ctx, self._noise
+        assert ctx is not None and noise is not None  # (made by the first reset)
         means = self._means  # E[y | x_t, a] of the context the actions answer
         chosen = np.take_along_axis(means, actions[..., None], axis=-1)[..., 0]
         best = means.max(axis=-1)
         regret = best - chosen
         if live is None:
-            reward = noisy_rewards(chosen, self._noise.take(), self.noise, self.sigma)
-            self._phi, self._means = self._observe(self._ctx.take())
+            reward = noisy_rewards(chosen, noise.take(), self.noise, self.sigma)
+            self._phi, self._means = self._observe(ctx.take())
         else:
             rows = np.flatnonzero(live)
             reward = np.zeros_like(chosen)
             reward[rows] = noisy_rewards(
-                chosen[rows], self._noise.take(rows), self.noise, self.sigma
+                chosen[rows], noise.take(rows), self.noise, self.sigma
             )
             regret = np.where(live.reshape(-1, *[1] * len(self._silo_shape)), regret, 0.0)
             self._phi, self._means = self._phi.copy(), self._means.copy()
-            self._phi[rows], self._means[rows] = self._observe(self._ctx.take(rows))
+            self._phi[rows], self._means[rows] = self._observe(ctx.take(rows))
         info = self._info(means, chosen, regret)
         return self._phi, reward, np.zeros(self.n_runs, dtype=bool), info
 

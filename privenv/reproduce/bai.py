@@ -261,7 +261,8 @@ def main(args: argparse.Namespace, spec: FigureSpec) -> int:
     pl = rep.plan
     deltas = ", ".join(f"{d:g}" for d in sorted({p.delta for p in pl.points}, reverse=True))
     print(f"{spec.id}: {len(pl.points)} points, {pl.runs} runs each, δ = {deltas}, budget "
-          f"{pl.horizon:.3g}, {rep.sweep.backend}, wall time {rep.wall_s:.1f} s "
+          f"{pl.horizon:.3g}, {rep.sweep.backend if rep.sweep else ''}, "
+          f"wall time {rep.wall_s:.1f} s "
           f"(estimated {duration_text(pl.total_seconds)} CPU)")
     print(f"stopping time τ (mean ± sd over runs; non-stopping runs count as the budget), the "
           f"lower bound × log(1/(2.4δ)), wrong recommendations with their one-sided "

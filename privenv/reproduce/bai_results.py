@@ -200,7 +200,7 @@ def write_csvs(spec: FigureSpec, results: Sequence[PointResult], output: Path,
         row = r.row(spec)
         if r.point in ratios:  # the price of privacy against TTUCB; CTB-TT's predicted one
             row["tau_over_ttucb"] = ratios[r.point]
-            if r.point.agent == "ctb-tt":
+            if r.point.agent == "ctb-tt" and r.point.epsilon is not None:
                 from privenv.theory.bai import ctb_factor
 
                 row["ctb_factor"] = ctb_factor(r.point.epsilon)
@@ -208,9 +208,9 @@ def write_csvs(spec: FigureSpec, results: Sequence[PointResult], output: Path,
     columns = list(dict.fromkeys(k for row in rows for k in row))
     points_path, runs_path = output / "points.csv", output / "runs.csv"
     with points_path.open("w", newline="") as f:
-        w = csv.DictWriter(f, columns, restval="", lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
+        points = csv.DictWriter(f, columns, restval="", lineterminator="\n")
+        points.writeheader()
+        points.writerows(rows)
     with runs_path.open("w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["instance", "agent", "threshold", "epsilon", *(["delta"] * with_delta),

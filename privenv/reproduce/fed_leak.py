@@ -137,11 +137,15 @@ def sync_times(agent: str, instance: LeakInstance, member: np.ndarray, seed: int
     = run ``first_run + i`` of ``seed``, on D if ``member[i]``); returns the public sync record,
     bool (n_runs, T), True at [r, t − 1] iff run r synchronised after round t."""
     from privenv.agents import agent_class
+    from privenv.agents.federated import _FederatedLinUCB
 
+    cls = agent_class(agent)
+    if not issubclass(cls, _FederatedLinUCB):
+        raise ValueError(f"agent must be a federated LinUCB agent, got {agent!r}")
     member = np.asarray(member, dtype=bool)
     inst = instance
-    ag = agent_class(agent)(M=inst.M, K=inst.K, d=inst.d, horizon=inst.horizon,
-                            n_runs=member.shape[0], **agent_kwargs)
+    ag = cls(M=inst.M, K=inst.K, d=inst.d, horizon=inst.horizon,
+                n_runs=member.shape[0], **agent_kwargs)
     ag.reset(seed, first_run=first_run)
     for t in range(1, inst.horizon + 1):
         phi = inst.contexts(t, member)

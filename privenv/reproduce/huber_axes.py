@@ -163,12 +163,13 @@ def make_cells(spec: AxisSpec, scale: Scale, seed: int = 0,
     cells = []
     for p in spec.panels:
         for v in sorted(values):
+            axis_value: dict[str, Any] = {spec.axis: v}  # a field of the panel (spec.axis)
             if spec.axis == "constant_scale":
                 cells += huber_fig1.make_cells(agents, runs, horizon, seed, (p,),
                                                params=(("constant_scale", v),))
             else:
                 cells += huber_fig1.make_cells(agents, runs, horizon, seed,
-                                               (replace(p, **{spec.axis: v}),), params=params)
+                                               (replace(p, **axis_value),), params=params)
     return cells
 
 

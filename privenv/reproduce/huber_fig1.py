@@ -471,7 +471,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"privenv reproduce {ID}: {e}", file=sys.stderr)
         return 1
     print(f"huber-fig1: {len(rep.cells)} cells, {rep.cells[0].runs} runs, "
-          f"T = {rep.cells[0].horizon}, {rep.sweep.backend}, wall time {rep.wall_s:.1f} s")
+          f"T = {rep.cells[0].horizon}, {rep.sweep.backend if rep.sweep else ''}, "
+          f"wall time {rep.wall_s:.1f} s")
     print("final cumulative regret, mean ± sd over runs:")
     print(rep.table())
     for name, path in rep.files.items():

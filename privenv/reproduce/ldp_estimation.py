@@ -578,7 +578,7 @@ def verdicts(rep: Reproduction) -> dict[str, dict[str, Any]]:
         exp = mine[0].experiment
         v: dict[str, Any] = {
             "experiment": key,
-            "slopes": {s.estimator: {loss: (asdict(s.fits[loss]) if s.fits[loss] else None)
+            "slopes": {s.estimator: {loss: (asdict(fit) if (fit := s.fits[loss]) else None)
                                      for loss in LOSSES} for s in mine}}
         private = [s for s in mine if s.estimator != "ols"]
         ols = [s for s in mine if s.estimator == "ols"]
@@ -608,13 +608,13 @@ def verdicts(rep: Reproduction) -> dict[str, dict[str, Any]]:
         elif exp.design == "case2":
             ip = rep.of(key, "input-perturbation")
             rs = rep.of(key, "rescaled-input-perturbation")
-            ratio = float(rs.mean("mad")[-1] / ip.mean("mad")[-1])
+            mad_ratio = float(rs.mean("mad")[-1] / ip.mean("mad")[-1])
             v["rule"] = ("input perturbation's e2-part MAD slope interval above -3/8, the "
                          "rescaled channel's MAD slope interval below -3/8 and its MAD the "
                          "smaller at the largest n")
-            v["rescaled_over_input_perturbation_at_largest_n"] = ratio
+            v["rescaled_over_input_perturbation_at_largest_n"] = mad_ratio
             v["reproduced"] = bool(_above(ip.fits["mad_e2"], -0.375)
-                                   and _below(rs.fits["mad"], -0.375) and ratio < 1.0)
+                                   and _below(rs.fits["mad"], -0.375) and mad_ratio < 1.0)
         out[key] = v
     return out
 

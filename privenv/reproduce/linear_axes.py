@@ -155,7 +155,7 @@ def make_cells(spec: AxisSpec, scale: Scale, seed: int = 0) -> list[Cell]:
     ks = tuple(check_real("kappa_scales", k, low=0.0, low_open=True, high=math.inf,
                           high_open=True) for k in scale.kappa_scales)
     seed = check_int("seed", seed, low=0)
-    params = [(("kappa_scale", k),) for k in ks] or [()]
+    params: list[tuple[tuple[str, float], ...]] = [(("kappa_scale", k),) for k in ks] or [()]
     cells = [Cell(spec.instance, a, h, runs, seed, e, params=p)
              for e in eps for a in spec.agents for p in params for h in hs]
     for a in spec.references:
@@ -373,12 +373,13 @@ def draw(rep: Reproduction) -> list[Path]:
         ncols = 2
     else:
         h = max(c.horizon for c in rep.cells)
-        eps = np.array(sorted({c.epsilon for c in rep.cells}), dtype=float)
-        series = [LogLogSeries(a, eps, np.stack([rep.result(a, e, h).result.regret for e in eps],
-                                                axis=1)) for a in spec.agents]
-        refs = [Reference("uniform play", eps, np.full(eps.size, rep.uniform(h)))]
-        refs += [Reference(f"{a} (non-private)", eps,
-                           np.full(eps.size, rep.result(a, None, h).result.regret.mean()))
+        epsilons = np.array(sorted({c.epsilon for c in rep.cells}), dtype=float)
+        series = [LogLogSeries(a, epsilons, np.stack([rep.result(a, e, h).result.regret
+                                                      for e in epsilons], axis=1))
+                  for a in spec.agents]
+        refs = [Reference("uniform play", epsilons, np.full(epsilons.size, rep.uniform(h)))]
+        refs += [Reference(f"{a} (non-private)", epsilons,
+                           np.full(epsilons.size, rep.result(a, None, h).result.regret.mean()))
                  for a in spec.references if not _private(a)]
         panels.append(LogLogPanel(f"{spec.instance.title}, T = {h:,}", series, refs,
                                   xlabel="privacy budget ε", ylabel="cumulative regret at T"))
@@ -414,7 +415,7 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
                                "horizons": [int(h) for h in s.horizons]}
         row.update(asdict(s.fit) if s.fit is not None else {"slope": None, "note": s.fit_error})
         slopes.append(row)
-    guarantees = {}
+    guarantees: dict[str, set[str]] = {}
     for r in rep.results:  # the guarantee of each (agent, ε): the same at every κ scale
         key = f"{r.cell.agent} eps={r.cell.agent_kwargs.get('epsilon', '-')}"
         guarantees.setdefault(key, set()).add(str(r.result.privacy))

@@ -20,6 +20,7 @@ from gymnasium.vector import VectorEnv
 from privenv.agents.base import Agent
 from privenv.rl.features import (
     LinearStatisticsSpec,
+    RunStatistics,
     Spec,
     StatisticsSpec,
     base_spaces,
@@ -132,16 +133,18 @@ class SB3Agent(Agent):
         if actions.shape[1] > 1:  # one action per silo
             return actions
         spec = self._spec()
-        if getattr(spec, "bai", False) and not self._obs_are_features:
+        if isinstance(spec, StatisticsSpec) and spec.bai and not self._obs_are_features:
             # a model of the RL id's stop-best encoding: its stop K is K + â on the research env
             stop_best = actions[:, 0] == spec.K
             if isinstance(getattr(self.model, "action_space", None), spaces.Discrete) and (
                     self.model.action_space.n == spec.K + 1):
-                actions[stop_best, 0] += self.statistics.empirical_best()[stop_best]
-        M = getattr(spec, "M", 1)
-        if M > 1:  # a joint action: the RL id decodes it, the research env takes one per silo
+                statistics = self.statistics
+                assert isinstance(statistics, RunStatistics)  # (a K-armed spec's)
+                actions[stop_best, 0] += statistics.empirical_best()[stop_best]
+        if isinstance(spec, LinearStatisticsSpec) and spec.M > 1:
+            # a joint action: the RL id decodes it, the research env takes one per silo
             return actions[:, 0] if self._obs_are_features else (
-                actions // self._spec().A ** np.arange(M)) % self._spec().A
+                actions // spec.A ** np.arange(spec.M)) % spec.A
         return np.where(self.stopped, self.stop_action, actions[:, 0])
 
     def observe_batch(
@@ -150,8 +153,9 @@ class SB3Agent(Agent):
         live = ~self.stopped
         if not self._obs_are_features:
             self.statistics.update(actions, rewards, observations, live)
-        if getattr(self._spec(), "bai", False):
-            stops = live & (np.asarray(actions) >= self._spec().K)
+        spec = self._spec()
+        if isinstance(spec, StatisticsSpec) and spec.bai:
+            stops = live & (np.asarray(actions) >= spec.K)
             self.stopped |= stops
             self.stop_action[stops] = np.asarray(actions)[stops]
         self.t += 1
@@ -198,10 +202,10 @@ def _check_model(model: Any, spec: Spec, where: str, action_space: Any = None) -
                         f"{_space(expected)} (the features of {_describe(spec)})")
     model_actions = getattr(model, "action_space", None)
     env_actions = spec.action_space if action_space is None else action_space
-    joint = (isinstance(model_actions, spaces.Discrete) and getattr(spec, "M", 1) > 1
-             and model_actions.n == spec.A ** spec.M)  # the federated RL id's joint actions
-    stop_best = (isinstance(model_actions, spaces.Discrete) and getattr(spec, "bai", False)
-                 and model_actions.n == spec.K + 1)  # best-arm identification's stop-best
+    joint = (isinstance(model_actions, spaces.Discrete) and isinstance(spec, LinearStatisticsSpec)
+             and spec.M > 1 and model_actions.n == spec.A ** spec.M)  # the federated joint actions
+    stop_best = (isinstance(model_actions, spaces.Discrete) and isinstance(spec, StatisticsSpec)
+                 and spec.bai and model_actions.n == spec.K + 1)  # best-arm identification's
     if model_actions is not None and model_actions != env_actions and not (
             (joint or stop_best) and env_actions in (spec.action_space, model_actions)):
         problems.append(f"the model acts in {_space(model_actions)}, {where} in "

@@ -87,7 +87,12 @@ def evaluate(policy: Any, env_id: str, n_episodes: int = 100, seed: int = 10_000
         env_kwargs.setdefault("actions", "any-arm")  # a zoo agent names the arm it recommends
     env = gym.make_vec(env_id, num_envs=n_episodes, vectorization_mode="vector_entry_point",
                        autoreset_mode=AutoresetMode.DISABLED, **env_kwargs)
+    from privenv.rl.envs import RLBanditVectorEnv
+    from privenv.rl.features import StatisticsSpec
+
     base = env.unwrapped
+    if not isinstance(base, RLBanditVectorEnv):
+        raise ValueError(f"env_id must be an RL id (e.g. HuberBandit-RL-v0), got {env_id!r}")
     features, _ = env.reset(seed=seed)
     agent = None
     if isinstance(policy, str):
@@ -98,8 +103,14 @@ def evaluate(policy: Any, env_id: str, n_episodes: int = 100, seed: int = 10_000
     elif agent_params:
         raise ValueError(f"agent_params applies to a zoo agent's name only, got policy {policy!r}")
     view = base.view
-    K = int(base.single_action_space.n ** (1 / base._silos)) if base.actions == "joint" else 0
-    bai = getattr(base.statistics_spec, "bai", False)
+    K = 0
+    if base.actions == "joint":
+        space = base.single_action_space
+        assert isinstance(space, gym.spaces.Discrete)  # (K^M joint actions)
+        K = int(space.n ** (1 / base._silos))
+    spec = base.statistics_spec
+    bai = isinstance(spec, StatisticsSpec) and spec.bai
+    first_stop = spec.K if isinstance(spec, StatisticsSpec) else 0  # (BAI's stop actions: K + â)
     returns = np.zeros(n_episodes)
     lengths = np.zeros(n_episodes, dtype=np.int64)
     correct = np.zeros(n_episodes, dtype=bool)
@@ -124,7 +135,7 @@ def evaluate(policy: Any, env_id: str, n_episodes: int = 100, seed: int = 10_000
         ended = live & (terminated | truncated)
         if bai:
             correct[ended] = np.asarray(info["correct"], dtype=bool)[ended]
-            stopped[ended] = (view.research_action >= base.statistics_spec.K)[ended]
+            stopped[ended] = (view.research_action >= first_stop)[ended]
         done |= ended
     env.close()
     return Evaluation(returns, lengths, correct if bai else None, stopped if bai else None)

@@ -272,12 +272,13 @@ class SweepConfig:
         """Every cell: configurations in order, each split into chunks of ``chunk`` runs."""
         cfg = self.validate()
         chunk = cfg.chunk or cfg.runs
-        return [
-            Cell(c.env, c.env_kwargs, c.agent, c.agent_kwargs, c.horizon, cfg.seed, first,
-                 min(chunk, cfg.runs - first), cfg.n_checkpoints)
-            for c in cfg.configurations
-            for first in range(0, cfg.runs, chunk)
-        ]
+        cells = []
+        for c in cfg.configurations:
+            assert c.horizon is not None  # validate() resolves every horizon
+            cells += [Cell(c.env, c.env_kwargs, c.agent, c.agent_kwargs, c.horizon, cfg.seed,
+                           first, min(chunk, cfg.runs - first), cfg.n_checkpoints)
+                      for first in range(0, cfg.runs, chunk)]
+        return cells
 
     def config_ids(self) -> list[str]:
         """The ``config_id`` of each configuration, in order (whatever the chunking)."""

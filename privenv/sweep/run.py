@@ -230,14 +230,15 @@ def run_sweep(
     cells = cfg.cells()
     config_hash = cfg.config_hash
     if own_workers(backend, workers, address):  # worker processes on this machine, each a cell
+        assert workers is not None  # (own_workers: an int above 1)
         chunk = min(cfg.chunk or cfg.runs, cfg.runs)
         check_workers(workers, chunk * max(c.run_bytes for c in cfg.configurations))
 
     own_backend = isinstance(backend, str)
-    be = get_backend(backend, workers, address) if own_backend else backend
+    be = get_backend(backend, workers, address) if isinstance(backend, str) else backend
     own_store = not isinstance(store, Store)
     try:  # (the backend first: a usage error leaves no store behind)
-        st = Store(store) if own_store else store
+        st = store if isinstance(store, Store) else Store(store)
     except BaseException:
         if own_backend:
             be.close()

@@ -4,7 +4,8 @@ Statistical tests use fixed seeds and a stated false-alarm probability α (Bonfe
 test): a correct implementation fails a test with probability ≤ α = 1e-6.
 
 The privacy audit of one silo's released p-sums (with its mutations) is the harness case
-``fed-linucb-silo`` (:mod:`privenv.privacy.harness`), run by :func:`test_silo_audit_in_the_harness`.
+``fed-linucb-silo`` (:mod:`privenv.privacy.audit_composite`), run by
+:func:`test_silo_audit_in_the_harness`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from privenv.privacy import harness
+from privenv.privacy import audit_composite, harness
 from privenv.privacy import vector_sum as vs
 from privenv.privacy.accounting import gaussian_epsilon, gaussian_rho
 from privenv.privacy.federated import (
@@ -307,7 +308,7 @@ def test_shuffler_permutes_messages_per_run_independent_of_batch() -> None:
     np.testing.assert_array_equal(alone[0], out[3])
 
 
-# -- privacy audit and mutation tests: privenv.privacy.harness, case "fed-linucb-silo" ----------
+# -- privacy audit and mutation tests: privenv.privacy.audit_composite, case "fed-linucb-silo" --
 
 
 def test_silo_audit_in_the_harness() -> None:
@@ -315,7 +316,7 @@ def test_silo_audit_in_the_harness() -> None:
     tree level missing from the budget, add/remove sensitivities) lives in the harness; run it
     here (tests/test_audits.py skips it): the correct protocol passes with power, every
     mutant is caught."""
-    case = harness.CASES["fed-linucb-silo"]
+    case = audit_composite.CASES["fed-linucb-silo"]
     assert set(case.mutations) == {"node noise redrawn", "one tree level missing",
                                    "sensitivity add-remove"}
     correct, *mutants = harness.run_case(case, "quick")

@@ -21,7 +21,7 @@ from privenv import audits, cli
 from privenv.privacy import exact, harness, preimage
 from privenv.privacy import mechanisms as mech
 
-#: every preimage case of ``privenv audit``: the mechanisms' (privenv.privacy.harness) and the
+#: every preimage case of ``privenv audit``: the mechanisms' (privenv.privacy.audit_noise) and the
 #: reward wrappers' (privenv.audits.randomizers)
 PREIMAGE_CASES = [name for name in audits.CASES if name.startswith("preimage-")]
 

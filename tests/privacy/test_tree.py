@@ -4,7 +4,8 @@ Statistical tests use fixed seeds and a stated false-alarm probability α (Bonfe
 test): a correct mechanism fails a test with probability ≤ α = 1e-6.
 
 The privacy audit (ε lower bound from D = (1, 0, …) vs D′ = 0, with the mutants: node noise
-redrawn, σ × 0.5, one tree level missing) is the "tree" case of :mod:`privenv.privacy.harness`.
+redrawn, σ × 0.5, one tree level missing) is the "tree" case of
+:mod:`privenv.privacy.audit_composite`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from scipy import stats
 
 from privenv.privacy import audit
 from privenv.privacy.accounting import gaussian_epsilon, tree_levels, tree_rho
-from privenv.privacy.harness import node_keys, tree_mutant_classes
+from privenv.privacy.audit_composite import node_keys, tree_mutant_classes
 from privenv.privacy.tree import TreeMechanism, lowest_set_bit, run_normals
 from privenv.seeding import AGENT, noise_for
 
@@ -228,7 +229,7 @@ def test_symmetric_and_laplace_node_noise() -> None:
     assert abs(np.mean(y**2) - 2 * b * b) / (2 * b * b * math.sqrt(5 / y.size)) < crit
 
 
-# -- privacy audit and mutation tests: the "tree" case of privenv.privacy.harness ----------------
+# -- privacy audit and mutation tests: the "tree" case of privenv.privacy.audit_composite --------
 # (run by tests/test_audits.py); its redrawing mutant is also used by the covariance test above.
 
 RedrawTree = tree_mutant_classes()[1]

@@ -3,7 +3,7 @@
 Fixed seeds; each statistical test states its false-alarm probability (≤ 1e-6, Bonferroni).
 
 The privacy audits of both mechanisms are the "wishart-jiang2016" (a documented violation) and
-"wishart-gaussian" cases of :mod:`privenv.privacy.harness`.
+"wishart-gaussian" cases of :mod:`privenv.privacy.audit_composite`.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def test_gram_sensitivity() -> None:
 
 
 # -- privacy audits: the "wishart-jiang2016" (paper 4's mechanism: a documented violation) and
-# "wishart-gaussian" cases of privenv.privacy.harness (run by tests/test_audits.py).
+# "wishart-gaussian" cases of privenv.privacy.audit_composite (run by tests/test_audits.py).
 
 
 # -- bad input ----------------------------------------------------------------------------------
