@@ -78,9 +78,18 @@ ENV_ID = "BernoulliBandit-v0"
 EPSILONS: tuple[float, ...] = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 #: regret checkpoints stored per run (the figures use the final regret)
 N_CHECKPOINTS = 10
-#: CPU seconds per run-step assumed by the cost estimate (a rounded-up order of magnitude; the
-#: measured ns per run-step of every kernel: benchmarks/zoo.py, docs/results/benchmarks.md)
-STEP_SECONDS = 100e-9
+#: CPU seconds per run-step of each agent on a K = 5 instance, for the cost estimate: measured
+#: with ``time.process_time`` around ``simulate`` (4 runs × T = 5·10⁴ on ``mu4``, ε = 1, the
+#: kernels loaded; the 2-core development machine, shared), rounded up. KL-UCB's index costs
+#: ≈ 1.6 µs per arm and step (Newton and bisection on kl, about 40 evaluations). Agents not listed
+#: get :data:`DEFAULT_STEP_SECONDS`; the cost grows with K as K/5 (the index policies' loop).
+STEP_SECONDS: dict[str, float] = {
+    "ucb1": 100e-9, "kl-ucb": 9000e-9, "thompson": 600e-9, "imed": 200e-9, "dp-ucb": 250e-9,
+    "dp-ucb-hybrid": 250e-9, "dp-se": 30e-9, "adap-ucb": 40e-9, "adap-klucb": 40e-9,
+    "dp-klucb": 100e-9, "dp-imed": 50e-9, "lazy-dp-ts": 600e-9, "ldp-ucb-l": 110e-9,
+    "ldp-ucb-b": 70e-9, "ldp-se": 50e-9,
+}
+DEFAULT_STEP_SECONDS = 600e-9
 
 
 @dataclass(frozen=True)
@@ -445,8 +454,11 @@ def evaluate(spec: RegretSpec, rep: Reproduction) -> list[Verdict]:
 
 
 def estimated_seconds(points: Sequence[Point], runs: int, horizon: int) -> float:
-    """CPU seconds at :data:`STEP_SECONDS` per run-step."""
-    return len(points) * runs * horizon * STEP_SECONDS
+    """CPU seconds of ``points`` at :data:`STEP_SECONDS` per run-step (× K/5)."""
+    from privenv.problems.bernoulli import instance_means
+
+    return sum(runs * horizon * STEP_SECONDS.get(p.agent, DEFAULT_STEP_SECONDS)
+               * max(1.0, instance_means(p.instance).size / 5.0) for p in points)
 
 
 def reproduce(
@@ -493,7 +505,7 @@ def reproduce(
     if log is not None:
         cpu = estimated_seconds(points, runs, horizon)
         log(f"{spec.id}: {len(points)} points × {runs} runs, T = {horizon:,}; estimated cost "
-            f"(at {STEP_SECONDS * 1e9:.0f} ns per run-step) {duration_text(cpu)} CPU, ≈ "
+            f"(measured CPU per run-step, STEP_SECONDS) {duration_text(cpu)} CPU, ≈ "
             f"{duration_text(cpu / (ex.workers or default_workers()))} on "
             f"{ex.workers or default_workers()} worker(s)")
     configs = tuple(p.configuration(horizon) for p in points)
