@@ -63,6 +63,7 @@ bench: install
 	$(PY) benchmarks/linear.py
 	$(PY) benchmarks/federated.py
 	$(PY) benchmarks/samplers.py
+	$(PY) benchmarks/zoo.py
 
 # ruff, then mypy on the package as installed (.ci/typecheck.py; configuration in pyproject.toml)
 lint: install

@@ -324,6 +324,8 @@ class StoppingTimePanel:
         references: curves against ε (``Reference.t`` holds ε), e.g. lower bounds; thin grey.
         switches: (label, ε) of regime switches, drawn as shaded vertical lines (say the value in
             the label or the title).
+        ylabel: the quantity against ε (default the stopping time; the regret comparisons draw
+            the regret at the horizon on the same axes).
     """
 
     title: str
@@ -331,6 +333,7 @@ class StoppingTimePanel:
     baselines: Sequence[Baseline] = field(default_factory=tuple)
     references: Sequence[Reference] = field(default_factory=tuple)
     switches: Sequence[tuple[str, float]] = field(default_factory=tuple)
+    ylabel: str = "stopping time τ"
 
 
 def draw_stopping_time(ax: Any, panel: StoppingTimePanel,
@@ -367,7 +370,7 @@ def draw_stopping_time(ax: Any, panel: StoppingTimePanel,
         ax.axvline(switch, color="0.4", lw=0.6, zorder=0)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    _label_axes(ax, panel.title, "privacy budget ε", "stopping time τ")
+    _label_axes(ax, panel.title, "privacy budget ε", panel.ylabel)
     ax.grid(alpha=0.3, lw=0.5)
 
 

@@ -27,6 +27,7 @@ from privenv.reproduce import (
     bai_delta,
     bai_global,
     bai_local,
+    dp_bai_optimal,
     fed,
     fed_communication,
     fed_leak,
@@ -35,6 +36,7 @@ from privenv.reproduce import (
     ldp_estimation,
     ldp_linear,
     linear_axes,
+    zoo_regret,
 )
 from privenv.reproduce.cells import SpecFigure
 
@@ -52,6 +54,8 @@ FIGURES: dict[str, Any] = {
     **{spec.id: SpecFigure(fed, spec) for spec in fed.FIGURES.values()},
     fed_leak.ID: fed_leak,
     fed_communication.ID: fed_communication,
+    **{spec.id: SpecFigure(zoo_regret, spec) for spec in zoo_regret.FIGURES.values()},
+    dp_bai_optimal.ID: dp_bai_optimal,
 }
 
 
