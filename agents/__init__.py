@@ -56,6 +56,8 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "ttucb-dpa": ("privenv.agents.adap_tt", "TTUCBDPA"),
     "adap-tt-nonprivate": ("privenv.agents.adap_tt", "NonPrivateAdaPTT"),
     "daf-wrapper": ("privenv.agents.adap_tt", "DAFWrapper"),
+    # Jourdan & Azize 2025: Top Two on the KL/ε·TV cost, geometric batching (agents/dp_top_two.py)
+    "dp-top-two": ("privenv.agents.dp_top_two", "DPTopTwo"),
     # linear contextual bandits: baselines of paper 4 (agents/linear.py)
     "linucb": ("privenv.agents.linear", "LinUCB"),
     "ldp-linucb": ("privenv.agents.linear", "LDPLinUCB"),

@@ -110,6 +110,7 @@ KERNEL_FILES: tuple[str, ...] = (
     "agents/dp_regret.py",
     "agents/dp_ucb.py",
     "agents/ldp_regret.py",
+    "agents/dp_top_two.py",
     "wrappers/ldp.py",
     "privacy/constant_work.py",
     "privacy/variable_work.py",

@@ -42,6 +42,7 @@ AGENT_FILES = {
     "tests/agents/test_dp_regret_agents.py": ("dp-ucb", "dp-ucb-hybrid", "adap-ucb",
                                               "adap-klucb", "lazy-dp-ts", "dp-klucb", "dp-imed"),
     "tests/agents/test_ldp_regret_agents.py": ("ldp-ucb-l", "ldp-ucb-b", "ldp-se"),
+    "tests/agents/test_dp_top_two.py": ("dp-top-two",),
 }
 TESTED_ELSEWHERE = {"fed-linucb-silo": "tests/privacy/test_federated_protocol.py",
                     **{name: "tests/privacy/test_preimage.py" for name in audits.CASES
@@ -101,7 +102,7 @@ def test_registry_covers_the_issue() -> None:
                 "side-channel-gaussian-exact", "side-channel-snapping",
                 # issue 32: the Bernoulli bandit's private agents
                 "dp-ucb", "dp-ucb-hybrid", "adap-ucb", "adap-klucb", "dp-klucb", "dp-imed",
-                "lazy-dp-ts", "ldp-ucb-l", "ldp-ucb-b", "ldp-se"}
+                "lazy-dp-ts", "ldp-ucb-l", "ldp-ucb-b", "ldp-se", "dp-top-two"}
     assert required <= set(audits.CASES)
     for case in audits.CASES.values():
         # every audit has a mutant, or audits a documented flaw

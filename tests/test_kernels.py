@@ -48,6 +48,9 @@ CASES = [
     ("daf-wrapper", BAI, {"instance": "mu3"}, {"epsilon": 1.0, "sampling": "lucb"}, 10**6),
     ("daf-wrapper", BAI, {"instance": "mu3"}, {"epsilon": 1.0, "sampling": "uniform"}, 10**6),
     ("dp-se", BAI, {"instance": "mu3", "reward_mode": "cost"}, {"epsilon": 1.0}, 10**6),
+    ("dp-top-two", BAI, {"instance": "mu3"}, {"epsilon": 1.0}, 10**6),
+    ("dp-top-two", BAI, {"instance": "mu4", "reward_mode": "cost"},
+     {"epsilon": 0.5, "ratio": 1.5, "challenger": "tc"}, 10**6),
     ("kl-ucb", BERNOULLI, {"instance": "mu2"}, {}, 3000),
     ("thompson", BERNOULLI, {"instance": "mu2"}, {}, 3000),
     ("imed", BERNOULLI, {"instance": "mu2"}, {}, 3000),
@@ -77,6 +80,7 @@ EXACT_CASES = [
                                                                  "sampler": "exact"}, 10**6),
     ("adap-klucb", BERNOULLI, {"instance": "mu3"}, {"epsilon": 1.0, "sampler": "exact"}, 3000),
     ("dp-klucb", BERNOULLI, {"instance": "mu3"}, {"epsilon": 1.0, "sampler": "exact"}, 3000),
+    ("dp-top-two", BAI, {"instance": "mu3"}, {"epsilon": 1.0, "sampler": "exact"}, 10**6),
 ]
 CASES += EXACT_CASES
 IDS = [f"{c[0]}-{c[1].split('-')[0]}" + ("-exact" if "sampler" in c[3] else "")

@@ -5,7 +5,8 @@ Every case plays the agent through its own act/observe protocol on reward tables
 differ only in one user (reward 1 vs 0, every arm), K = 2, the first half of the runs on D and
 the second on D′, and audits what the privacy proof is about:
 
-* **global DP, phase agents** (AdaP-UCB, AdaP-KLUCB, Lazy-DP-TS, DP-KLUCB, DP-IMED): the
+* **global DP, phase agents** (AdaP-UCB, AdaP-KLUCB, Lazy-DP-TS, DP-KLUCB, DP-IMED, and the
+  best-arm agent DP Top Two of :mod:`privenv.agents.dp_top_two`): the
   history of the private means μ̃ after every round (every release of the run), T = 10; arm 0's
   rewards are 1 and arm 1's 0, so most pulls go to arm 0, and user 0 (arm 0's first pull) would
   be in its later releases too if a reward were reused; mutants: the Laplace scale halved, a reward
@@ -109,6 +110,22 @@ for _name, _cls, _what in (
         "(arm 0's first pull) 1 vs 0; output: the private means after every round; mutants: "
         "Laplace scale halved, a reward reused (forget = False)", _phase(_cls), 20_000,
         tuple(_PHASE_HOOKS), power_floor=0.5))
+
+
+def _dp_top_two(mutation: str | None, n: int, seed: int) -> Measurement:
+    from privenv.agents.dp_top_two import DPTopTwo
+
+    cls = _hooked(DPTopTwo, mutation, _PHASE_HOOKS)
+    return _history_audit(cls, "mu_tilde", {}, np.array([1.0, 0.0]), _PHASE_T, _PHASE_EPS, n,
+                          seed)
+
+
+_register(AuditCase(
+    "dp-top-two", f"DP Top Two of Jourdan & Azize 2025 (geometric batches, each batch's sum + "
+    f"Lap(1/ε), summed), BestArmIdentification, K = 2, ε = 1, T = {_PHASE_T}: arm 0's rewards 1, "
+    "arm 1's 0, user 0 (arm 0's first pull) 1 vs 0; output: the private means after every round; "
+    "mutants: Laplace scale halved, a reward reused (forget = False)", _dp_top_two, 20_000,
+    tuple(_PHASE_HOOKS), power_floor=0.5))
 
 
 # -- global DP: continual release -----------------------------------------------------------------

@@ -109,6 +109,8 @@ RELEASES: dict[str, tuple[str, ...]] = {
     "adap-klucb": ("mu_tilde",), "dp-klucb": ("mu_tilde",), "dp-imed": ("mu_tilde",),
     "lazy-dp-ts": ("mu_tilde",), "ldp-ucb-l": ("sums",), "ldp-ucb-b": ("sums",),
     "ldp-se": ("sums",),
+    # Jourdan & Azize 2025's DP Top Two (agents/dp_top_two.py): μ̃ and the private sums S̃
+    "dp-top-two": ("mu_tilde", "sums"),
 }
 
 
@@ -185,6 +187,7 @@ def release_cells() -> list[dict[str, Any]]:
         ("adap-tt", "bai", {"instance": "mu4"}, {"epsilon": 1.0, "delta": DELTA}, 20_000),
         ("adap-tt-star", "bai", {"instance": "mu4"}, {"epsilon": 1.0, "delta": DELTA}, 20_000),
         ("daf-wrapper", "bai", {"instance": "mu4"}, {"epsilon": 1.0, "delta": DELTA}, 20_000),
+        ("dp-top-two", "bai", {"instance": "mu4"}, {"epsilon": 1.0, "delta": DELTA}, 20_000),
         ("ctb-tt", "bai", {"instance": "mu4"}, {"epsilon": 1.0, "delta": DELTA}, 20_000),
         ("gaussian-ldp-ttucb", "bai", {"instance": "mu4"}, {"epsilon": 1.0, "delta": DELTA},
          20_000),
