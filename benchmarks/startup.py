@@ -5,7 +5,9 @@ Prints, measured in one run, the CPU time (user + system, of the process and its
 
 1. ``python -c "pass"`` (the interpreter itself);
 2. ``python -c "import gymnasium"`` (the floor of any Gymnasium plugin: numpy and gymnasium);
-3. ``python -c "import privenv"`` (registers every id; targets: ≤ 0.5 s, about gymnasium's);
+3. ``python -c "import privenv"`` (target: ≤ 0.5 s; it does not import Gymnasium, which
+   registers the ids when it is imported) and ``python -c "import privenv, gymnasium"`` (every
+   id registered);
 4. ``privenv --help`` and ``privenv rnu`` (a mistyped command: one line, exit code 2);
    target ≤ 0.3 s each;
 5. ``import privenv; gym.make("HuberBandit-v0")``: what the first env pays for its lazily loaded
@@ -39,6 +41,7 @@ COMMANDS: dict[str, list[str]] = {
     'python -c "pass"': [PY, "-c", "pass"],
     'python -c "import gymnasium"': [PY, "-c", "import gymnasium"],
     'python -c "import privenv"': [PY, "-c", "import privenv"],
+    'python -c "import privenv, gymnasium"': [PY, "-c", "import privenv, gymnasium"],
     "privenv --help": [*CLI, "--help"],
     "privenv rnu (a typo)": [*CLI, "rnu"],
     'gym.make("HuberBandit-v0")': [PY, "-c", "import gymnasium as gym, privenv; "

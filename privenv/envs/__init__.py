@@ -15,9 +15,9 @@ import importlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import gymnasium as gym
-
 if TYPE_CHECKING:
+    import gymnasium as gym
+
     from privenv.envs.bai import BestArmIdentificationEnv, BestArmIdentificationVectorEnv
     from privenv.envs.base import ProblemEnv, ProblemVectorEnv
     from privenv.envs.bernoulli import BernoulliBanditEnv, BernoulliBanditVectorEnv
@@ -152,6 +152,8 @@ def env_sizes(env_id: str, env_kwargs: Mapping[str, Any]) -> dict[str, int]:
 
 def register_envs() -> None:
     """Register every research id with Gymnasium (idempotent)."""
+    import gymnasium as gym
+
     for env_id, (entry, vector_entry, horizon) in ENV_IDS.items():
         if env_id in gym.registry:
             continue
