@@ -1,7 +1,8 @@
 """Generic RL learners on the RL ids at their defaults, beside the zoo (docs/results/rl.md).
 
 Run: ``nice -n 19 python benchmarks/rl_learners.py --out rl-learners.jsonl`` (one training run
-at a time, torch on one thread; about a minute per run on one core), then
+at a time, torch on one thread; 1–4 CPU-minutes per run, each row records its wall and CPU
+seconds), then
 ``python benchmarks/rl_learners.py --table rl-learners.jsonl`` prints the markdown table.
 
 Each learner trains ``--steps`` (5·10⁴) steps on an RL id at its default instance (level 0), with
@@ -13,9 +14,11 @@ fresh episodes (seed 10 000 + i) as the zoo's agents and the uniform reference:
   (learning rate 2.5·10⁻⁴, 4 envs × 128 steps, 4 minibatches, 4 epochs; a Gymnasium
   ``SyncVectorEnv`` of ``gym.make`` thunks: it knows nothing of privenv);
 * settings: ``defaults``; ``vecnormalize`` (SB3's ``VecNormalize`` with its defaults, observation
-  and reward, statistics frozen for the evaluation); and the common changes ``gamma=0.9`` (PPO,
-  A2C) and ``dqn-slow-start`` (DQN with ``learning_starts=1000, exploration_fraction=0.3``, which
-  learned nothing in 5·10⁴ steps on the former default);
+  and reward, statistics frozen for the evaluation; ``vecnormalize-obs``: ``norm_reward=False``,
+  ``vecnormalize-reward``: ``norm_obs=False``); and the common changes ``gamma=0.9`` (every SB3
+  learner), ``dqn-slow-start`` (DQN with ``learning_starts=1000, exploration_fraction=0.3``,
+  which learned nothing in 5·10⁴ steps on the former default) and ``dqn-target-1000`` (DQN with
+  ``target_update_interval=1000`` instead of 10⁴);
 * SB3 trains on 4 sub-envs of the native vector path (:func:`privenv.rl.make_sb3_vec_env`, the
   same runs as ``make_vec_env(id, 4, seed)``).
 
