@@ -99,17 +99,16 @@ def stream_states(roots: Sequence[np.random.SeedSequence],
             raise ValueError(f"a seed's pool size must be {_POOL_SIZE}, got {root.pool_size}")
         assert root.entropy is not None  # (a SeedSequence draws its entropy when built)
         entropy = _words(root.entropy)
+        padded = entropy + [0] * (_POOL_SIZE - len(entropy))
         prefix = _words(root.spawn_key)
         for kw in key_words:
             spawn = prefix + kw
-            run = entropy + [0] * (_POOL_SIZE - len(entropy)) if spawn else entropy
-            rows.append(run + spawn)
-    width = max((len(r) for r in rows), default=0)
-    words = np.zeros((len(rows), width), dtype=np.uint64)
-    lengths = np.empty(len(rows), dtype=np.int64)
-    for r, w in enumerate(rows):
-        words[r, : len(w)] = w
-        lengths[r] = len(w)
+            rows.append((padded if spawn else entropy) + spawn)
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    width = int(lengths.max()) if rows else 0
+    # one conversion of the zero-padded rows (a resetting vector env seeds a few runs per step)
+    words = np.array([r + [0] * (width - len(r)) for r in rows], dtype=np.uint64).reshape(
+        len(rows), width)
     states = np.empty((len(rows), 4), dtype=np.uint64)
     _seed_all(words, lengths, states)
     return states
