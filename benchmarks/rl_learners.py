@@ -1,7 +1,8 @@
 """Generic RL learners on the RL ids at their defaults, beside the zoo (docs/results/rl.md).
 
 Run: ``nice -n 19 python benchmarks/rl_learners.py --out rl-learners.jsonl`` (one training run
-at a time, torch on one thread; about a minute per run on one core), then
+at a time, torch on one thread; 1–4 CPU-minutes per run, each row records its wall and CPU
+seconds), then
 ``python benchmarks/rl_learners.py --table rl-learners.jsonl`` prints the markdown table.
 
 Each learner trains ``--steps`` (5·10⁴) steps on an RL id at its default instance (level 0), with
@@ -13,9 +14,11 @@ fresh episodes (seed 10 000 + i) as the zoo's agents and the uniform reference:
   (learning rate 2.5·10⁻⁴, 4 envs × 128 steps, 4 minibatches, 4 epochs; a Gymnasium
   ``SyncVectorEnv`` of ``gym.make`` thunks: it knows nothing of privenv);
 * settings: ``defaults``; ``vecnormalize`` (SB3's ``VecNormalize`` with its defaults, observation
-  and reward, statistics frozen for the evaluation); and the common changes ``gamma=0.9`` (PPO,
-  A2C) and ``dqn-slow-start`` (DQN with ``learning_starts=1000, exploration_fraction=0.3``, which
-  learned nothing in 5·10⁴ steps on the former default);
+  and reward, statistics frozen for the evaluation; ``vecnormalize-obs``: ``norm_reward=False``,
+  ``vecnormalize-reward``: ``norm_obs=False``); and the common changes ``gamma=0.9`` (every SB3
+  learner), ``dqn-slow-start`` (DQN with ``learning_starts=1000, exploration_fraction=0.3``,
+  which learned nothing in 5·10⁴ steps on the former default) and ``dqn-target-1000`` (DQN with
+  ``target_update_interval=1000`` instead of 10⁴);
 * SB3 trains on 4 sub-envs of the native vector path (:func:`privenv.rl.make_sb3_vec_env`, the
   same runs as ``make_vec_env(id, 4, seed)``).
 
@@ -47,7 +50,13 @@ LEARNERS = ("ppo", "a2c", "dqn", "cleanrl-ppo")
 #: setting → learners it applies to
 SETTINGS = {"defaults": LEARNERS, "vecnormalize": ("ppo", "a2c", "dqn"),
             "vecnormalize-obs": ("ppo", "a2c", "dqn"), "vecnormalize-reward": ("ppo", "a2c", "dqn"),
-            "gamma=0.9": ("ppo", "a2c"), "dqn-slow-start": ("dqn",)}
+            "gamma=0.9": ("ppo", "a2c", "dqn"), "dqn-slow-start": ("dqn",),
+            "dqn-target-1000": ("dqn",)}
+#: the learner's keyword arguments of each setting that changes a hyperparameter
+HYPERPARAMETERS: dict[str, dict[str, Any]] = {
+    "gamma=0.9": {"gamma": 0.9},
+    "dqn-slow-start": {"learning_starts": 1000, "exploration_fraction": 0.3},
+    "dqn-target-1000": {"target_update_interval": 1000}}
 #: VecNormalize's keyword arguments of each vecnormalize setting (the others: none)
 VECNORMALIZE = {"vecnormalize": {}, "vecnormalize-obs": {"norm_reward": False},
                 "vecnormalize-reward": {"norm_obs": False}}
@@ -69,11 +78,7 @@ def _sb3_train(algo: str, env_id: str, seed: int, steps: int, setting: str) -> A
     env = make_sb3_vec_env(env_id, n_envs=N_ENVS, seed=seed)
     if setting in VECNORMALIZE:
         env = VecNormalize(env, **VECNORMALIZE[setting])
-    kwargs: dict[str, Any] = {}
-    if setting == "gamma=0.9":
-        kwargs["gamma"] = 0.9
-    if setting == "dqn-slow-start":
-        kwargs.update(learning_starts=1000, exploration_fraction=0.3)
+    kwargs = HYPERPARAMETERS.get(setting, {})
     cls = {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN}[algo]
     model = cls("MlpPolicy", env, seed=seed, device="cpu", **kwargs).learn(steps)
     if setting in VECNORMALIZE:  # the greedy policy on normalized observations
@@ -145,15 +150,16 @@ def run(out: Any, steps: int, ids: tuple[str, ...], learners: tuple[str, ...],
                 if learner not in SETTINGS[setting]:
                     continue
                 for seed in seeds:
-                    start = time.perf_counter()
+                    start, cpu = time.perf_counter(), time.process_time()
                     if learner == "cleanrl-ppo":
                         policy = _cleanrl_train(env_id, seed, steps)
                     else:
                         policy = _sb3_train(learner, env_id, seed, steps, setting)
-                    seconds = time.perf_counter() - start
+                    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
                     row = _row(evaluate(policy, env_id, n_episodes=episodes_for(env_id)),
                                env=env_id, learner=learner, setting=setting, seed=seed,
-                               steps=steps, train_seconds=round(seconds, 1))
+                               steps=steps, train_seconds=round(seconds, 1),
+                               train_cpu_seconds=round(cpu, 1))
                     print(json.dumps(row), file=out, flush=True)
 
 

@@ -102,12 +102,15 @@ def sb3(label: str, n: int, native: bool) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=64, help="sub-envs of the vector cases")
+    rows = (*IDS[:2], PULLS_ONLY, *IDS[2:])
+    parser.add_argument("--ids", nargs="*", default=list(rows), choices=rows, metavar="ID",
+                        help="the rows to measure (default: every id and CartPole-v1)")
     args = parser.parse_args(argv)
     n = args.n
     print(f"| id | single | vector {n} | SB3 make_vec_env {n} (DummyVecEnv) | "
           f"make_sb3_vec_env {n} (native) |")
     print("|---|---|---|---|---|")
-    for env_id in (*IDS[:2], PULLS_ONLY, *IDS[2:]):
+    for env_id in args.ids:
         native = "n/a" if env_id == "CartPole-v1" else f"{sb3(env_id, n, True):,.0f}"
         print(f"| {env_id} | {single(env_id):,.0f} | {vector(env_id, n):,.0f} | "
               f"{sb3(env_id, n, False):,.0f} | {native} |", flush=True)

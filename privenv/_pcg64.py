@@ -15,7 +15,8 @@ into a kernel changes no number:
   (:mod:`privenv._ziggurat`) and its fallbacks for the tail and the wedges, step for step;
   :func:`next_gamma`, :func:`next_t`, :func:`next_pareto` — ``standard_gamma(shape)``
   (Marsaglia and Tsang 2000 for shape > 1), ``standard_t(df)`` and ``pareto(a)`` built on them
-  as numpy builds them (``numpy/random/src/distributions/distributions.c``).
+  as numpy builds them (``numpy/random/src/distributions/distributions.c``);
+* :func:`permutations` — ``Generator.permutation(K)`` of many streams at once.
 
 A stream's state is one row of a ``(rows, 4)`` ``uint64`` array: the 128-bit LCG state (high,
 low word) and its increment (high, low). The references are numpy's ``bit_generator.pyx``
@@ -38,7 +39,7 @@ from privenv import _ziggurat as zig
 from privenv._jit import jit
 
 __all__ = ["bernoulli", "next_double", "next_exponential", "next_gamma", "next_normal",
-           "next_pareto", "next_t", "stream_states"]
+           "next_pareto", "next_t", "permutations", "stream_states"]
 
 _M32 = np.uint64(0xFFFFFFFF)
 _32 = np.uint64(32)
@@ -98,17 +99,16 @@ def stream_states(roots: Sequence[np.random.SeedSequence],
             raise ValueError(f"a seed's pool size must be {_POOL_SIZE}, got {root.pool_size}")
         assert root.entropy is not None  # (a SeedSequence draws its entropy when built)
         entropy = _words(root.entropy)
+        padded = entropy + [0] * (_POOL_SIZE - len(entropy))
         prefix = _words(root.spawn_key)
         for kw in key_words:
             spawn = prefix + kw
-            run = entropy + [0] * (_POOL_SIZE - len(entropy)) if spawn else entropy
-            rows.append(run + spawn)
-    width = max((len(r) for r in rows), default=0)
-    words = np.zeros((len(rows), width), dtype=np.uint64)
-    lengths = np.empty(len(rows), dtype=np.int64)
-    for r, w in enumerate(rows):
-        words[r, : len(w)] = w
-        lengths[r] = len(w)
+            rows.append((padded if spawn else entropy) + spawn)
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    width = int(lengths.max()) if rows else 0
+    # one conversion of the zero-padded rows (a resetting vector env seeds a few runs per step)
+    words = np.array([r + [0] * (width - len(r)) for r in rows], dtype=np.uint64).reshape(
+        len(rows), width)
     states = np.empty((len(rows), 4), dtype=np.uint64)
     _seed_all(words, lengths, states)
     return states
@@ -352,3 +352,41 @@ def next_t(states: np.ndarray, row: int, df: float) -> float:
 def next_pareto(states: np.ndarray, row: int, a: float) -> float:
     """The stream's next ``pareto(a)`` (numpy's Lomax law, ``random_pareto``): expm1(E/a)."""
     return math.expm1(next_exponential(states, row) / a)
+
+
+# -- Generator.permutation (numpy/random/_generator.pyx: shuffle; distributions.c) -------------
+
+
+@jit
+def permutations(states: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
+    """Row r of ``out`` (shape ``(len(rows), K)``) ← ``Generator.permutation(K)`` of the stream
+    ``rows[r]`` (the stream advances as numpy's would).
+
+    numpy's ``permutation(K)`` shuffles ``arange(K)`` in place (``_shuffle_raw``): for i = K − 1
+    down to 1, swap entries i and j = ``random_interval(i)``, which draws 32-bit words
+    (``pcg64_next32``: the low half of a 64-bit output, then its high half) masked to the
+    smallest all-ones mask ≥ i until one is ≤ i. A fresh generator has no buffered half.
+    """
+    K = out.shape[1]
+    for r in range(rows.size):
+        row = rows[r]
+        for a in range(K):
+            out[r, a] = a
+        has_half = False
+        half = np.uint64(0)
+        for i in range(K - 1, 0, -1):
+            top = np.uint64(i)
+            mask = top
+            for shift in (1, 2, 4, 8, 16, 32):
+                mask |= mask >> np.uint64(shift)
+            while True:
+                if has_half:
+                    word, has_half = half, False
+                else:
+                    x = next64(states, row)
+                    word, half, has_half = x & _M32, x >> _32, True
+                word &= mask
+                if word <= top:
+                    break
+            j = int(word)
+            out[r, i], out[r, j] = out[r, j], out[r, i]

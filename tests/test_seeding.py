@@ -302,3 +302,18 @@ def test_bai_gaussian_pulls_are_the_arm_streams_draws():
         gen = np.random.default_rng(child(seeds[run], ENV, arm))
         want = problem.means[arm] + 2.0 * gen.standard_normal(300)
         np.testing.assert_array_equal(got[:, run], want)
+
+
+@pytest.mark.parametrize("K", [1, 2, 3, 5, 8, 9, 33, 300])
+def test_compiled_permutation_is_numpys(K):
+    """``permutations`` gives ``Generator.permutation(K)`` of each stream, entry for entry (its
+    masked 32-bit rejection draws, half words included): K a power of two, one more, and K
+    whose mask rejects often; every seeding case of ``_ROOTS``."""
+    from privenv._pcg64 import permutations, stream_states
+
+    roots = _ROOTS + [np.random.SeedSequence(s, spawn_key=(s,)) for s in range(200)]
+    states = stream_states(roots, [(3,)])
+    out = np.empty((len(roots), K), dtype=np.int64)
+    permutations(states, np.arange(len(roots)), out)
+    for i, root in enumerate(roots):
+        np.testing.assert_array_equal(out[i], np.random.default_rng(child(root, 3)).permutation(K))

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from privenv._pcg64 import permutations, stream_states
 from privenv._validation import check_choice, check_real, check_vector
 from privenv.problems.base import (
     ARM_BLOCK,
@@ -50,7 +51,7 @@ from privenv.problems.base import (
     Problem,
     take_values,
 )
-from privenv.seeding import INSTANCE, RunStreams, child, long_block
+from privenv.seeding import ENV, INSTANCE, RunStreams, long_block
 
 #: Bernoulli instances of paper 3, Appendix I (Sajed and Sheffet 2019).
 INSTANCES: dict[str, tuple[float, ...]] = {
@@ -218,13 +219,22 @@ class BAIProblem(Problem):
     def _reset(
         self, run_seeds: list[np.random.SeedSequence], runs: np.ndarray
     ) -> tuple[np.ndarray, dict]:
-        if self.permute_arms:  # before the arm streams, whose first block is drawn at once
-            for run, seed in zip(runs, run_seeds, strict=True):
-                order = np.random.default_rng(child(seed, INSTANCE)).permutation(self.K)
-                self.run_means[run] = self.means[order]
-            self._best[runs] = self.run_means[runs].argmax(axis=1)
         fill = None if self.law in COMPILED_LAWS else self._fill
-        if self.reset_arm_streams(run_seeds, runs, self.K, fill):
+        states = None
+        if self.permute_arms:  # before the arm streams, whose first block is drawn at once
+            # Generator(PCG64(child(seed, INSTANCE))).permutation(K) of every run, and the arm
+            # streams (ENV, a) of the compiled laws, in one compiled seeding: no Python
+            # SeedSequence or Generator per run (an RL learner's episodes are short and many)
+            keys = [(INSTANCE,)] + ([(ENV, a) for a in range(self.K)] if fill is None else [])
+            both = stream_states(run_seeds, keys)
+            width = len(keys)
+            order = np.empty((len(run_seeds), self.K), dtype=np.int64)
+            permutations(both, np.arange(len(run_seeds)) * width, order)
+            self.run_means[runs] = self.means[order]
+            self._best[runs] = self.run_means[runs].argmax(axis=1)
+            if fill is None:
+                states = both.reshape(len(run_seeds), width, 4)[:, 1:].reshape(-1, 4)
+        if self.reset_arm_streams(run_seeds, runs, self.K, fill, states):
             self._pulls = np.zeros(self.n_runs, dtype=np.int64)
             self._obs = np.zeros((self.n_runs, 1))
         else:

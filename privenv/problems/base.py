@@ -262,6 +262,7 @@ class Problem(ABC):
         runs: np.ndarray,
         n_arms: int,
         fill: Fill | None,
+        states: np.ndarray | None = None,
     ) -> bool:
         """(Re)start one reward stream per (run, arm) for the runs in ``runs``.
 
@@ -270,14 +271,18 @@ class Problem(ABC):
         ``self._rows[i]`` is run i's first row. ``fill(generator, n, row)`` draws n pulls of arm
         ``row % n_arms``. ``fill`` ``None``: the law is drawn in compiled code, from row
         ``run·n_arms + arm`` of ``self._states`` (the streams' PCG64 states,
-        :mod:`privenv._pcg64`). Returns whether every run was reset (the first reset must be).
+        :mod:`privenv._pcg64`). ``states``: those rows' states if the caller seeded them already
+        (with ``fill`` ``None``; :func:`privenv._pcg64.stream_states` of the keys ``(ENV, arm)``,
+        row ``i·n_arms + arm`` for ``run_seeds[i]``). Returns whether every run was reset (the
+        first reset must be).
         """
         all_runs = len(runs) == self.n_runs
         if not all_runs and getattr(self, "_rows", None) is None:
             raise RuntimeError("the all_runs reset must cover all runs")
         rows = (runs[:, None] * n_arms + np.arange(n_arms)).ravel()
         if fill is None:
-            states = stream_states(run_seeds, [(ENV, a) for a in range(n_arms)])
+            if states is None:
+                states = stream_states(run_seeds, [(ENV, a) for a in range(n_arms)])
             if all_runs:
                 self._states = states
             else:

@@ -463,9 +463,9 @@ class BestArmIdentificationRLEnv(RLBanditEnv):
     recommend the empirical best arm â of the run; ``"any-arm"`` ``Discrete(2K)``, the research
     id's (pull a < K; stop and recommend a − K). Reward (:func:`bai_reward`):
     −pull_cost per pull, +right_reward for a right recommendation, −wrong_penalty for a wrong
-    one or an exhausted budget. Terminated on a stop or at the budget ``horizon`` (default 1000,
-    with pull_cost 0.001, right_reward 1 and wrong_penalty 1; the arms in a fresh order every
-    episode). ``ldp``:
+    one or an exhausted budget. Terminated on a stop or at the budget ``horizon`` (level 0:
+    μ = (0.9, 0.5, 0.1), budget 100, pull_cost 0.01, right_reward 1 and wrong_penalty 1; the
+    arms in a fresh order every episode: :data:`privenv.rl.ids.FAMILIES`). ``ldp``:
     ``"randomized-response"`` (Bernoulli and Beta laws), ``"laplace"``, ``"gaussian"``
     (``reward_range``), applied to the samples.
     """

@@ -349,3 +349,32 @@ def test_bad_actions():
     venv.reset(seed=0)
     with pytest.raises(ValueError, match="action"):
         venv.step(np.array([0, 10]))
+
+
+@pytest.mark.parametrize("law", ["bernoulli", "beta"])
+def test_permute_arms_orders_are_numpys_permutation_of_the_instance_stream(law):
+    """Run i's order is ``default_rng(child(seed_i, INSTANCE)).permutation(K)`` (the numbers
+    before the orders were drawn in compiled code), at the first reset of every run and at a
+    reset of some runs, and the arms' samples are unchanged by the order's drawing."""
+    from privenv.seeding import INSTANCE, child
+
+    means = np.array([0.9, 0.5, 0.1, 0.3, 0.7])
+    seeds = run_seed_sequences(11, 40)
+    p = BAIProblem(means=means, law=law, permute_arms=True, n_runs=40)
+    p.reset(seeds)
+
+    def numpy_order(seed):
+        return means[np.random.default_rng(child(seed, INSTANCE)).permutation(5)]
+
+    np.testing.assert_array_equal(p.run_means, [numpy_order(s) for s in seeds])
+    if law == "bernoulli":  # arm a's stream is (run, ENV, a) whatever the order
+        plain = BAIProblem(means=means, law=law, n_runs=40)
+        plain.reset(seeds)
+        np.testing.assert_array_equal(p._states, plain._states)
+    runs = np.array([3, 17, 39])
+    again = run_seed_sequences(12, 3)
+    p.reset(again, runs)
+    np.testing.assert_array_equal(p.run_means[runs], [numpy_order(s) for s in again])
+    if law == "bernoulli":
+        plain.reset(again, runs)
+        np.testing.assert_array_equal(p._states, plain._states)
