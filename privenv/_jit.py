@@ -72,7 +72,9 @@ from numba.core.caching import (
     _SourceFileBackedLocatorMixin,
 )
 from numba.core.dispatcher import Dispatcher
-from numba.core.extending import _overload_default_jit_options
+
+# (private in numba, so absent from what its package declares)
+from numba.core.extending import _overload_default_jit_options  # type: ignore[attr-defined]
 from numba.core.typing.templates import infer, infer_global, make_overload_template
 
 from privenv import __version__

@@ -77,7 +77,7 @@ def characteristic_times(instance: str, epsilon: float) -> dict[str, float]:
     mu = MEANS[instance]
     out = {"T*_g": global_dp_lower_bound(mu, epsilon)}
     try:
-        from privenv.theory.dp_bai import characteristic_time_dp  # type: ignore[import-not-found]
+        from privenv.theory.dp_bai import characteristic_time_dp
     except ImportError:
         return out
     out["T*_eps"] = float(characteristic_time_dp(mu, epsilon))

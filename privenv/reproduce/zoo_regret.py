@@ -128,7 +128,9 @@ class Claim:
     instances: tuple[str, ...] | None = None
     epsilons: tuple[float, float] | None = None
 
-    def in_scope(self, instance: str, epsilon: float) -> bool:
+    def in_scope(self, instance: str, epsilon: float | None) -> bool:
+        if epsilon is None:  # a non-private reference: no claim is about it
+            return False
         if self.instances is not None and instance not in self.instances:
             return False
         return self.epsilons is None or self.epsilons[0] <= epsilon <= self.epsilons[1]
@@ -435,8 +437,10 @@ def evaluate(spec: RegretSpec, rep: Reproduction) -> list[Verdict]:
                 by_inst = {}
                 for r in private:
                     p = r.point
-                    if p.agent == a and c.in_scope(p.instance, p.epsilon) and r.informative:
-                        by_inst.setdefault(p.instance, {})[p.epsilon] = r.mean / r.bounds[c.bound]
+                    eps = p.epsilon
+                    if p.agent == a and eps is not None and c.in_scope(p.instance, eps) \
+                            and r.informative:
+                        by_inst.setdefault(p.instance, {})[eps] = r.mean / r.bounds[c.bound]
                 v, m = rate_verdict(by_inst)
                 parts.append((a, v, m))
             verdicts = {v for _, v, _ in parts}
@@ -542,12 +546,12 @@ def write_csvs(rep: Reproduction) -> dict[str, Path]:
         w.writeheader()
         w.writerows(rows)
     with files["runs"].open("w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(["instance", "agent", "epsilon", "seed", "run", "horizon", "regret"])
+        rw = csv.writer(f, lineterminator="\n")
+        rw.writerow(["instance", "agent", "epsilon", "seed", "run", "horizon", "regret"])
         for r in rep.results:
             p = r.point
             for i, x in enumerate(r.regret):
-                w.writerow([p.instance, p.agent, "" if p.epsilon is None else p.epsilon,
+                rw.writerow([p.instance, p.agent, "" if p.epsilon is None else p.epsilon,
                             rep.seed, i, rep.horizon, csv_float(x)])
     files["claims"] = write_claims(out / "claims.csv", rep.verdicts)
     return files
