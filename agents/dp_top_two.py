@@ -73,7 +73,7 @@ statistic). The paper's own threshold, batching ratio and leader may differ from
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -102,7 +102,7 @@ from privenv.theory.dp_bai import EPS_CAP
 from privenv.theory.regret import d_eps
 
 __all__ = ["CHALLENGERS", "DPTTParams", "DPTopTwo", "dp_glr_threshold", "dp_transport",
-           "dp_transport_point", "stopping_ratio"]
+           "dp_transport_point"]
 
 #: the challengers: TCI (W + log N_a) and TC (W), Jourdan et al. (2022)
 CHALLENGERS = ("tci", "tc")
@@ -403,33 +403,3 @@ class DPTopTwo(TopTwo):
         """``releases``: the private releases per run (batches ended, the first pulls
         included), at the stop or at the budget."""
         return {"releases": self.phases.sum(axis=1)}
-
-
-def stopping_ratio(mu: Any, epsilon: float, delta: float = 0.01, n_runs: int = 100,
-                   seed: int = 0, budget: int = 10**9, **agent_kwargs: Any) -> dict[str, Any]:
-    """Run :class:`DPTopTwo` on the Bernoulli instance ``mu`` and compare its stopping time with
-    the lower bound: τ/(T*_ε(ν)·log(1/δ)), T*_ε of
-    :func:`privenv.theory.dp_bai.characteristic_time_dp` (the quantity the paper's factor 8 is
-    about, as δ → 0).
-
-    Returns a dict: ``tau`` (the stopping times; ``budget`` for a run that did not stop),
-    ``stopped``, ``correct`` (per run), ``T_star``, ``ratio`` (mean τ over T*_ε log(1/δ)),
-    ``ratio_se`` (its standard error over runs), ``error_rate``.
-    """
-    from privenv.simulation import simulate
-    from privenv.theory.dp_bai import characteristic_time_dp
-
-    means = [float(m) for m in mu]
-    res = simulate("dp-top-two", "BestArmIdentification-v0", n_runs=n_runs, seed=seed,
-                   horizon=budget, env_kwargs={"means": means},
-                   agent_kwargs={"epsilon": epsilon, "delta": delta, **agent_kwargs})
-    rec = np.asarray(res.episode["recommendation"])
-    stopped = rec >= 0
-    tau = np.where(stopped, np.asarray(res.episode["stopping_time"], dtype=float), budget)
-    T_star = characteristic_time_dp(means, epsilon)
-    scale = T_star * math.log(1.0 / delta)
-    return {"tau": tau, "stopped": stopped,
-            "correct": np.asarray(res.episode["correct"], dtype=bool), "T_star": T_star,
-            "ratio": float(tau.mean() / scale),
-            "ratio_se": float(tau.std(ddof=1) / math.sqrt(n_runs) / scale) if n_runs > 1 else 0.0,
-            "error_rate": float(np.mean(~np.asarray(res.episode["correct"], dtype=bool)))}

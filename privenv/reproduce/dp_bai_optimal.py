@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from privenv.reproduce import bai
 from privenv.reproduce.bai_plan import DELTA, INSTANCES, FigureSpec, Point, Scale
 from privenv.reproduce.zoo_claims import (
@@ -172,4 +174,34 @@ add_arguments, main, reproduce = bai.entry_points(DEFINITION)
 
 __all__ = ["BASELINES", "CLAIMED_FACTOR", "DEFINITION", "DESCRIPTION", "ID", "OPTIMAL_AGENT",
            "OptimalSpec", "add_arguments", "characteristic_times", "evaluate", "main", "ratios",
-           "registered_agents", "reproduce"]
+           "registered_agents", "reproduce", "stopping_ratio"]
+
+
+def stopping_ratio(mu: Any, epsilon: float, delta: float = 0.01, n_runs: int = 100,
+                   seed: int = 0, budget: int = 10**9, **agent_kwargs: Any) -> dict[str, Any]:
+    """Run :class:`~privenv.agents.dp_top_two.DPTopTwo` on the Bernoulli instance ``mu`` and
+    compare its stopping time with the lower bound: τ/(T*_ε(ν)·log(1/δ)), T*_ε of
+    :func:`privenv.theory.dp_bai.characteristic_time_dp` (the quantity the paper's factor 8 is
+    about, as δ → 0).
+
+    Returns a dict: ``tau`` (the stopping times; ``budget`` for a run that did not stop),
+    ``stopped``, ``correct`` (per run), ``T_star``, ``ratio`` (mean τ over T*_ε log(1/δ)),
+    ``ratio_se`` (its standard error over runs), ``error_rate``.
+    """
+    from privenv.simulation import simulate
+    from privenv.theory.dp_bai import characteristic_time_dp
+
+    means = [float(m) for m in mu]
+    res = simulate("dp-top-two", "BestArmIdentification-v0", n_runs=n_runs, seed=seed,
+                   horizon=budget, env_kwargs={"means": means},
+                   agent_kwargs={"epsilon": epsilon, "delta": delta, **agent_kwargs})
+    rec = np.asarray(res.episode["recommendation"])
+    stopped = rec >= 0
+    tau = np.where(stopped, np.asarray(res.episode["stopping_time"], dtype=float), budget)
+    T_star = characteristic_time_dp(means, epsilon)
+    scale = T_star * math.log(1.0 / delta)
+    return {"tau": tau, "stopped": stopped,
+            "correct": np.asarray(res.episode["correct"], dtype=bool), "T_star": T_star,
+            "ratio": float(tau.mean() / scale),
+            "ratio_se": float(tau.std(ddof=1) / math.sqrt(n_runs) / scale) if n_runs > 1 else 0.0,
+            "error_rate": float(np.mean(~np.asarray(res.episode["correct"], dtype=bool)))}

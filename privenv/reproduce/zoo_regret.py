@@ -129,10 +129,8 @@ class Claim:
     epsilons: tuple[float, float] | None = None
 
     def in_scope(self, instance: str, epsilon: float | None) -> bool:
-        if epsilon is None:  # a non-private reference: no claim is about it
-            return False
-        if self.instances is not None and instance not in self.instances:
-            return False
+        if epsilon is None or (self.instances is not None and instance not in self.instances):
+            return False  # (None: a non-private reference, which no claim is about)
         return self.epsilons is None or self.epsilons[0] <= epsilon <= self.epsilons[1]
 
     @property
