@@ -104,7 +104,7 @@ from privenv.theory.regret import d_eps
 __all__ = ["CHALLENGERS", "DPTTParams", "DPTopTwo", "dp_glr_threshold", "dp_transport",
            "dp_transport_point"]
 
-#: the challengers: TCI (W + log N_a) and TC (W), Jourdan et al. (2022)
+#: the challenger rules, TCI (W + log N_a) and TC (W) of Jourdan et al. (2022)
 CHALLENGERS = ("tci", "tc")
 #: iterations of the scalar solvers of :func:`dp_glr_threshold` (bisections on bounded brackets)
 THRESHOLD_STEPS = 100
@@ -364,7 +364,7 @@ class DPTopTwo(TopTwo):
         "challenger": Param(Options(CHALLENGERS)),
         "sampler": Param(SAMPLER, assumes="sampler"),
     }
-    #: audit hooks: ``forget = False`` re-releases every earlier reward of the arm in each batch
+    #: audit hooks, where ``forget = False`` re-releases every earlier reward of the arm in each batch
     #: sum; ``noise_multiplier`` scales every Laplace scale (true and 1 in the real agent)
     forget: bool = True
     noise_multiplier: float = 1.0

@@ -464,7 +464,7 @@ class GaussianMechanism:
 
     @property
     def discrete_params(self) -> DiscreteGaussianParameters:
-        """The exact sampler's parameters (``sampler="exact"`` only; its grid: :attr:`grid`)."""
+        """The exact sampler's parameters (``sampler="exact"`` only; its grid is :attr:`grid`)."""
         if self.params is None:
             raise ValueError(f"sampler={self.sampler!r} has no discrete Gaussian parameters "
                              "(sampler='exact' has)")
