@@ -364,8 +364,8 @@ class DPTopTwo(TopTwo):
         "challenger": Param(Options(CHALLENGERS)),
         "sampler": Param(SAMPLER, assumes="sampler"),
     }
-    #: audit hooks, where ``forget = False`` re-releases every earlier reward of the arm in each batch
-    #: sum; ``noise_multiplier`` scales every Laplace scale (true and 1 in the real agent)
+    #: audit hooks, where ``forget = False`` re-releases every earlier reward of the arm in each
+    #: batch sum; ``noise_multiplier`` scales every Laplace scale (true and 1 in the real agent)
     forget: bool = True
     noise_multiplier: float = 1.0
 
