@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from recording import recording
 
 from privenv.agents.dp_regret import (
     DAF,
@@ -25,22 +26,6 @@ from privenv.simulation import simulate
 from privenv.theory.regret import azize_2025, d_eps
 
 ENV = "BernoulliBandit-v0"
-
-
-def recording(cls: type) -> type:
-    """``cls`` recording its actions (a Python observe_batch: the step-by-step path)."""
-
-    class Recording(cls):  # type: ignore[valid-type, misc]
-        def reset_state(self):
-            super().reset_state()
-            self.actions = []
-
-        def observe_batch(self, actions, rewards, observations):
-            self.actions.append(np.array(actions))
-            super().observe_batch(actions, rewards, observations)
-
-    Recording.__name__ = f"Recording{cls.__name__}"
-    return Recording
 
 
 def pull_index(agent) -> tuple[np.ndarray, np.ndarray]:

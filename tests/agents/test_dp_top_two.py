@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from recording import recording
 from scipy import stats
 
 from privenv.agents.dp_top_two import DPTopTwo, dp_glr_threshold, dp_transport
@@ -108,19 +109,6 @@ def test_characteristic_time_between_its_limits(mu):
 
 
 # -- privacy: the ledger -----------------------------------------------------------------------
-def _recording(cls: type) -> type:
-    class Recording(cls):  # type: ignore[valid-type, misc]
-        def reset_state(self):
-            super().reset_state()
-            self.actions = []
-
-        def observe_batch(self, actions, rewards, observations):
-            self.actions.append(np.array(actions))
-            super().observe_batch(actions, rewards, observations)
-
-    return Recording
-
-
 def _released_mask(agent) -> np.ndarray:
     """Which (run, pull) rewards are in a release: pull j of arm a is, iff j ≤ Ñ_a."""
     arms = np.stack(agent.actions, axis=1)
@@ -136,7 +124,7 @@ def _released_mask(agent) -> np.ndarray:
 
 def test_ledger_each_released_reward_charged_exactly_once():
     eps, runs = 0.5, 3
-    agent = _recording(DPTopTwo)(K=5, epsilon=eps, n_runs=runs)
+    agent = recording(DPTopTwo)(K=5, epsilon=eps, n_runs=runs)
     simulate(agent, ENV, n_runs=runs, seed=1, horizon=3000, env_kwargs={"instance": "mu4"},
              ledger=True)
     released = _released_mask(agent)
@@ -148,7 +136,7 @@ def test_ledger_each_released_reward_charged_exactly_once():
                          ids=["noise x 0.5", "reward reused"])
 def test_ledger_catches_mutations(hook):
     eps, runs = 0.5, 3
-    agent = type("Mutant", (_recording(DPTopTwo),), hook)(K=5, epsilon=eps, n_runs=runs)
+    agent = type("Mutant", (recording(DPTopTwo),), hook)(K=5, epsilon=eps, n_runs=runs)
     simulate(agent, ENV, n_runs=runs, seed=1, horizon=3000, env_kwargs={"instance": "mu4"},
              ledger=True)
     with pytest.raises(PrivacyBudgetExceeded):
