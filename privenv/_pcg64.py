@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -83,21 +84,58 @@ def _words(x: int | Sequence[int]) -> list[int]:
     return [w for v in x for w in _words(v)]
 
 
-def stream_states(roots: Sequence[np.random.SeedSequence],
-                  keys: Sequence[tuple[int, ...]]) -> np.ndarray:
+def stream_states(roots: Sequence[Any], keys: Sequence[tuple[int, ...]]) -> np.ndarray:
     """The PCG64 state of ``Generator(PCG64(child(roots[i], *keys[j])))`` at row
-    ``i·len(keys) + j``, shape ``(len(roots)·len(keys), 4)`` (``child`` as in
-    :func:`privenv.seeding.child`: the root's entropy, its spawn key extended by the key).
+    ``i·len(keys) + j``, shape ``(len(roots)·len(keys), 4)`` (``roots``: numpy ``SeedSequence``
+    or :class:`privenv.seeding.RunSeed`, read only for their ``entropy`` and ``spawn_key``;
+    ``child`` as in :func:`privenv.seeding.child`: the root's entropy, its spawn key extended by
+    the key).
 
     The assembled entropy follows ``SeedSequence.get_assembled_entropy``: the entropy's words,
     padded with zeros to the pool size when there is a spawn key, then the spawn key's words.
     """
     key_words = [_words(k) for k in keys]
-    rows: list[list[int]] = []
     for root in roots:
         if root.pool_size != _POOL_SIZE:
             raise ValueError(f"a seed's pool size must be {_POOL_SIZE}, got {root.pool_size}")
         assert root.entropy is not None  # (a SeedSequence draws its entropy when built)
+    batch = _batch_words(roots, key_words)
+    words, lengths = batch if batch is not None else _row_words(roots, key_words)
+    states = np.empty((lengths.size, 4), dtype=np.uint64)
+    _seed_all(words, lengths, states)
+    return states
+
+
+def _batch_words(roots: Sequence[Any], key_words: list[list[int]]
+                 ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The assembled entropy of every (root, key) in a few numpy operations, for the usual batch:
+    one integer entropy, spawn keys of one length ≥ 1 with words below 2³² (a batch's runs
+    ``(seed, spawn_key=(i,))``); ``None`` for any other roots (then :func:`_row_words`)."""
+    if not roots or not key_words or not isinstance(roots[0].entropy, int):
+        return None
+    first = roots[0].entropy
+    n_prefix = len(roots[0].spawn_key)
+    if n_prefix == 0 or any(r.entropy != first or len(r.spawn_key) != n_prefix for r in roots):
+        return None
+    prefix = np.array([r.spawn_key for r in roots], dtype=object)
+    if not all(type(v) is int and 0 <= v < 2**32 for v in prefix.flat):
+        return None
+    entropy = _words(first)
+    padded = entropy + [0] * (_POOL_SIZE - len(entropy))
+    head = len(padded) + n_prefix
+    words = np.zeros((len(roots), len(key_words), head + max(map(len, key_words))), np.uint64)
+    words[:, :, :len(padded)] = padded
+    words[:, :, len(padded):head] = prefix.astype(np.uint64)[:, None, :]
+    for j, kw in enumerate(key_words):
+        words[:, j, head:head + len(kw)] = kw
+    lengths = np.tile(head + np.array([len(kw) for kw in key_words], np.int64), len(roots))
+    return words.reshape(lengths.size, -1), lengths
+
+
+def _row_words(roots: Sequence[Any], key_words: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """The assembled entropy of every (root, key), row by row (any roots)."""
+    rows: list[list[int]] = []
+    for root in roots:
         entropy = _words(root.entropy)
         padded = entropy + [0] * (_POOL_SIZE - len(entropy))
         prefix = _words(root.spawn_key)
@@ -109,9 +147,7 @@ def stream_states(roots: Sequence[np.random.SeedSequence],
     # one conversion of the zero-padded rows (a resetting vector env seeds a few runs per step)
     words = np.array([r + [0] * (width - len(r)) for r in rows], dtype=np.uint64).reshape(
         len(rows), width)
-    states = np.empty((len(rows), 4), dtype=np.uint64)
-    _seed_all(words, lengths, states)
-    return states
+    return words, lengths
 
 
 @jit(inline="always")

@@ -8,6 +8,7 @@ from privenv.seeding import (
     AGENT,
     DrawStream,
     RunNoise,
+    RunSeed,
     RunStreams,
     child,
     noise_for,
@@ -171,9 +172,56 @@ def test_compiled_seeding_gives_numpys_pcg64_state():
     states = stream_states(_ROOTS, _KEYS)
     for i, root in enumerate(_ROOTS):
         for j, key in enumerate(_KEYS):
-            want = np.random.PCG64(child(root, *key)).state["state"]
+            want = _numpy_state(np.random.SeedSequence(
+                root.entropy, spawn_key=tuple(root.spawn_key) + key))
             hi, lo, inc_hi, inc_lo = (int(w) for w in states[i * len(_KEYS) + j])
-            assert ((hi << 64) | lo, (inc_hi << 64) | inc_lo) == (want["state"], want["inc"])
+            assert ((hi << 64) | lo, (inc_hi << 64) | inc_lo) == want
+
+
+def _numpy_state(seed) -> tuple[int, int]:
+    state = np.random.PCG64(seed).state["state"]
+    return state["state"], state["inc"]
+
+
+def _state(states: np.ndarray, row: int) -> tuple[int, int]:
+    hi, lo, inc_hi, inc_lo = (int(w) for w in states[row])
+    return (hi << 64) | lo, (inc_hi << 64) | inc_lo
+
+
+@pytest.mark.parametrize("roots", [
+    run_seed_sequences(20261204, 50, first_run=3),  # a batch: numpy's arrays (_batch_words)
+    run_seed_sequences([5, 6, 7], 3),  # Gymnasium's per-sub-env seeds
+    [RunSeed(9, (1,)), RunSeed(9, (1, 2))],  # spawn keys of two lengths: row by row
+    [RunSeed(9, (2**32,)), RunSeed(9, (4,))],  # a two-word key: row by row
+    [RunSeed(1, (0,)), RunSeed(2, (0,))],  # two entropies: row by row
+], ids=["batch", "list", "key-lengths", "wide-key", "entropies"])
+def test_batched_and_row_seeding_give_numpys_states(roots):
+    from privenv._pcg64 import stream_states
+
+    keys = [(0,), (1, 7), (), (2**35,)]
+    states = stream_states(roots, keys)
+    for i, root in enumerate(roots):
+        for j, key in enumerate(keys):
+            want = _numpy_state(np.random.SeedSequence(
+                root.entropy, spawn_key=tuple(root.spawn_key) + key))
+            assert _state(states, i * len(keys) + j) == want
+
+
+def test_run_seed_is_its_seed_sequence():
+    """A RunSeed draws, spawns and pickles as SeedSequence(entropy, spawn_key) does."""
+    import pickle
+
+    seed, twin = RunSeed(2**70 + 5, (3, 1)), np.random.SeedSequence(2**70 + 5, spawn_key=(3, 1))
+    assert np.array_equal(np.random.default_rng(seed).random(5),
+                          np.random.default_rng(twin).random(5))
+    assert np.array_equal(seed.generate_state(6, np.uint64), twin.generate_state(6, np.uint64))
+    for got, want in zip(seed.spawn(2) + seed.spawn(3), twin.spawn(5), strict=True):
+        assert (got.entropy, got.spawn_key) == (want.entropy, want.spawn_key)
+    assert seed.n_children_spawned == twin.n_children_spawned == 5
+    copy = pickle.loads(pickle.dumps(seed))
+    assert (copy.entropy, copy.spawn_key) == (seed.entropy, seed.spawn_key)
+    assert _numpy_state(copy) == _numpy_state(twin)
+    assert child(twin, 4).spawn_key == child(seed, 4).spawn_key == (3, 1, 4)
 
 
 def test_compiled_draws_are_numpys_draws():

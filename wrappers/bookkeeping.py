@@ -28,7 +28,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
 
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.problems.base import Problem
-from privenv.seeding import WRAPPER, child
+from privenv.seeding import WRAPPER, Seed, child
 
 __all__ = ["RAW_INFO_KEYS", "AutoresetRuns", "LocalDP", "check_feedback_channel", "data_sampler",
            "ldp_stack_depth", "noise_seeds", "public_info", "public_step_info", "run_seeds"]
@@ -54,7 +54,7 @@ def ldp_stack_depth(env: Any) -> int:
     return n
 
 
-def run_seeds(wrapper: gym.Wrapper | VectorWrapper) -> list[np.random.SeedSequence]:
+def run_seeds(wrapper: gym.Wrapper | VectorWrapper) -> list[Seed]:
     base = wrapper.unwrapped
     if not hasattr(type(base), "run_seeds"):
         raise TypeError(
@@ -140,8 +140,8 @@ class AutoresetRuns:
 
 
 def noise_seeds(
-    seeds: Sequence[np.random.SeedSequence], stack_index: int
-) -> list[np.random.SeedSequence]:
+    seeds: Sequence[Seed], stack_index: int
+) -> list[Seed]:
     """The seeds of a wrapper's noise: ``child(seed, WRAPPER, stack_index)`` per run."""
     return [child(s, WRAPPER, stack_index) for s in seeds]
 

@@ -145,7 +145,7 @@ from privenv.privacy.mechanisms import (
     symmetric_from_upper,
     symmetric_gaussian_from_standard,
 )
-from privenv.seeding import RunNoise, RunStreams, child
+from privenv.seeding import RunNoise, RunStreams, Seed, child
 from privenv.wrappers.bookkeeping import (
     AutoresetRuns,
     LocalDP,
@@ -483,10 +483,10 @@ class _UserSide:
             return gen.random((n, self.m))
         return gen.standard_normal((n, self.m))
 
-    def _seeds(self, run_seeds: Sequence[np.random.SeedSequence]) -> list:
+    def _seeds(self, run_seeds: Sequence[Seed]) -> list:
         return [child(s, 0) for s in noise_seeds(run_seeds, self.stack_index)]
 
-    def reset(self, run_seeds: Sequence[np.random.SeedSequence], features: np.ndarray) -> None:
+    def reset(self, run_seeds: Sequence[Seed], features: np.ndarray) -> None:
         if self.randomizer.exact is not None:
             # words only: its uniform and normal streams are never drawn
             self._streams = RunNoise(noise_seeds(run_seeds, self.stack_index))
@@ -494,7 +494,7 @@ class _UserSide:
             self._streams = RunStreams(self._seeds(run_seeds), self._fill, self.block)
         self.features = np.asarray(features)
 
-    def reseed(self, runs: np.ndarray, run_seeds: Sequence[np.random.SeedSequence]) -> None:
+    def reseed(self, runs: np.ndarray, run_seeds: Sequence[Seed]) -> None:
         if isinstance(self._streams, RunNoise):
             self._streams.reseed(runs, noise_seeds(run_seeds, self.stack_index))
         else:

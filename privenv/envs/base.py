@@ -33,7 +33,7 @@ from gymnasium.vector.utils import batch_space
 from privenv._validation import check_choice, check_int
 from privenv.envs.render import Board, PullsFn, arm_pulls, n_arms
 from privenv.problems.base import Problem
-from privenv.seeding import episode_seed, run_seed_sequences
+from privenv.seeding import RunSeed, Seed, episode_seed, run_seed_sequences
 
 P = TypeVar("P", bound=Problem)
 
@@ -105,9 +105,9 @@ class ProblemEnv(gym.Env, Generic[P]):
         self._board = _board(self, problem, render_mode)
         self.observation_space = problem.single_observation_space
         self.action_space = problem.single_action_space
-        self._run_root: np.random.SeedSequence | None = None  # the run's first-episode seed
+        self._run_root: Seed | None = None  # the run's first-episode seed
         self._episode = 0
-        self._run_seed: np.random.SeedSequence | None = None  # the current episode's seed
+        self._run_seed: Seed | None = None  # the current episode's seed
         self._t = 0
         self._done = True
         self._counts = np.zeros(0, dtype=np.int64)
@@ -164,7 +164,7 @@ class ProblemEnv(gym.Env, Generic[P]):
             self._board.record(*self.render_pulls(self.problem, actions, obs, reward, info), info)
 
     @property
-    def run_seeds(self) -> list[np.random.SeedSequence]:
+    def run_seeds(self) -> list[Seed]:
         """The root seed of the current episode's run (wrappers derive their noise from it)."""
         if self._run_seed is None:
             raise ResetNeeded("call reset() first")
@@ -220,9 +220,9 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
         self.single_action_space = problem.single_action_space
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._run_roots: list[np.random.SeedSequence] | None = None  # first-episode seeds
+        self._run_roots: list[Seed] | None = None  # first-episode seeds
         self._episodes = np.zeros(self.num_envs, dtype=np.int64)
-        self._run_seeds: list[np.random.SeedSequence] | None = None  # current episodes' seeds
+        self._run_seeds: list[Seed] | None = None  # current episodes' seeds
         self._t = np.zeros(self.num_envs, dtype=np.int64)
         self._done = np.ones(self.num_envs, dtype=bool)
         self._n_done = self.num_envs
@@ -249,7 +249,7 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
         roots = None if seed is None else run_seed_sequences(seed, self.num_envs, first_run)
         if isinstance(seed, (list, tuple)) or seed is None:
             first = None if seed is None else seed[0]
-            if isinstance(first, np.random.SeedSequence):
+            if isinstance(first, (np.random.SeedSequence, RunSeed)):
                 first = first.entropy  # np_random only seeds fresh runs of a later seed=None
             super().reset(seed=None if first is None else int(first))
         else:
@@ -353,7 +353,7 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
         return self.problem.evaluation
 
     @property
-    def run_seeds(self) -> list[np.random.SeedSequence]:
+    def run_seeds(self) -> list[Seed]:
         """The root seed of each run's current episode (wrappers derive their noise from them)."""
         if self._run_seeds is None:
             raise ResetNeeded("call reset() first")

@@ -48,7 +48,7 @@ from privenv.privacy.audit import (
     clopper_pearson_lower,
     epsilon_lower_bound,
 )
-from privenv.seeding import COIN, child, run_seed_sequences
+from privenv.seeding import COIN, child, generator, run_seed_sequences
 
 __all__ = [
     "COIN",
@@ -93,7 +93,7 @@ def coins(trials: int, seed: int, first_run: int = 0) -> np.ndarray:
     """The fair coins (True = member) of runs ``first_run …`` of ``seed``: run i's coin comes
     from its own seed's child ``COIN``, so it does not depend on the batch."""
     roots = run_seed_sequences(seed, trials, first_run)
-    return np.array([np.random.default_rng(child(s, COIN)).random() < 0.5 for s in roots],
+    return np.array([generator(child(s, COIN)).random() < 0.5 for s in roots],
                     dtype=bool)
 
 

@@ -51,7 +51,7 @@ from privenv.problems.base import (
     Problem,
     take_values,
 )
-from privenv.seeding import ENV, INSTANCE, RunStreams, long_block
+from privenv.seeding import ENV, INSTANCE, RunStreams, Seed, long_block
 
 #: Bernoulli instances of paper 3, Appendix I (Sajed and Sheffet 2019).
 INSTANCES: dict[str, tuple[float, ...]] = {
@@ -217,7 +217,7 @@ class BAIProblem(Problem):
 
     # -- Problem API ----------------------------------------------------------------------------
     def _reset(
-        self, run_seeds: list[np.random.SeedSequence], runs: np.ndarray
+        self, run_seeds: list[Seed], runs: np.ndarray
     ) -> tuple[np.ndarray, dict]:
         fill = None if self.law in COMPILED_LAWS else self._fill
         states = None

@@ -17,7 +17,7 @@ from gymnasium import spaces
 from privenv._jit import generic, jit
 from privenv._pcg64 import bernoulli, next_normal, stream_states
 from privenv._validation import check_int
-from privenv.seeding import ENV, Fill, RunStreams, child
+from privenv.seeding import ENV, Fill, RunStreams, Seed, child
 
 #: values drawn per refill of a (run, arm) reward stream (part of the numbers when a law's fill
 #: interleaves draws, as the Huber problem's inliers, coins and outliers)
@@ -193,7 +193,7 @@ class Problem(ABC):
         self.evaluation: dict[str, Any] = {}
 
     def reset(
-        self, run_seeds: Sequence[np.random.SeedSequence], runs: np.ndarray | None = None
+        self, run_seeds: Sequence[Seed], runs: np.ndarray | None = None
     ) -> tuple[np.ndarray, dict]:
         """Start runs afresh from their seeds; returns batched (observation, info) for all runs.
 
@@ -248,7 +248,7 @@ class Problem(ABC):
 
     @abstractmethod
     def _reset(
-        self, run_seeds: list[np.random.SeedSequence], runs: np.ndarray
+        self, run_seeds: list[Seed], runs: np.ndarray
     ) -> tuple[np.ndarray, dict]: ...
 
     @abstractmethod
@@ -258,7 +258,7 @@ class Problem(ABC):
 
     def reset_arm_streams(
         self,
-        run_seeds: list[np.random.SeedSequence],
+        run_seeds: list[Seed],
         runs: np.ndarray,
         n_arms: int,
         fill: Fill | None,

@@ -35,6 +35,7 @@ from gymnasium import spaces
 from privenv._validation import check_choice, check_vector
 from privenv.problems.bai import INSTANCES as BAI_INSTANCES
 from privenv.problems.base import BernoulliArms, Problem, take_values
+from privenv.seeding import Seed
 
 #: named instances (see the module docstring for where each comes from)
 INSTANCES: dict[str, tuple[float, ...]] = {
@@ -111,7 +112,7 @@ class BernoulliProblem(Problem):
 
     # -- Problem API ----------------------------------------------------------------------------
     def _reset(
-        self, run_seeds: list[np.random.SeedSequence], runs: np.ndarray
+        self, run_seeds: list[Seed], runs: np.ndarray
     ) -> tuple[np.ndarray, dict]:
         self.reset_arm_streams(run_seeds, runs, self.K, None)  # drawn in compiled code
         return self._obs.copy(), {}

@@ -40,7 +40,7 @@ from privenv._jit import jit
 from privenv._pcg64 import next_double, next_normal, next_pareto, next_t
 from privenv._validation import check_choice, check_int, check_probability, check_real, check_vector
 from privenv.problems.base import ARM_BLOCK, BufferedArms, Problem, next_value, take_values
-from privenv.seeding import RunStreams, sparse_empty
+from privenv.seeding import RunStreams, Seed, sparse_empty
 
 INLIER_LAWS = ("student-t", "pareto", "gaussian")
 CONTAMINATION_LAWS = ("gaussian", "adversarial")
@@ -301,7 +301,7 @@ class HuberProblem(Problem):
 
     # -- Problem API ----------------------------------------------------------------------------
     def _reset(
-        self, run_seeds: list[np.random.SeedSequence], runs: np.ndarray
+        self, run_seeds: list[Seed], runs: np.ndarray
     ) -> tuple[np.ndarray, dict]:
         if not self.compiled:
             self.reset_arm_streams(run_seeds, runs, self.K, self._fill)

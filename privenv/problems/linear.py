@@ -67,7 +67,7 @@ from gymnasium import spaces
 
 from privenv._validation import check_choice, check_int, check_real, check_vector
 from privenv.problems.base import Problem
-from privenv.seeding import ENV, RunStreams, child
+from privenv.seeding import ENV, RunStreams, Seed, child
 
 CONTEXTS = ("sphere", "disjoint", "hard", "paper2", "dataset")
 #: the evaluation quantities of a linear family's step (``info``, the per-silo ones for paper 2)
@@ -496,7 +496,7 @@ class LinearFamilyProblem(Problem):
 
     # -- Problem API ----------------------------------------------------------------------------
     def _reset(
-        self, run_seeds: list[np.random.SeedSequence], runs: np.ndarray
+        self, run_seeds: list[Seed], runs: np.ndarray
     ) -> tuple[np.ndarray, dict]:
         ctx_seeds = [child(s, ENV, 0) for s in run_seeds]
         noise_seeds = [child(s, ENV, 1) for s in run_seeds]

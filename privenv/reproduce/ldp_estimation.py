@@ -99,7 +99,7 @@ from privenv.reproduce.cells import (
     select,
     utc_now,
 )
-from privenv.seeding import ENV, WRAPPER, child, run_seed_sequences
+from privenv.seeding import ENV, WRAPPER, child, generator, run_seed_sequences
 from privenv.theory import linear as theory
 
 ID = "ldp-estimation"
@@ -392,9 +392,9 @@ def run_size(exp: Experiment, n: int, seed: int, runs: int) -> dict[str, np.ndar
     families = {ESTIMATORS[e][1] for e in exp.estimators}
     for r, root in enumerate(run_seed_sequences(seed, runs)):
         for j, theta in enumerate(hyps):
-            data = np.random.default_rng(child(root, ENV, exp.code, n, j))
+            data = generator(child(root, ENV, exp.code, n, j))
             cells = sample_cells(dsg, theta, exp.labels, n, data)
-            gens = {f: np.random.default_rng(child(root, WRAPPER, exp.code, n, j, k))
+            gens = {f: generator(child(root, WRAPPER, exp.code, n, j, k))
                     for f, k in _FAMILY_KEY.items() if f in families}
             laplace = (laplace_cell_sums(cells, gens["laplace-input"])
                        if "laplace-input" in families else None)

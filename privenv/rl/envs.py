@@ -73,6 +73,7 @@ from privenv.rl.ids import (
     load_entry_point,
 )
 from privenv.rl.views import SufficientStatistics, VectorSufficientStatistics
+from privenv.seeding import Seed
 
 __all__ = [
     "BernoulliBanditRLEnv",
@@ -281,7 +282,7 @@ class _RLView:
         return self._inner.public_info()
 
     @property
-    def run_seeds(self) -> list[np.random.SeedSequence]:
+    def run_seeds(self) -> list[Seed]:
         """The root seed of each run's current episode (as the research env's)."""
         return self._inner.run_seeds
 
@@ -405,7 +406,7 @@ class RLBanditVectorEnv(_RLView, VectorEnv):
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         options = dict(options or {})
-        roots: list[np.random.SeedSequence] | None = None
+        roots: list[Seed] | None = None
         if seed is not None:  # sub-env i: run `first_run` of seed s + i (or of seed[i])
             seeds = ([seed + i for i in range(self.num_envs)] if isinstance(seed, (int, np.integer))
                      else list(seed))
