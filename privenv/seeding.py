@@ -94,7 +94,8 @@ class RunSeed(ISpawnableSeedSequence):
         return f"RunSeed(entropy={self.entropy!r}, spawn_key={self.spawn_key!r})"
 
 
-#: the type of a run's seed, numpy's ``SeedSequence`` (given by a user) or the library's lazy :class:`RunSeed`
+#: the type of a run's seed, numpy's ``SeedSequence`` (given by a user) or the library's lazy
+#: :class:`RunSeed`
 Seed = np.random.SeedSequence | RunSeed
 
 
