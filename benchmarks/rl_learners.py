@@ -216,11 +216,12 @@ def table(path: str) -> str:
             zoo = not (bai and r["learner"] == "uniform")
             who = f"{r['learner']} (zoo)" if zoo else "uniform actions"
             lines.append(f"| {who} | reference | — | — | {r[key]:.3f} |" + extra)
-        groups: dict[tuple[str, str], list[dict]] = {}
-        for r in mine:
+        groups: dict[tuple[str, str], dict[int, dict]] = {}
+        for r in mine:  # a seed run again (same seed, same numbers) counts once: its last row
             if r["setting"] != "reference":
-                groups.setdefault((r["learner"], r["setting"]), []).append(r)
-        for (learner, setting), rs in groups.items():
+                groups.setdefault((r["learner"], r["setting"]), {})[r["seed"]] = r
+        for (learner, setting), by_seed in groups.items():
+            rs = [by_seed[seed] for seed in sorted(by_seed)]
             v = np.array([r[key] for r in rs])
             cell = f"{v.mean():.3f}; {v.min():.3f}–{v.max():.3f}"
             if bai:
@@ -231,7 +232,8 @@ def table(path: str) -> str:
                 ratio = v / classic["per_step"] if classic else None
                 extra = (f" {ratio.mean():.2f} ({ratio.min():.2f}–{ratio.max():.2f}) |"
                          if classic else " |")
-            lines.append(f"| {learner} | {setting} | {rs[0]['steps']} | {len(rs)} | {cell} |"
+            seeds = ", ".join(str(seed) for seed in sorted(by_seed))
+            lines.append(f"| {learner} | {setting} | {rs[0]['steps']} | {seeds} | {cell} |"
                          + extra)
     return "\n".join(lines)
 
