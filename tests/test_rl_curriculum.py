@@ -138,10 +138,11 @@ def test_single_file_ppo_trains_on_the_federated_id_as_it_is():
 @pytest.mark.usefixtures("one_torch_thread")
 @pytest.mark.parametrize("learner", ["ppo", "dqn"])
 def test_stock_ppo_and_dqn_reach_the_classic_agent_on_the_defaults(learner):
-    """The must-show claims at full size, one training seed (the table has three): SB3's PPO and
-    DQN with stock hyperparameters, 5·10⁴ steps on the default Huber and linear RL ids, reach
-    90 % of the classic agent's per-step reward (UCB1, LinUCB) on 20 fresh episodes; PPO on the
-    default best-arm identification id is right ≥ 80 % of the time, stopping before its budget."""
+    """The must-show claims at full size, training seed 0 (the table's seeds are in
+    docs/results/rl.md): SB3's PPO and DQN with stock hyperparameters, 5·10⁴ steps on the default
+    Huber and linear RL ids, reach 90 % of the classic agent's per-step reward (UCB1, LinUCB) on
+    20 fresh episodes; PPO on the default best-arm identification id is right ≥ 80 % of the time,
+    stopping before its budget."""
     sys.path.insert(0, str(BENCHMARKS))
     from rl_learners import CLASSIC, _sb3_train
 
