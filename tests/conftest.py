@@ -205,6 +205,7 @@ if _CPU_DIR:
     from numba.core import event
 
     _cpu_per_file: dict[str, list[float]] = {}
+    _cpu_per_test: dict[str, float] = {}
     _compiles: list[list] = []  # [test file, function, argument types, seconds]
     _current = {"file": "(collection)", "depth": 0, "start": 0.0}
 
@@ -234,6 +235,7 @@ if _CPU_DIR:
         entry[0] += cpu1 - cpu0
         entry[1] += wall1 - wall0
         entry[2] += 1
+        _cpu_per_test[item.nodeid] = round(cpu1 - cpu0, 3)
 
     def pytest_sessionfinish(session):
         import json
@@ -241,4 +243,4 @@ if _CPU_DIR:
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         with open(os.path.join(_CPU_DIR, f"cpu-{worker}.json"), "w") as f:
             json.dump({"total_cpu": _cpu_now()[0], "files": _cpu_per_file,
-                       "compiles": _compiles}, f, indent=1)
+                       "tests": _cpu_per_test, "compiles": _compiles}, f, indent=1)
