@@ -118,7 +118,14 @@ def one_torch_thread():
 #: parameters in tests/privacy/test_federated_protocol.py
 #: (``test_exact_calibration_meets_the_target_through_zcdp``, both protocols) and the rounding to
 #: the grid there (``test_exact_protocol_sums_the_rounded_items_and_is_batch_independent``).
-SLOW_EXACT_AUDITS = ("fed-linucb-silo-exact", "super-agent-central-exact")
+#: ``central-dp-linucb-exact`` likewise (40 000 runs of central-DP LinUCB's two trees with
+#: discrete-Gaussian node noise, 102 s in a cold full run): its tree code in the
+#: ``central-dp-linucb`` audit (with mutants), the discrete Gaussian in ``gaussian-exact``, its zCDP
+#: calibration and its exact runs in tests/agents/test_central_linucb.py
+#: (``test_exact_sampler_calibration_meets_the_target_through_zcdp``,
+#: ``test_exact_sampler_runs_are_batch_invariant_and_differ_from_float``).
+SLOW_EXACT_AUDITS = ("fed-linucb-silo-exact", "super-agent-central-exact",
+                     "central-dp-linucb-exact")
 
 
 def audit_variants(targets, shared=()):
@@ -175,3 +182,65 @@ def _check_audit(target: str, mutation: str | None) -> None:
 def check_audit():
     """The check of one audit variant (:func:`_check_audit`)."""
     return _check_audit
+
+
+# -- CPU time per test file (``PRIVENV_TEST_CPU=DIR``: one JSON file per worker in DIR) ----------
+#
+# Process CPU (user + system, this process and the children it waited for) is robust to a loaded
+# machine where wall time is not: the suite's budget is measured in it. Each worker's file also
+# lists, per test file, the kernels numba compiled there (outermost compiles: function, argument
+# types, seconds): a kernel compiled in both workers, or for one test only, shows there.
+
+_CPU_DIR = os.environ.get("PRIVENV_TEST_CPU")
+
+
+def _cpu_now() -> tuple[float, float]:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system, t.elapsed
+
+
+if _CPU_DIR:
+    import time
+
+    from numba.core import event
+
+    _cpu_per_file: dict[str, list[float]] = {}
+    _cpu_per_test: dict[str, float] = {}
+    _compiles: list[list] = []  # [test file, function, argument types, seconds]
+    _current = {"file": "(collection)", "depth": 0, "start": 0.0}
+
+    class _CompileRecorder(event.Listener):
+        def on_start(self, ev):
+            if _current["depth"] == 0:
+                _current["start"] = time.process_time()
+            _current["depth"] += 1
+
+        def on_end(self, ev):
+            _current["depth"] -= 1
+            if _current["depth"] == 0:
+                fn = ev.data["dispatcher"].py_func
+                _compiles.append([_current["file"], f"{fn.__module__}.{fn.__qualname__}",
+                                  str(ev.data["args"])[:300],
+                                  round(time.process_time() - _current["start"], 3)])
+
+    event.register("numba:compile", _CompileRecorder())
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        _current["file"] = item.location[0]
+        cpu0, wall0 = _cpu_now()
+        yield
+        cpu1, wall1 = _cpu_now()
+        entry = _cpu_per_file.setdefault(item.location[0], [0.0, 0.0, 0])
+        entry[0] += cpu1 - cpu0
+        entry[1] += wall1 - wall0
+        entry[2] += 1
+        _cpu_per_test[item.nodeid] = round(cpu1 - cpu0, 3)
+
+    def pytest_sessionfinish(session):
+        import json
+
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        with open(os.path.join(_CPU_DIR, f"cpu-{worker}.json"), "w") as f:
+            json.dump({"total_cpu": _cpu_now()[0], "files": _cpu_per_file,
+                       "tests": _cpu_per_test, "compiles": _compiles}, f, indent=1)
