@@ -5,9 +5,9 @@ The README holds only the two commands, an example and the headline results; eve
 in ``docs/`` (built by ``make docs``, tested by tests/docs/test_docs.py). Here: every relative
 link of the README names a file of the repository; its Python example runs and prints exactly
 the output shown under it, where the private agent's regret is below uniform play's, and its
-command-line twin prints the number it states; no table cell is over 200 characters; each line of the results
-table is one claim with a verdict, and its numbers appear on the results page the line links to,
-so the README cannot drift from the pages that hold the measurements."""
+command-line twin prints the number it states; no table cell is over 200 characters; each line
+of the results table is one claim with a verdict, and its numbers appear on the results page the
+line links to, so the README cannot drift from the pages that hold the measurements."""
 
 from __future__ import annotations
 
