@@ -58,11 +58,11 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "daf-wrapper": ("privenv.agents.adap_tt", "DAFWrapper"),
     # Jourdan & Azize 2025: Top Two on the KL/ε·TV cost, geometric batching (agents/dp_top_two.py)
     "dp-top-two": ("privenv.agents.dp_top_two", "DPTopTwo"),
-    # linear contextual bandits: baselines of paper 4 (agents/linear.py)
+    # linear contextual bandits: baselines of paper 4 (agents/linear.py, agents/central_linucb.py)
     "linucb": ("privenv.agents.linear", "LinUCB"),
     "ldp-linucb": ("privenv.agents.linear", "LDPLinUCB"),
     "input-perturbation-ols": ("privenv.agents.linear", "InputPerturbationOLS"),
-    "central-dp-linucb": ("privenv.agents.linear", "CentralDPLinUCB"),
+    "central-dp-linucb": ("privenv.agents.central_linucb", "CentralDPLinUCB"),
     # paper 4: LPLR oracle + RegCB elimination (agents/lplr.py)
     "lplr-regcb": ("privenv.agents.lplr", "LPLRRegCB"),
     # paper 2: federated LinUCB across silos, fixed and data-adaptive sync (agents/federated.py)

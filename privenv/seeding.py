@@ -78,6 +78,17 @@ class RunSeed(ISpawnableSeedSequence):
     def n_children_spawned(self) -> int:
         return self._spawned
 
+    @property
+    def pool(self) -> np.ndarray:
+        """The ``SeedSequence``'s entropy pool."""
+        return self.sequence.pool
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The ``SeedSequence``'s state (its constructor's arguments)."""
+        return {"entropy": self.entropy, "spawn_key": self.spawn_key,
+                "pool_size": self.pool_size, "n_children_spawned": self._spawned}
+
     def generate_state(self, n_words: int, dtype: Any = np.uint32) -> np.ndarray:
         return self.sequence.generate_state(n_words, dtype)
 

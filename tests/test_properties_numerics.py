@@ -17,13 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from privenv.agents.linear import (
-    CentralDPLinUCB,
-    ldp_linucb_beta,
-    ldp_linucb_upsilon,
-    oful_radius,
-    tree_noise_bounds,
-)
+from privenv.agents.central_linucb import CentralDPLinUCB, tree_noise_bounds
+from privenv.agents.linear import ldp_linucb_beta, ldp_linucb_upsilon, oful_radius
 from privenv.privacy import vector_sum as vs
 from privenv.privacy.accounting import gaussian_epsilon, tree_levels, tree_rho
 from privenv.privacy.federated import (

@@ -218,6 +218,7 @@ def test_run_seed_is_its_seed_sequence():
     for got, want in zip(seed.spawn(2) + seed.spawn(3), twin.spawn(5), strict=True):
         assert (got.entropy, got.spawn_key) == (want.entropy, want.spawn_key)
     assert seed.n_children_spawned == twin.n_children_spawned == 5
+    assert seed.state == twin.state and np.array_equal(seed.pool, twin.pool)
     copy = pickle.loads(pickle.dumps(seed))
     assert (copy.entropy, copy.spawn_key) == (seed.entropy, seed.spawn_key)
     assert _numpy_state(copy) == _numpy_state(twin)

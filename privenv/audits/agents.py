@@ -603,7 +603,7 @@ _CDPLIN_EPS, _CDPLIN_DELTA, _CDPLIN_T, _CDPLIN_AUDIT_DELTA = 2.0, 1e-2, 32, 0.05
 
 def _central_dp_linucb(mutation: str | None, n: int, seed: int,
                        sampler: str = "float") -> Measurement:
-    from privenv.agents.linear import CentralDPLinUCB
+    from privenv.agents.central_linucb import CentralDPLinUCB
     from privenv.privacy.accounting import rho_to_epsilon_cks
 
     _, redraw, _ = tree_mutant_classes()

@@ -65,6 +65,10 @@ GLOBAL_EPSILONS: tuple[float, ...] = (0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.3, 0
 PULL_SECONDS: dict[str, float] = {
     "ttucb": 110e-9, "ttucb-dpa": 60e-9, "ctb-tt": 80e-9, "gaussian-ldp-ttucb": 80e-9,
     "adap-tt": 60e-9, "adap-tt-star": 60e-9, "dp-se": 20e-9,
+    # dp-top-two (Jourdan & Azize 2025): the K − 1 transportation costs W^ε of its TCI challenger
+    # at every pull, about 100× AdaP-TT's arithmetic; 1.2–1.6 µs per run-step in the cells of
+    # `privenv reproduce dp-bai-optimal` on μ4 and μ2 (2026-12-04, shared machine: an upper value)
+    "dp-top-two": 1.6e-6,
 }
 #: E[τ] / lower bound per (agent, threshold) (measured at 20–100 runs on μ1…μ6 for TTUCB and on
 #: μ4/μ5 at ε ∈ {0.1, 0.3, 1, 10} for the others, rounded up; others get the largest): TTUCB
@@ -79,6 +83,9 @@ INFLATION: dict[tuple[str, str | None], float] = {
     ("adap-tt", "theory"): 75.0, ("adap-tt", "empirical"): 140.0,
     ("adap-tt-star", "theory"): 160.0, ("adap-tt-star", "empirical"): 270.0,
     ("dp-se", None): 75.0,
+    # dp-top-two: 18–26× T*_ε·log(1/δ) on μ4 at ε ∈ {0.1, 1, 10}; on μ2 at ε = 0.01 about 220×
+    # (8 of 100 runs reached the budget of 10⁸ pulls: docs/results/zoo.md)
+    ("dp-top-two", None): 250.0,
 }
 
 

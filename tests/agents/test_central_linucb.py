@@ -1,4 +1,4 @@
-"""Central-DP LinUCB with the tree-based mechanism (Shariff & Sheffet 2018; agents/linear.py).
+"""Central-DP LinUCB with the tree-based mechanism (Shariff & Sheffet 2018; agents/central_linucb.py).
 
 Calibration by hand (the declared (ε, δ) is met exactly and σ × 0.9 breaks it); the private Gram
 stays symmetric and the noise stays inside the derived bounds; a hand-computed step; the ledger
@@ -17,7 +17,7 @@ import pytest
 
 import privenv  # noqa: F401
 from privenv.agents import make
-from privenv.agents.linear import CentralDPLinUCB, tree_noise_bounds
+from privenv.agents.central_linucb import CentralDPLinUCB, tree_noise_bounds
 from privenv.agents.mab import Uniform
 from privenv.privacy.accounting import gaussian_epsilon
 from privenv.privacy.guarantee import PrivacyGuarantee
