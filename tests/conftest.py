@@ -32,7 +32,7 @@ def pytest_unconfigure(config):
 # that is nearly done: the long files with few tests (the docs build, the notebooks) came last and
 # one worker finished alone. Here the files known to be long go first (longest first), the rest
 # follow in xdist's order; and the two files that read the session's docs build run in one worker
-# (in two, the second waited, idle, on the first's build: tests/docs_site.py's lock).
+# (in two, the second waited, idle, on the first's build: tests/docs/docs_site.py's lock).
 
 #: test files (or groups of files, run by one worker) that go first, in this order: the longest
 #: with an empty numba cache (measured one file per process with ``--durations``, CPU seconds:
@@ -44,12 +44,12 @@ def pytest_unconfigure(config):
 LONG_FIRST = (
     "tests/agents/test_adap_tt.py",
     "tests/test_golden.py",
-    "tests/test_docs.py",
-    "tests/test_audits.py",
-    "tests/test_lab_notebooks.py",
+    "tests/docs/test_docs.py",
+    "tests/privacy/test_audits.py",
+    "tests/docs/test_lab_notebooks.py",
 )
 #: files run in the same worker as another file: file → the scope it joins
-SAME_WORKER = {"tests/test_docs_browser.py": "tests/test_docs.py"}
+SAME_WORKER = {"tests/docs/test_docs_browser.py": "tests/docs/test_docs.py"}
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -106,7 +106,7 @@ def one_torch_thread():
 # and has a test taking ``audit_target`` and ``audit_mutation``; this hook gives it one test per
 # case and variant (the correct target, then each mutation), and ``check_audit`` checks the
 # record. A private agent's cases run in its own file under tests/agents/ (a contributor editing
-# the agent runs them); tests/test_audits.py runs the others and checks that every case runs
+# the agent runs them); tests/privacy/test_audits.py runs the others and checks that every case runs
 # exactly once.
 
 

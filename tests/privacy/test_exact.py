@@ -5,7 +5,8 @@ loops: tests/privacy/test_constant_work.py; the work budgets: tests/privacy/test
 Statistical tests use fixed seeds; each states its false-alarm probability (α = 1e-6 per test
 unless said otherwise, Bonferroni inside). The neighbouring-input ε audits of the exact samplers
 and their mutations are harness cases ("laplace-exact", "gaussian-exact", "laplace-snapping",
-run by tests/test_audits.py); the exact-preimage audits are in tests/privacy/test_preimage.py.
+run by tests/privacy/test_audits.py); the exact-preimage audits are in
+tests/privacy/test_preimage.py.
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ def test_every_case_runs_once_and_every_agent_case_in_its_agents_file() -> None:
     import importlib.util
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     for path, names in AGENT_FILES.items():
         spec = importlib.util.spec_from_file_location(Path(path).stem, root / path)
         module = importlib.util.module_from_spec(spec)
