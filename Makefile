@@ -72,7 +72,7 @@ lint: install
 
 # The site: reproductions (reused from results/ when present) -> docs/_generated, then Sphinx,
 # warnings as errors. docs-build is the same recipe without the install step: the tests run it
-# (tests/docs_site.py: DOCS_SCALE=--quick on a copy of docs/), so CI builds the site as make docs.
+# (tests/docs/docs_site.py: DOCS_SCALE=--quick on a copy of docs/), so CI builds the site as make docs.
 DOCS ?= docs
 DOCS_RESULTS ?= results
 DOCS_HTML ?= docs/_build/html

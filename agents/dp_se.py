@@ -137,7 +137,7 @@ def _dpse_end_segment(p: DPSEParams, s: ElimState, noise: NoiseView, run: int) -
         s.cum_count[run, arm] += R
         estimate *= R / s.cum_count[run, arm]
     s.estimates[run, arm] = estimate
-    record_release(s.releases, run, s.acc_start[run], s.seg_end[run], p.epsilon, 0)
+    record_release(s.releases, run, s.acc_start[run], s.seg_end[run], p.epsilon, np.int64(0))
 
 
 @generic

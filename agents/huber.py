@@ -183,7 +183,8 @@ def pairwise_truncated_sum(x: np.ndarray, lo: int, n: int, centre: float, M: flo
 @jit
 def truncated_mean(x: np.ndarray, n: int, M: float) -> float:
     r"""Algorithm 2, lines 3–4: the mean of x̄_j = x_j·1{\|x_j\| ≤ M} over x[0 … n − 1]."""
-    return pairwise_truncated_sum(x, 0, n, 0.0, M) / n
+    # (np.int64: a constant argument would be a numba literal, compiling the callee again)
+    return pairwise_truncated_sum(x, np.int64(0), n, 0.0, M) / n
 
 
 @jit
@@ -664,13 +665,14 @@ def _prae_end_segment(p: PRAEParams, s: ElimState, noise: NoiseView, run: int) -
     if p.central:
         n = B // 2
         mu = algorithm_3_of(p.sampler, p, s.buf[run], n, M, noise, run)
-        record_release(s.releases, run, start, start + n, p.epsilon, 1)
-        record_release(s.releases, run, start + n, stop, p.epsilon, 2)
+        # (np.int64 kinds: a constant argument is a numba literal, one compile per value)
+        record_release(s.releases, run, start, start + n, p.epsilon, np.int64(1))
+        record_release(s.releases, run, start + n, stop, p.epsilon, np.int64(2))
     else:
         n_used = stop - start  # B: this batch only (forgetting)
         mean = truncated_mean(s.buf[run], n_used, M)  # Algorithm 2, lines 3–4
         mu = algorithm_2_of(p.sampler, p, mean, M, B, noise, run)  # line 5, sensitivity 2M/B
-        record_release(s.releases, run, start, stop, p.epsilon, 0)
+        record_release(s.releases, run, start, stop, p.epsilon, np.int64(0))
     s.estimates[run, s.arm[run]] = mu
 
 

@@ -11,7 +11,7 @@ privenv; privenv's RL ids work in it unchanged::
 prints the mean reward per step of the episodes of each iteration (``RecordEpisodeStatistics``:
 return / length — the per-pull reward; the mean of the raw transitions would include Gymnasium's
 next-step reset steps, see ``examples/README-rl.md``) and, at the end, the greedy policy's action
-counts over a few evaluation episodes. The tests run it (``tests/test_rl_ids.py``).
+counts over a few evaluation episodes. The tests run it (``tests/rl/test_rl_ids.py``).
 """
 
 from __future__ import annotations

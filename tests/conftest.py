@@ -32,7 +32,7 @@ def pytest_unconfigure(config):
 # that is nearly done: the long files with few tests (the docs build, the notebooks) came last and
 # one worker finished alone. Here the files known to be long go first (longest first), the rest
 # follow in xdist's order; and the two files that read the session's docs build run in one worker
-# (in two, the second waited, idle, on the first's build: tests/docs_site.py's lock).
+# (in two, the second waited, idle, on the first's build: tests/docs/docs_site.py's lock).
 
 #: test files (or groups of files, run by one worker) that go first, in this order: the longest
 #: with an empty numba cache (measured one file per process with ``--durations``, CPU seconds:
@@ -44,12 +44,12 @@ def pytest_unconfigure(config):
 LONG_FIRST = (
     "tests/agents/test_adap_tt.py",
     "tests/test_golden.py",
-    "tests/test_docs.py",
-    "tests/test_audits.py",
-    "tests/test_lab_notebooks.py",
+    "tests/docs/test_docs.py",
+    "tests/privacy/test_audits.py",
+    "tests/docs/test_lab_notebooks.py",
 )
 #: files run in the same worker as another file: file → the scope it joins
-SAME_WORKER = {"tests/test_docs_browser.py": "tests/test_docs.py"}
+SAME_WORKER = {"tests/docs/test_docs_browser.py": "tests/docs/test_docs.py"}
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -106,7 +106,7 @@ def one_torch_thread():
 # and has a test taking ``audit_target`` and ``audit_mutation``; this hook gives it one test per
 # case and variant (the correct target, then each mutation), and ``check_audit`` checks the
 # record. A private agent's cases run in its own file under tests/agents/ (a contributor editing
-# the agent runs them); tests/test_audits.py runs the others and checks that every case runs
+# the agent runs them); tests/privacy/test_audits.py runs the others and checks that every case runs
 # exactly once.
 
 
@@ -118,7 +118,14 @@ def one_torch_thread():
 #: parameters in tests/privacy/test_federated_protocol.py
 #: (``test_exact_calibration_meets_the_target_through_zcdp``, both protocols) and the rounding to
 #: the grid there (``test_exact_protocol_sums_the_rounded_items_and_is_batch_independent``).
-SLOW_EXACT_AUDITS = ("fed-linucb-silo-exact", "super-agent-central-exact")
+#: ``central-dp-linucb-exact`` likewise (40 000 runs of central-DP LinUCB's two trees with
+#: discrete-Gaussian node noise, 102 s in a cold full run): its tree code in the
+#: ``central-dp-linucb`` audit (with mutants), the discrete Gaussian in ``gaussian-exact``, its zCDP
+#: calibration and its exact runs in tests/agents/test_central_linucb.py
+#: (``test_exact_sampler_calibration_meets_the_target_through_zcdp``,
+#: ``test_exact_sampler_runs_are_batch_invariant_and_differ_from_float``).
+SLOW_EXACT_AUDITS = ("fed-linucb-silo-exact", "super-agent-central-exact",
+                     "central-dp-linucb-exact")
 
 
 def audit_variants(targets, shared=()):
@@ -175,3 +182,65 @@ def _check_audit(target: str, mutation: str | None) -> None:
 def check_audit():
     """The check of one audit variant (:func:`_check_audit`)."""
     return _check_audit
+
+
+# -- CPU time per test file (``PRIVENV_TEST_CPU=DIR``: one JSON file per worker in DIR) ----------
+#
+# Process CPU (user + system, this process and the children it waited for) is robust to a loaded
+# machine where wall time is not: the suite's budget is measured in it. Each worker's file also
+# lists, per test file, the kernels numba compiled there (outermost compiles: function, argument
+# types, seconds): a kernel compiled in both workers, or for one test only, shows there.
+
+_CPU_DIR = os.environ.get("PRIVENV_TEST_CPU")
+
+
+def _cpu_now() -> tuple[float, float]:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system, t.elapsed
+
+
+if _CPU_DIR:
+    import time
+
+    from numba.core import event
+
+    _cpu_per_file: dict[str, list[float]] = {}
+    _cpu_per_test: dict[str, float] = {}
+    _compiles: list[list] = []  # [test file, function, argument types, seconds]
+    _current = {"file": "(collection)", "depth": 0, "start": 0.0}
+
+    class _CompileRecorder(event.Listener):
+        def on_start(self, ev):
+            if _current["depth"] == 0:
+                _current["start"] = time.process_time()
+            _current["depth"] += 1
+
+        def on_end(self, ev):
+            _current["depth"] -= 1
+            if _current["depth"] == 0:
+                fn = ev.data["dispatcher"].py_func
+                _compiles.append([_current["file"], f"{fn.__module__}.{fn.__qualname__}",
+                                  str(ev.data["args"])[:300],
+                                  round(time.process_time() - _current["start"], 3)])
+
+    event.register("numba:compile", _CompileRecorder())
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        _current["file"] = item.location[0]
+        cpu0, wall0 = _cpu_now()
+        yield
+        cpu1, wall1 = _cpu_now()
+        entry = _cpu_per_file.setdefault(item.location[0], [0.0, 0.0, 0])
+        entry[0] += cpu1 - cpu0
+        entry[1] += wall1 - wall0
+        entry[2] += 1
+        _cpu_per_test[item.nodeid] = round(cpu1 - cpu0, 3)
+
+    def pytest_sessionfinish(session):
+        import json
+
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        with open(os.path.join(_CPU_DIR, f"cpu-{worker}.json"), "w") as f:
+            json.dump({"total_cpu": _cpu_now()[0], "files": _cpu_per_file,
+                       "tests": _cpu_per_test, "compiles": _compiles}, f, indent=1)

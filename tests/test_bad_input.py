@@ -458,7 +458,7 @@ WRAPPER_CASES = [
     if param in valid
     for bad in BAD_VALUES[param]
     # sampler=None is the data's default here (wrappers.bookkeeping.data_sampler, issue 36: exact
-    # on real data), tested in tests/test_sampler_defaults.py
+    # on real data), tested in tests/agents/test_sampler_defaults.py
     if not (param == "sampler" and bad is None)
 ]
 

@@ -31,8 +31,8 @@ are in :mod:`privenv.audits`, whose combined registry :data:`privenv.audits.CASE
 
 A correct target fails its audit with probability ≤ ``alpha`` (1e-6, family-wise, per case and
 variant) for the fixed seed: ε_lb > declared ε *proves* a violation at confidence 1 − α. Sizes:
-``"quick"`` (the default test run: tests/test_audits.py, and for the ``preimage-*`` cases and
-``fed-linucb-silo`` tests/privacy/test_preimage.py and tests/privacy/test_federated_protocol.py;
+``"quick"`` (the default test run: tests/privacy/test_audits.py, and for the ``preimage-*`` cases
+and ``fed-linucb-silo`` tests/privacy/test_preimage.py and tests/privacy/test_federated_protocol.py;
 about 1.5 minutes on 2 workers) and ``"full"`` (10× the samples per side: sharper bounds). Run
 the full audit with ``nice privenv audit --size full`` (add ``--targets a,b`` for a subset,
 ``--format json`` for records): measured 2026-11-29 on the 2-core development machine under

@@ -43,9 +43,9 @@ from privenv.theory.regret import d_eps, d_eps_point
 __all__ = ["EPS_CAP", "characteristic_time_dp", "dp_lower_bound", "optimal_allocation_dp"]
 
 _BISECTION_STEPS = 64
-#: the ε above which d_ε is computed at this ε, here and in the agent; d_ε's minimiser is made of
-#: y/(1 − y)·e^ε, which overflows past ε ≈ 709; at ε = 300 the minimiser already sits at x unless
-#: y is within e^{−250} of 0 or 1, so d_ε is kl to double precision for any mean a run sees
+#: the ε above which d_ε is computed at this ε, here and in the agent (a bound on the work, no
+#: longer on overflow, d_eps_point being finite at every ε); at ε = 300 the minimiser sits at x
+#: unless y is within e^{−250} of 0 or 1, so d_ε is kl to double precision for any mean a run sees
 EPS_CAP = 300.0
 
 

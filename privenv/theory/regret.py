@@ -68,18 +68,28 @@ def kl_bern(p: float, q: float) -> float:
     return out
 
 
+# the ε from which d_eps_point shifts y's log-odds up in log form, as y/(1 − y)·e^ε overflows
+# past ε ≈ 709.78 − log(2^53) ≈ 673 (y/(1 − y) < 2^53 for a double y < 1); below it the direct
+# form, whose numbers the agents' indices (golden tests) are held to
+_EPS_LOG_FORM = 600.0
+
+
 @jit
 def d_eps_point(x: float, y: float, epsilon: float) -> float:
-    """The minimiser z* ∈ [x∧y, x∨y] of ε\\|z − x\\| + kl(z, y) (see the module docstring)."""
+    """The minimiser z* ∈ [x∧y, x∨y] of ε\\|z − x\\| + kl(z, y) (see the module docstring);
+    finite for every ε > 0."""
     if x == y:
         return x
     if y <= 0.0 or y >= 1.0:  # kl(z, y) is finite only at z = y
         return y
-    shift = -epsilon if x < y else epsilon  # log-odds(z*) = log-odds(y) ∓ ε
-    odds = y / (1.0 - y) * math.exp(shift)
-    z = odds / (1.0 + odds)
-    if x < y:
-        return max(z, x)
+    if x < y:  # log-odds(z*) = log-odds(y) − ε: the odds only shrink
+        odds = y / (1.0 - y) * math.exp(-epsilon)
+        return max(odds / (1.0 + odds), x)
+    if epsilon < _EPS_LOG_FORM:  # log-odds(z*) = log-odds(y) + ε
+        odds = y / (1.0 - y) * math.exp(epsilon)
+        return min(odds / (1.0 + odds), x)
+    t = math.log(y) - math.log1p(-y) + epsilon  # the same log-odds, finite: y > 0 is a double
+    z = 1.0 / (1.0 + math.exp(-t)) if t >= 0.0 else math.exp(t) / (1.0 + math.exp(t))
     return min(z, x)
 
 

@@ -1,4 +1,5 @@
-"""Central-DP LinUCB with the tree-based mechanism (Shariff & Sheffet 2018; agents/central_linucb.py).
+"""Central-DP LinUCB with the tree-based mechanism (Shariff & Sheffet 2018;
+agents/central_linucb.py).
 
 Calibration by hand (the declared (ε, δ) is met exactly and σ × 0.9 breaks it); the private Gram
 stays symmetric and the noise stays inside the derived bounds; a hand-computed step; the ledger

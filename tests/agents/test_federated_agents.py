@@ -161,14 +161,17 @@ def test_single_run_gym_protocol() -> None:
 
 
 def test_play_loop_equals_runner() -> None:
-    """The documented gym.make loop gives run 1's numbers of the batched runner."""
+    """The documented gym.make loop gives run 1's numbers of the batched runner. (Gymnasium's
+    passive checker warns, once, that the reward is not a scalar: ``reward="silo"`` returns one
+    reward per silo by design.)"""
     import gymnasium as gym
 
     from privenv.simulation import play
 
     kw = dict(batch=3, **LDP)
     env = gym.make(ENV, reward="silo", horizon=30, **SMALL)
-    out = play(make("fed-linucb", env, 1, **kw), env, seed=4, run=1)
+    with pytest.warns(UserWarning, match=r"reward returned by `step\(\)` must be a float"):
+        out = play(make("fed-linucb", env, 1, **kw), env, seed=4, run=1)
     res = simulate("fed-linucb", ENV, n_runs=2, horizon=30, seed=4, env_kwargs=SMALL,
                    agent_kwargs=kw)
     assert out["regret"] == pytest.approx(res.regret[1], rel=1e-12)

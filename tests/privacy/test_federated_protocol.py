@@ -314,7 +314,7 @@ def test_shuffler_permutes_messages_per_run_independent_of_batch() -> None:
 def test_silo_audit_in_the_harness() -> None:
     """The audit of one silo's released p-sums (and its mutants: node noise not memoised, one
     tree level missing from the budget, add/remove sensitivities) lives in the harness; run it
-    here (tests/test_audits.py skips it): the correct protocol passes with power, every
+    here (tests/privacy/test_audits.py skips it): the correct protocol passes with power, every
     mutant is caught."""
     case = audit_composite.CASES["fed-linucb-silo"]
     assert set(case.mutations) == {"node noise redrawn", "one tree level missing",

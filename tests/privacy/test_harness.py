@@ -2,8 +2,8 @@
 records, bad input.
 
 Every audit target itself — the mechanism cases registered here and the cases of the layers above
-(:mod:`privenv.audits`) — is run at size "quick" by tests/test_audits.py, over the registry that
-``privenv audit`` runs.
+(:mod:`privenv.audits`) — is run at size "quick" by tests/privacy/test_audits.py, over the registry
+that ``privenv audit`` runs.
 """
 
 from __future__ import annotations

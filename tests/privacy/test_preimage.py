@@ -3,9 +3,9 @@
 The search is checked against brute force: the addition interval against its neighbouring
 doubles, the sampler-support stage against (a) every release being reachable from its own input
 and (b) an exhaustive window of ±2000 grid points around the inverse-CDF preimage of each release
-claimed unreachable. The preimage cases run here (not in tests/test_audits.py) with their specific
-numbers: the float samplers are flagged, the exact ones are not, every mutant is caught. Their
-verdicts are deterministic for the fixed seed; an unreachable release is a proof, not a
+claimed unreachable. The preimage cases run here (not in tests/privacy/test_audits.py) with their
+specific numbers: the float samplers are flagged, the exact ones are not, every mutant is caught.
+Their verdicts are deterministic for the fixed seed; an unreachable release is a proof, not a
 statistic (the Clopper–Pearson bound on its frequency has false-alarm probability ≤ 1e-6).
 """
 

@@ -222,4 +222,4 @@ def test_randomized_response_debiasing_unbiased() -> None:
 
 
 # The neighbouring-input ε lower bounds of Laplace, Gaussian and randomized response, with their
-# mutations, are audit cases of privenv.privacy.audit_noise (run by tests/test_audits.py).
+# mutations, are audit cases of privenv.privacy.audit_noise (run by tests/privacy/test_audits.py).

@@ -230,7 +230,8 @@ def test_symmetric_and_laplace_node_noise() -> None:
 
 
 # -- privacy audit and mutation tests: the "tree" case of privenv.privacy.audit_composite --------
-# (run by tests/test_audits.py); its redrawing mutant is also used by the covariance test above.
+# (run by tests/privacy/test_audits.py); its redrawing mutant is also used by the covariance test
+# above.
 
 RedrawTree = tree_mutant_classes()[1]
 

@@ -222,7 +222,7 @@ def test_composition_over_the_tree() -> None:
 
 
 # The privacy audit of a scalar node (with its mutants b/16 and no binomial noise) is the
-# "pvec-node" case of privenv.privacy.audit_composite (run by tests/test_audits.py).
+# "pvec-node" case of privenv.privacy.audit_composite (run by tests/privacy/test_audits.py).
 
 
 # -- bad input ----------------------------------------------------------------------------------

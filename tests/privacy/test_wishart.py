@@ -131,7 +131,7 @@ def test_gram_sensitivity() -> None:
 
 
 # -- privacy audits: the "wishart-jiang2016" (paper 4's mechanism: a documented violation) and
-# "wishart-gaussian" cases of privenv.privacy.audit_composite (run by tests/test_audits.py).
+# "wishart-gaussian" cases of privenv.privacy.audit_composite (run by tests/privacy/test_audits.py).
 
 
 # -- bad input ----------------------------------------------------------------------------------

@@ -174,11 +174,13 @@ def test_a_cell_that_kills_its_workers_ends_as_killed_worker(dask_backend):
     # Dask reschedules the cell of a dead worker (nannies restart the workers) up to
     # distributed.scheduler.allowed-failures times, then gives it up: the sweep must not hang.
     # A finished cell whose worker dies before its result is fetched is recomputed once the
-    # scheduler gives up connecting to the dead worker (comm.timeouts.connect, 30 s): shortened
+    # scheduler gives up connecting to the dead worker (comm.timeouts.connect, 30 s): shortened.
+    # The bound is a hang guard, not a timing: the sweep takes a few seconds on a quiet machine
+    # and 21 s was seen on a loaded one (a timing belongs in the benchmarks)
     start = time.perf_counter()
     with dask.config.set({"distributed.comm.timeouts.connect": "3s"}):
         out = dict(dask_backend.imap_unordered(exit_on_two, list(range(6))))
-    assert time.perf_counter() - start < 20
+    assert time.perf_counter() - start < 90
     assert isinstance(out.pop(2), distributed.KilledWorker)
     assert out == {i: i for i in range(6) if i != 2}
     # the restarted workers take new cells

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
 #: the layers below the RL package (source directories)
 BELOW = ("privenv/problems", "privenv/theory", "privenv/privacy", "privenv/envs", "wrappers",

@@ -420,7 +420,7 @@ def _load_script():
     import importlib.util
     import pathlib
 
-    path = pathlib.Path(__file__).parents[1] / "examples" / "ppo_single_file.py"
+    path = pathlib.Path(__file__).parents[2] / "examples" / "ppo_single_file.py"
     spec = importlib.util.spec_from_file_location("ppo_single_file", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -20,8 +20,8 @@ import privenv  # noqa: F401
 from privenv.rl import evaluate
 
 FED = "FederatedLinearBandit-RL-v0"
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def test_joint_actions_play_each_silo_the_digit_of_its_index():

@@ -19,7 +19,7 @@ nbclient = pytest.importorskip("nbclient", reason="the docs extra is not install
 pytest.importorskip("ipykernel", reason="the docs extra is not installed")
 pytest.importorskip("matplotlib")
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NOTEBOOKS = sorted(p.name for p in (EXAMPLES / "notebooks").glob("lab_*.ipynb"))
 
 

@@ -2,12 +2,12 @@
 citation of the design notes that are not in the repository.
 
 The README holds only the two commands, an example and the headline results; everything else is
-in ``docs/`` (built by ``make docs``, tested by tests/test_docs.py). Here: every relative link of
-the README names a file of the repository; its Python example runs and prints exactly the output
-shown under it, where the private agent's regret is below uniform play's, and its command-line
-twin prints the number it states; no table cell is over 200 characters; each line of the results
-table is one claim with a verdict, and its numbers appear on the results page the line links to,
-so the README cannot drift from the pages that hold the measurements."""
+in ``docs/`` (built by ``make docs``, tested by tests/docs/test_docs.py). Here: every relative
+link of the README names a file of the repository; its Python example runs and prints exactly
+the output shown under it, where the private agent's regret is below uniform play's, and its
+command-line twin prints the number it states; no table cell is over 200 characters; each line
+of the results table is one claim with a verdict, and its numbers appear on the results page the
+line links to, so the README cannot drift from the pages that hold the measurements."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import io
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 
 #: the team's design notes, which are not in the repository (the design lives in docs/design/)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 CLAIMS = DOCS / "results" / "claims.md"
 #: the verdict words of the ledger (its legend says what each means)
 VERDICTS = ("reproduced", "partly reproduced", "not reproduced", "not reproducible",

@@ -57,14 +57,16 @@ def test_case(audit_target: str, audit_mutation: str | None, check_audit) -> Non
     check_audit(audit_target, audit_mutation)
 
 
-def test_every_case_runs_once_and_every_agent_case_in_its_agents_file() -> None:
+def test_every_case_runs_once_and_every_agent_case_in_its_agents_file(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Each agent test file runs exactly the cases listed for it (its ``AUDIT_TARGETS``), every
     end-to-end agent case is one of them, and no case runs in two files."""
     import importlib.util
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     for path, names in AGENT_FILES.items():
+        monkeypatch.syspath_prepend(str((root / path).parent))  # its folder's helper modules
         spec = importlib.util.spec_from_file_location(Path(path).stem, root / path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)

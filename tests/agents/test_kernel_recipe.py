@@ -25,7 +25,7 @@ from privenv.parameters import Integer, Param
 from privenv.seeding import NoiseView, take_uniform
 from privenv.simulation import fast_path, make_vector_env, play, simulate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # 1. the state: arrays, one row per run

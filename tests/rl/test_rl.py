@@ -418,7 +418,7 @@ def test_examples_readme_rl_snippets_run():
     import pathlib
     import re
 
-    text = (pathlib.Path(__file__).parents[1] / "examples" / "README-rl.md").read_text()
+    text = (pathlib.Path(__file__).parents[2] / "examples" / "README-rl.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     assert len(blocks) == 2
     namespace: dict = {}

@@ -1,6 +1,6 @@
 """Every teaching lab in ``examples/`` states its question, run and what to notice, and runs from
 the command line at its ``--quick`` size. (Each lab's ``main`` also runs, at the quick size, in
-both of its notebooks: ``tests/test_lab_notebooks.py`` checks the figure there.)"""
+both of its notebooks: ``tests/docs/test_lab_notebooks.py`` checks the figure there.)"""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 LABS = sorted(p.stem for p in EXAMPLES.glob("lab_*.py"))
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

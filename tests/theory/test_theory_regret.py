@@ -40,6 +40,28 @@ def test_d_eps_interpolates_between_kl_and_eps_tv():
     assert regret.d_eps(x, x, 0.3) == 0.0
 
 
+@pytest.mark.parametrize("eps", [650.0, 700.0, 709.0, 710.0, 800.0, 1e6, 1e300])
+def test_d_eps_is_finite_at_every_eps(eps):
+    """y/(1 − y)·e^ε overflows past ε ≈ 673 (y near 1) or 709.78: the minimiser is still found.
+    For x > y and a y within e^{−600} of neither end z* sits at x, so d_ε = kl exactly; for a y
+    of 1e-300 at ε = 650, z* = sigmoid(log-odds(y) + ε) ≈ e^{−40.8} < x."""
+    assert regret.d_eps_point(0.6, 0.4, eps) == 0.6
+    assert regret.d_eps(0.6, 0.4, eps) == regret.kl_bern(0.6, 0.4)
+    assert regret.d_eps_point(1.0 - 2.0**-53, 1.0 - 2.0**-52, eps) == 1.0 - 2.0**-53
+    assert regret.d_eps_point(0.4, 0.6, eps) == 0.4
+    if eps == 650.0:
+        z = regret.d_eps_point(0.5, 1e-300, eps)
+        assert z == pytest.approx(math.exp(math.log(1e-300) + eps), rel=1e-12)
+
+
+def test_d_eps_point_is_continuous_where_its_log_form_starts():
+    """Both sides of ε = 600 (the direct form below, the log form from it) agree with the
+    closed form sigmoid(log-odds(y) + ε) ≈ y·e^ε for a y of 1e-270 (z* ≈ 3.7e-10 < x)."""
+    for eps in (599.9, 600.0, 600.1):
+        assert regret.d_eps_point(0.5, 1e-270, eps) == pytest.approx(
+            math.exp(math.log(1e-270) + eps), rel=1e-12)
+
+
 @pytest.mark.parametrize("eps", [0.01, 0.1, 1.0, 10.0])
 def test_the_global_dp_bounds_are_ordered(eps):
     """d_ε ≤ min(kl, εΔ) ≤ min(kl, 6εΔ) ≤ kl, so Azize et al. 2025 ≥ Azize & Basu 2022

@@ -67,7 +67,7 @@ def server(tmp_path_factory):
         if REQUIRED:
             pytest.fail(f"{missing}, and the browser test is required here (CI=true or "
                         "PRIVENV_REQUIRE_CHROMIUM=1)", pytrace=False)
-        pytest.skip(f"{missing}; the docs build itself is tested by tests/test_docs.py")
+        pytest.skip(f"{missing}; the docs build itself is tested by tests/docs/test_docs.py")
     site = build_site(tmp_path_factory)
     assert site["returncode"] == 0, "the docs build failed:\n" + site["log"]
     html = Path(site["html"])
