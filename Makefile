@@ -45,7 +45,8 @@ reproduce-full: install-reproduce
 # tests run in one worker, so the two workers do not both compile the kernels a file uses
 # (cold numba cache, shared machine, one run each: 1147 s against 1584 s with the default one).
 # tests/conftest.py orders the files for the two workers: the long ones first (LONG_FIRST), and the
-# two docs-site files in one worker (in two, one waited idle on the other's build of the site).
+# two docs-site files in one worker (in two, one waited idle on the other's build of the site), the
+# three files of the best-arm kernels in one worker (in two, both compiled them: SAME_WORKER).
 test: install
 	@start=$$(date +%s); status=0; $(PY) -m pytest -n 2 --dist loadfile -q || status=$$?; \
 	elapsed=$$(( $$(date +%s) - start )); \

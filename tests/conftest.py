@@ -38,18 +38,22 @@ def pytest_unconfigure(config):
 #: with an empty numba cache (measured one file per process with ``--durations``, CPU seconds:
 #: test_adap_tt 165, test_golden 155 with the Top Two kernels already cached, the docs build about
 #: 120 of wall time, test_audits 131 of which about 100 for a case now slow (SLOW_EXACT_AUDITS),
-#: the notebooks 31). test_golden compiles every agent's default kernels, the multi-armed ones
-#: first: beside test_adap_tt (the Top Two family) the two workers start on different kernels, and
-#: the docs build (the huber-fig1 agents) then finds most of its own cached.
+#: the notebooks 31). The first is the group of the three files that compile the best-arm
+#: kernels (:data:`SAME_WORKER`); the docs build (the huber-fig1 agents) starts in the other worker.
 LONG_FIRST = (
-    "tests/agents/test_adap_tt.py",
     "tests/test_golden.py",
     "tests/docs/test_docs.py",
     "tests/privacy/test_audits.py",
     "tests/docs/test_lab_notebooks.py",
 )
-#: files run in the same worker as another file: file → the scope it joins
-SAME_WORKER = {"tests/docs/test_docs_browser.py": "tests/docs/test_docs.py"}
+#: files run in the same worker as another file: file → the scope it joins. test_adap_tt,
+#: test_golden and test_kernels all run the best-arm agents' compiled loops (``driver.run_until``
+#: on the Top Two, elimination and phase states): in two workers each compiled them, at the same
+#: time, so neither found the other's in the numba cache (a cold full run with PRIVENV_TEST_CPU:
+#: 5 Top Two, 3 elimination and 1 phase compiles in each worker, about 88 s of CPU twice).
+SAME_WORKER = {"tests/docs/test_docs_browser.py": "tests/docs/test_docs.py",
+               "tests/agents/test_adap_tt.py": "tests/test_golden.py",
+               "tests/test_kernels.py": "tests/test_golden.py"}
 
 
 @pytest.hookimpl(optionalhook=True)
