@@ -644,7 +644,8 @@ def build_parser(figures: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--targets", default=None, metavar="LIST",
                    help="comma-separated targets (default: all)")
     p.add_argument("--size", choices=("quick", "full"), default="quick",
-                   help="quick (default, ~1 min) or full (10x the samples)")
+                   help="quick (default; minutes of CPU, far more the first time, while the "
+                        "audited kernels compile) or full (10x the samples)")
     p.add_argument("--seed", type=int, default=20261129, help="master seed")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=_cmd_audit)
