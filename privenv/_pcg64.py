@@ -30,6 +30,7 @@ methods, never recomputed with ufuncs).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -63,22 +64,23 @@ _MULT_LO = np.uint64(4865540595714422341)
 # -- SeedSequence: entropy words, pool, generate_state -----------------------------------------
 
 
-def _int_words(n: int) -> list[int]:
+@functools.lru_cache(maxsize=256)  # a batch's runs share one entropy: converted once
+def _int_words(n: int) -> tuple[int, ...]:
     """An int as little-endian 32-bit words (0 is one word), as ``SeedSequence`` reads it."""
     if n < 0:
         raise ValueError(f"a seed's entropy must be non-negative, got {n}")
     if n == 0:
-        return [0]
+        return (0,)
     words = []
     while n > 0:
         words.append(n & 0xFFFFFFFF)
         n >>= 32
-    return words
+    return tuple(words)
 
 
 def _words(x: int | Sequence[int]) -> list[int]:
     if isinstance(x, int | np.integer):
-        return _int_words(int(x))
+        return list(_int_words(int(x)))
     if all(type(v) is int and 0 <= v < 2**32 for v in x):  # the usual spawn key: one word each
         return list(x)
     return [w for v in x for w in _words(v)]
@@ -95,47 +97,11 @@ def stream_states(roots: Sequence[Any], keys: Sequence[tuple[int, ...]]) -> np.n
     padded with zeros to the pool size when there is a spawn key, then the spawn key's words.
     """
     key_words = [_words(k) for k in keys]
+    rows: list[list[int]] = []
     for root in roots:
         if root.pool_size != _POOL_SIZE:
             raise ValueError(f"a seed's pool size must be {_POOL_SIZE}, got {root.pool_size}")
         assert root.entropy is not None  # (a SeedSequence draws its entropy when built)
-    batch = _batch_words(roots, key_words)
-    words, lengths = batch if batch is not None else _row_words(roots, key_words)
-    states = np.empty((lengths.size, 4), dtype=np.uint64)
-    _seed_all(words, lengths, states)
-    return states
-
-
-def _batch_words(roots: Sequence[Any], key_words: list[list[int]]
-                 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """The assembled entropy of every (root, key) in a few numpy operations, for the usual batch:
-    one integer entropy, spawn keys of one length ≥ 1 with words below 2³² (a batch's runs
-    ``(seed, spawn_key=(i,))``); ``None`` for any other roots (then :func:`_row_words`)."""
-    if not roots or not key_words or not isinstance(roots[0].entropy, int):
-        return None
-    first = roots[0].entropy
-    n_prefix = len(roots[0].spawn_key)
-    if n_prefix == 0 or any(r.entropy != first or len(r.spawn_key) != n_prefix for r in roots):
-        return None
-    prefix = np.array([r.spawn_key for r in roots], dtype=object)
-    if not all(type(v) is int and 0 <= v < 2**32 for v in prefix.flat):
-        return None
-    entropy = _words(first)
-    padded = entropy + [0] * (_POOL_SIZE - len(entropy))
-    head = len(padded) + n_prefix
-    words = np.zeros((len(roots), len(key_words), head + max(map(len, key_words))), np.uint64)
-    words[:, :, :len(padded)] = padded
-    words[:, :, len(padded):head] = prefix.astype(np.uint64)[:, None, :]
-    for j, kw in enumerate(key_words):
-        words[:, j, head:head + len(kw)] = kw
-    lengths = np.tile(head + np.array([len(kw) for kw in key_words], np.int64), len(roots))
-    return words.reshape(lengths.size, -1), lengths
-
-
-def _row_words(roots: Sequence[Any], key_words: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
-    """The assembled entropy of every (root, key), row by row (any roots)."""
-    rows: list[list[int]] = []
-    for root in roots:
         entropy = _words(root.entropy)
         padded = entropy + [0] * (_POOL_SIZE - len(entropy))
         prefix = _words(root.spawn_key)
@@ -147,7 +113,9 @@ def _row_words(roots: Sequence[Any], key_words: list[list[int]]) -> tuple[np.nda
     # one conversion of the zero-padded rows (a resetting vector env seeds a few runs per step)
     words = np.array([r + [0] * (width - len(r)) for r in rows], dtype=np.uint64).reshape(
         len(rows), width)
-    return words, lengths
+    states = np.empty((len(rows), 4), dtype=np.uint64)
+    _seed_all(words, lengths, states)
+    return states
 
 
 @jit(inline="always")

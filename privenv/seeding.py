@@ -108,6 +108,8 @@ class RunSeed(ISpawnableSeedSequence):
 #: the type of a run's seed, numpy's ``SeedSequence`` (given by a user) or the library's lazy
 #: :class:`RunSeed`
 Seed = np.random.SeedSequence | RunSeed
+#: the classes of :data:`Seed`, for ``isinstance``
+SEED_TYPES = (np.random.SeedSequence, RunSeed)
 
 
 def run_seed_sequences(
@@ -135,7 +137,7 @@ def run_seed_sequences(
     seeds = list(seed)
     if len(seeds) != n_runs:
         raise ValueError(f"seed must have one entry per run ({n_runs}), got {len(seeds)}")
-    if all(isinstance(s, (np.random.SeedSequence, RunSeed)) for s in seeds):
+    if all(isinstance(s, SEED_TYPES) for s in seeds):
         return cast(list[Seed], seeds)
     return [RunSeed(check_int(f"seed[{i}]", s, low=0), (0,)) for i, s in enumerate(seeds)]
 

@@ -189,13 +189,13 @@ def _state(states: np.ndarray, row: int) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("roots", [
-    run_seed_sequences(20261204, 50, first_run=3),  # a batch: numpy's arrays (_batch_words)
+    run_seed_sequences(20261204, 50, first_run=3),  # a batch: one shared entropy
     run_seed_sequences([5, 6, 7], 3),  # Gymnasium's per-sub-env seeds
-    [RunSeed(9, (1,)), RunSeed(9, (1, 2))],  # spawn keys of two lengths: row by row
-    [RunSeed(9, (2**32,)), RunSeed(9, (4,))],  # a two-word key: row by row
-    [RunSeed(1, (0,)), RunSeed(2, (0,))],  # two entropies: row by row
+    [RunSeed(9, (1,)), RunSeed(9, (1, 2))],  # spawn keys of two lengths
+    [RunSeed(9, (2**32,)), RunSeed(9, (4,))],  # a two-word key
+    [RunSeed(1, (0,)), RunSeed(2, (0,))],  # two entropies
 ], ids=["batch", "list", "key-lengths", "wide-key", "entropies"])
-def test_batched_and_row_seeding_give_numpys_states(roots):
+def test_seeding_of_batches_and_mixed_roots_gives_numpys_states(roots):
     from privenv._pcg64 import stream_states
 
     keys = [(0,), (1, 7), (), (2**35,)]

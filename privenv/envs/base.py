@@ -33,7 +33,7 @@ from gymnasium.vector.utils import batch_space
 from privenv._validation import check_choice, check_int
 from privenv.envs.render import Board, PullsFn, arm_pulls, n_arms
 from privenv.problems.base import Problem
-from privenv.seeding import RunSeed, Seed, episode_seed, run_seed_sequences
+from privenv.seeding import SEED_TYPES, Seed, episode_seed, run_seed_sequences
 
 P = TypeVar("P", bound=Problem)
 
@@ -249,7 +249,7 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
         roots = None if seed is None else run_seed_sequences(seed, self.num_envs, first_run)
         if isinstance(seed, (list, tuple)) or seed is None:
             first = None if seed is None else seed[0]
-            if isinstance(first, (np.random.SeedSequence, RunSeed)):
+            if isinstance(first, SEED_TYPES):
                 first = first.entropy  # np_random only seeds fresh runs of a later seed=None
             super().reset(seed=None if first is None else int(first))
         else:
