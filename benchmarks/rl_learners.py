@@ -25,8 +25,12 @@ fresh episodes (seed 10 000 + i) as the zoo's agents and the uniform reference:
 Reference rows: ``uniform`` (uniformly random actions; best-arm identification: a uniformly random
 action of the id's ``Discrete(K + 1)``, which stops after K + 1 steps on average with the
 empirical best arm of the few pulls before) and the
-classic agent — UCB1 (Huber), TTUCB (best-arm identification, δ = 0.1), LinUCB (linear),
-FedLinUCB (federated) — with their defaults, on the same episodes.
+classic agent — UCB1 (Huber), TTUCB (best-arm identification, δ = 0.1), KL-UCB (Bernoulli),
+LinUCB (linear), FedLinUCB (federated) — with their defaults, on the same episodes. TTUCB's
+δ-correct stopping rule needs more pulls than the default budget, so it runs with a budgeted
+recommendation (:func:`privenv.rl.evaluate`'s ``stop_at_budget``): it samples as TTUCB and, if
+its rule has not stopped by the last pull the budget allows, stops there with the empirical
+best arm.
 """
 
 from __future__ import annotations
@@ -40,10 +44,11 @@ from typing import Any
 
 import numpy as np
 
-RL_IDS = ("HuberBandit-RL-v0", "BestArmIdentification-RL-v0", "LinearContextualBandit-RL-v0",
-          "FederatedLinearBandit-RL-v0")
+RL_IDS = ("HuberBandit-RL-v0", "BestArmIdentification-RL-v0", "BernoulliBandit-RL-v0",
+          "LinearContextualBandit-RL-v0", "FederatedLinearBandit-RL-v0")
 CLASSIC = {"HuberBandit-RL-v0": ("ucb1", {}), "BestArmIdentification-RL-v0": ("ttucb",
                                                                                {"delta": 0.1}),
+           "BernoulliBandit-RL-v0": ("kl-ucb", {}),
            "LinearContextualBandit-RL-v0": ("linucb", {}),
            "FederatedLinearBandit-RL-v0": ("fed-linucb", {})}
 LEARNERS = ("ppo", "a2c", "dqn", "cleanrl-ppo")
@@ -69,13 +74,14 @@ def episodes_for(env_id: str) -> int:
     return 200 if env_id.startswith("BestArm") else 20
 
 
-def _sb3_train(algo: str, env_id: str, seed: int, steps: int, setting: str) -> Any:
+def _sb3_train(algo: str, env_id: str, seed: int, steps: int, setting: str,
+               env_kwargs: dict[str, Any] | None = None) -> Any:
     import stable_baselines3 as sb3
     from stable_baselines3.common.vec_env import VecNormalize
 
     from privenv.rl import make_sb3_vec_env
 
-    env = make_sb3_vec_env(env_id, n_envs=N_ENVS, seed=seed)
+    env = make_sb3_vec_env(env_id, n_envs=N_ENVS, seed=seed, env_kwargs=env_kwargs)
     if setting in VECNORMALIZE:
         env = VecNormalize(env, **VECNORMALIZE[setting])
     kwargs = HYPERPARAMETERS.get(setting, {})
@@ -92,13 +98,15 @@ def _sb3_train(algo: str, env_id: str, seed: int, steps: int, setting: str) -> A
     return model
 
 
-def _cleanrl_train(env_id: str, seed: int, steps: int) -> Any:
+def _cleanrl_train(env_id: str, seed: int, steps: int,
+                   env_kwargs: dict[str, Any] | None = None) -> Any:
     import torch
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
     from ppo_single_file import ppo_single_file
 
-    agent, _, _ = ppo_single_file(f"privenv:{env_id}", {}, steps, seed=seed, num_envs=4,
+    agent, _, _ = ppo_single_file(f"privenv:{env_id}", env_kwargs or {}, steps, seed=seed,
+                                  num_envs=4,
                                   num_steps=128, learning_rate=2.5e-4)
 
     def policy(obs: np.ndarray) -> np.ndarray:
@@ -132,13 +140,21 @@ def references(out: Any, ids: tuple[str, ...] = RL_IDS) -> None:
         uniform = _bai_uniform(env_id) if env_id.startswith("BestArm") else "uniform"
         name, params = CLASSIC[env_id]
         for label, policy, p in (("uniform", uniform, None), (name, name, params)):
-            row = _row(evaluate(policy, env_id, n_episodes=n, agent_params=p), env=env_id,
-                       learner=label, setting="reference", seed=None, steps=0)
+            # best-arm identification: the classic agent answers at the budget's last pull
+            budgeted = env_id.startswith("BestArm") and p is not None
+            extra = {"stop_at_budget": True} if budgeted else {}
+            row = _row(evaluate(policy, env_id, n_episodes=n, agent_params=p, **extra),
+                       env=env_id, learner=label, setting="reference", seed=None, steps=0,
+                       **extra)
             print(json.dumps(row), file=out, flush=True)
 
 
 def run(out: Any, steps: int, ids: tuple[str, ...], learners: tuple[str, ...],
-        settings: tuple[str, ...], seeds: tuple[int, ...]) -> None:
+        settings: tuple[str, ...], seeds: tuple[int, ...],
+        env_kwargs: dict[str, Any] | None = None) -> None:
+    """Train and score every (setting, id, learner, seed), a JSON row each; ``env_kwargs``
+    (another instance than level 0, for design experiments) is recorded in the rows, which the
+    table leaves out."""
     import torch
 
     from privenv.rl import evaluate
@@ -152,14 +168,16 @@ def run(out: Any, steps: int, ids: tuple[str, ...], learners: tuple[str, ...],
                 for seed in seeds:
                     start, cpu = time.perf_counter(), time.process_time()
                     if learner == "cleanrl-ppo":
-                        policy = _cleanrl_train(env_id, seed, steps)
+                        policy = _cleanrl_train(env_id, seed, steps, env_kwargs)
                     else:
-                        policy = _sb3_train(learner, env_id, seed, steps, setting)
+                        policy = _sb3_train(learner, env_id, seed, steps, setting, env_kwargs)
                     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-                    row = _row(evaluate(policy, env_id, n_episodes=episodes_for(env_id)),
+                    extra = {"env_kwargs": env_kwargs} if env_kwargs else {}
+                    row = _row(evaluate(policy, env_id, n_episodes=episodes_for(env_id),
+                                        **(env_kwargs or {})),
                                env=env_id, learner=learner, setting=setting, seed=seed,
                                steps=steps, train_seconds=round(seconds, 1),
-                               train_cpu_seconds=round(cpu, 1))
+                               train_cpu_seconds=round(cpu, 1), **extra)
                     print(json.dumps(row), file=out, flush=True)
 
 
@@ -196,6 +214,7 @@ def vecnormalize_statistics(env_id: str = "HuberBandit-RL-v0", steps: int = 50_0
 
 def table(path: str) -> str:
     rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if not r.get("env_kwargs")]  # level 0 only
     lines = []
     for env_id in RL_IDS:
         mine = [r for r in rows if r["env"] == env_id]
@@ -215,6 +234,8 @@ def table(path: str) -> str:
                      f" {r['per_step'] / classic['per_step']:.2f} |" if classic else " |")
             zoo = not (bai and r["learner"] == "uniform")
             who = f"{r['learner']} (zoo)" if zoo else "uniform actions"
+            if r.get("stop_at_budget"):
+                who = f"{r['learner']} (zoo, answers at the budget)"
             lines.append(f"| {who} | reference | — | — | {r[key]:.3f} |" + extra)
         groups: dict[tuple[str, str], dict[int, dict]] = {}
         for r in mine:  # a seed run again (same seed, same numbers) counts once: its last row
@@ -248,6 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--settings", nargs="*", default=list(SETTINGS))
     parser.add_argument("--seeds", nargs="*", type=int, default=list(SEEDS))
     parser.add_argument("--references", action="store_true", help="the zoo's rows only")
+    parser.add_argument("--env-kwargs", type=json.loads, default=None,
+                        help="JSON keyword arguments of the ids (another instance than level 0; "
+                             "recorded in the rows, left out of the table)")
     parser.add_argument("--vecnormalize-statistics", action="store_true",
                         help="print what VecNormalize divides by on the Huber id's default")
     args = parser.parse_args(argv)
@@ -264,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
             references(out, tuple(args.ids))
         else:
             run(out, args.steps, tuple(args.ids), tuple(args.learners), tuple(args.settings),
-                tuple(args.seeds))
+                tuple(args.seeds), args.env_kwargs)
     return 0
 
 

@@ -68,7 +68,8 @@ def _joint(actions: np.ndarray, K: int) -> np.ndarray:
 
 
 def evaluate(policy: Any, env_id: str, n_episodes: int = 100, seed: int = 10_000,
-             agent_params: dict[str, Any] | None = None, **env_kwargs: Any) -> Evaluation:
+             agent_params: dict[str, Any] | None = None, stop_at_budget: bool = False,
+             **env_kwargs: Any) -> Evaluation:
     """Play ``n_episodes`` whole episodes of ``env_id`` (an RL id) with ``policy``.
 
     Args:
@@ -79,6 +80,11 @@ def evaluate(policy: Any, env_id: str, n_episodes: int = 100, seed: int = 10_000
         n_episodes: episodes, each a sub-env of one vector env (episode i: seed ``seed + i``).
         seed: the first episode's seed.
         agent_params: a zoo agent's constructor arguments (e.g. ``{"delta": 0.1}``).
+        stop_at_budget: best-arm identification, a zoo agent only: a run that has not stopped
+            by the last pull its budget allows (``horizon`` − 1 pulls made) stops there and
+            recommends the run's empirical best arm (the stop of ``actions="stop-best"``) — a
+            budgeted recommendation, so that a δ-correct agent whose stopping rule needs more
+            pulls than the budget still answers instead of exhausting it.
         **env_kwargs: the RL id's keyword arguments (``level``, ``K``, ``horizon``, …).
     """
     import privenv  # noqa: F401  (registers the ids)
@@ -102,6 +108,9 @@ def evaluate(policy: Any, env_id: str, n_episodes: int = 100, seed: int = 10_000
         agent.reset(seed=seed)
     elif agent_params:
         raise ValueError(f"agent_params applies to a zoo agent's name only, got policy {policy!r}")
+    if stop_at_budget and (agent is None or base.actions != "any-arm"):
+        raise ValueError(f"stop_at_budget applies to a zoo agent on best-arm identification only, "
+                         f"got policy {policy!r} on {env_id!r}")
     view = base.view
     K = 0
     if base.actions == "joint":
@@ -121,6 +130,10 @@ def evaluate(policy: Any, env_id: str, n_episodes: int = 100, seed: int = 10_000
             actions = agent.act(view.research_observation)
             if K:
                 actions = _joint(actions, K)
+            if stop_at_budget:  # the last pull the budget allows: stop with the empirical best
+                last = view.statistics.steps() >= base.horizon - 1
+                actions = np.where(last & (actions < first_stop),
+                                   first_stop + view.statistics.empirical_best(), actions)
         elif callable(getattr(policy, "predict", None)):
             actions, _ = policy.predict(features, deterministic=True)
         else:

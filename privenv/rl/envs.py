@@ -465,7 +465,7 @@ class BestArmIdentificationRLEnv(RLBanditEnv):
     id's (pull a < K; stop and recommend a − K). Reward (:func:`bai_reward`):
     −pull_cost per pull, +right_reward for a right recommendation, −wrong_penalty for a wrong
     one or an exhausted budget. Terminated on a stop or at the budget ``horizon`` (level 0:
-    μ = (0.9, 0.5, 0.1), budget 100, pull_cost 0.01, right_reward 1 and wrong_penalty 1; the
+    μ = (0.9, 0.2, 0.1), budget 20, pull_cost 0.1, right_reward 1 and wrong_penalty 1; the
     arms in a fresh order every episode: :data:`privenv.rl.ids.FAMILIES`). ``ldp``:
     ``"randomized-response"`` (Bernoulli and Beta laws), ``"laplace"``, ``"gaussian"``
     (``reward_range``), applied to the samples.

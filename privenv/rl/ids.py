@@ -19,6 +19,7 @@ from typing import Any
 
 __all__ = [
     "BAI_BUDGET",
+    "BAI_PULL_COST",
     "FAMILIES",
     "LDP_PARAMETERS",
     "LDP_REFUSED",
@@ -35,7 +36,10 @@ __all__ = [
 #: :data:`BAI_BUDGET`)
 RL_HORIZON = 1000
 #: the sample budget of ``BestArmIdentification-RL-v0`` at level 0
-BAI_BUDGET = 100
+BAI_BUDGET = 20
+#: the cost of a pull of ``BestArmIdentification-RL-v0`` at level 0 (pull_cost × budget = 2 =
+#: right_reward + wrong_penalty, the most :func:`privenv.rl.envs.bai_reward` allows)
+BAI_PULL_COST = 0.1
 
 #: ``ldp=`` name → (single-env wrapper, vector wrapper) in :mod:`privenv.wrappers`
 LDP_WRAPPERS: dict[str, tuple[str, str]] = {
@@ -139,11 +143,16 @@ FAMILIES: dict[str, Family] = {
     "BestArmIdentification": Family(
         "BestArmIdentification-v0",
         (
-            Level("default", {"means": [0.9, 0.5, 0.1], "horizon": BAI_BUDGET,
-                              "pull_cost": 1 / BAI_BUDGET, "wrong_penalty": 1.0,
+            Level("default", {"means": [0.9, 0.2, 0.1], "horizon": BAI_BUDGET,
+                              "pull_cost": BAI_PULL_COST, "wrong_penalty": 1.0,
                               "permute_arms": True},
-                  "K = 3 Bernoulli arms, gap 0.4, budget 100, the arms in a fresh order every "
-                  "episode"),
+                  "K = 3 Bernoulli arms, gap 0.7, budget 20, pull cost 0.1 (a few pulls decide, "
+                  "and stopping when they have is worth 0.1 a pull), the arms in a fresh order "
+                  "every episode"),
+            Level("gap-0.4", {"means": [0.9, 0.5, 0.1], "horizon": 100, "pull_cost": 0.01,
+                              "wrong_penalty": 1.0, "permute_arms": True},
+                  "gap 0.4, budget 100, pull cost 10⁻² (the default before issue 34: the value "
+                  "of stopping one pull sooner is 10⁻²)"),
             Level("five-arms", {"means": [0.7, 0.55, 0.4, 0.25, 0.1], "horizon": 3000,
                                 "pull_cost": 1 / 3000, "wrong_penalty": 1.0,
                                 "permute_arms": True},

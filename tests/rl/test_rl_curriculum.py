@@ -71,6 +71,24 @@ def test_zoo_agents_score_on_the_rl_ids_beside_uniform():
     assert bai.mean_return == pytest.approx(1.0 - (bai.lengths - 1).mean() / 1000)
 
 
+def test_ttucb_answers_at_the_budget_with_a_budgeted_recommendation():
+    """TTUCB (δ = 0.1, δ-correct) needs more pulls than the default best-arm budget (20): on its
+    own it runs the budget out in every episode (no answer: scored wrong); with
+    ``stop_at_budget=True`` it stops at the last pull the budget allows (19) with the run's
+    empirical best arm, and is right in most episodes (measured: all 40). The option is
+    refused for anything but a zoo agent."""
+    bai = "BestArmIdentification-RL-v0"
+    alone = evaluate("ttucb", bai, n_episodes=40, agent_params={"delta": 0.1})
+    assert not alone.stopped.any() and alone.accuracy == 0.0 and set(alone.lengths) == {20}
+    budgeted = evaluate("ttucb", bai, n_episodes=40, agent_params={"delta": 0.1},
+                        stop_at_budget=True)
+    assert budgeted.stopped.all() and set(budgeted.lengths) == {20}  # 19 pulls and the stop
+    assert budgeted.accuracy >= 0.9, budgeted
+    with pytest.raises(ValueError, match="stop_at_budget applies to a zoo agent"):
+        evaluate(lambda obs: np.zeros(len(obs), dtype=np.int64), bai, n_episodes=2,
+                 stop_at_budget=True)
+
+
 def test_make_sb3_vec_env_gives_make_vec_env_numbers_on_the_native_path():
     """The one-line native path gives what SB3's ``make_vec_env`` gives (same seeds, same
     observations, rewards and dones), from one native vector env."""
@@ -141,8 +159,10 @@ def test_stock_ppo_and_dqn_reach_the_classic_agent_on_the_defaults(learner):
     """The must-show claims at full size, training seed 0 (the table's seeds are in
     docs/results/rl.md): SB3's PPO and DQN with stock hyperparameters, 5·10⁴ steps on the default
     Huber and linear RL ids, reach 90 % of the classic agent's per-step reward (UCB1, LinUCB) on
-    20 fresh episodes; PPO on the default best-arm identification id is right ≥ 80 % of the time,
-    stopping before its budget."""
+    20 fresh episodes; on the default best-arm identification id they stop with the best arm in
+    ≥ 80 % of 200 fresh episodes (an exhausted budget counts as wrong, so a right answer is one
+    given within the budget). Measured on seed 0: PPO 0.88, DQN 0.88; on the former default
+    (level 1, ``gap-0.4``) DQN was right 11 % of the time (seed 0), so the check can fail."""
     sys.path.insert(0, str(BENCHMARKS))
     from rl_learners import CLASSIC, _sb3_train
 
@@ -150,10 +170,9 @@ def test_stock_ppo_and_dqn_reach_the_classic_agent_on_the_defaults(learner):
         classic = evaluate(CLASSIC[env_id][0], env_id, n_episodes=20).per_step
         model = _sb3_train(learner, env_id, 0, 50_000, "defaults")
         assert evaluate(model, env_id, n_episodes=20).per_step >= 0.9 * classic, env_id
-    if learner == "ppo":
-        bai = "BestArmIdentification-RL-v0"
-        result = evaluate(_sb3_train("ppo", bai, 0, 50_000, "defaults"), bai, n_episodes=200)
-        assert result.accuracy >= 0.8 and result.lengths.max() < 1000
+    bai = "BestArmIdentification-RL-v0"
+    result = evaluate(_sb3_train(learner, bai, 0, 50_000, "defaults"), bai, n_episodes=200)
+    assert result.accuracy >= 0.8, result
 
 
 @pytest.mark.slow
