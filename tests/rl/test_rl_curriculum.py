@@ -152,6 +152,42 @@ def test_single_file_ppo_trains_on_the_federated_id_as_it_is():
     assert episodes  # returns are logged (Gymnasium 1.x: infos["episode"], infos["_episode"])
 
 
+def test_learners_table_renders_level_0_rows_by_seed(tmp_path):
+    """``benchmarks/rl_learners.py --table``: one line per (learner, setting) with its seeds (a
+    seed run twice counts once, its last row), best-arm identification's right answers and pulls
+    before stopping, TTUCB's budgeted reference named as such, and rows of another instance
+    (``env_kwargs``, design runs) left out."""
+    import json
+
+    sys.path.insert(0, str(BENCHMARKS))
+    from rl_learners import table
+
+    bai = "BestArmIdentification-RL-v0"
+    ref = {"env": bai, "setting": "reference", "seed": None, "steps": 0, "per_step": -0.05,
+           "stopped": 1.0}
+    rows = [
+        {**ref, "learner": "uniform", "return": -0.1, "length": 3.0, "correct": 0.5},
+        {**ref, "learner": "ttucb", "return": -0.9, "length": 20.0, "correct": 1.0,
+         "stop_at_budget": True},
+        *({"env": bai, "learner": "dqn", "setting": "defaults", "seed": seed, "steps": 50_000,
+           "per_step": 0.1, "return": ret, "length": 4.0, "correct": c, "stopped": 0.5}
+          for seed, ret, c in [(0, 9.0, 0.0), (0, 0.3, 0.8), (1, 0.5, 0.9)]),
+        {"env": bai, "learner": "dqn", "setting": "defaults", "seed": 2, "steps": 50_000,
+         "per_step": 0.0, "return": -1.0, "length": 100.0, "correct": 0.1, "stopped": 0.2,
+         "env_kwargs": {"horizon": 100}},
+    ]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    text = table(str(path))
+    lines = text.splitlines()
+    ttucb = "| ttucb (zoo, answers at the budget) | reference | — | — | -0.900 | 1.00 | 19.0 |"
+    assert ttucb in lines
+    assert "| uniform actions | reference | — | — | -0.100 | 0.50 | 2.0 |" in lines
+    dqn = "| dqn | defaults | 50000 | 0, 1 | 0.400; 0.300–0.500 | 0.85 (0.80–0.90) | 3.5 |"
+    assert dqn in lines  # seed 0 run twice: its last row
+    assert sum(line.startswith("| dqn |") for line in lines) == 1  # env_kwargs row left out
+
+
 @pytest.mark.slow
 @pytest.mark.usefixtures("one_torch_thread")
 @pytest.mark.parametrize("learner", ["ppo", "dqn"])
