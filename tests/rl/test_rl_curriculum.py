@@ -221,7 +221,9 @@ def test_vec_normalize_divides_unit_rewards_by_the_discounted_return_scale():
     best-arm play it exceeds 10, so the arms' gaps (0.25) shrink below 0.025. With
     ``norm_reward=False`` the id's rewards pass unchanged (the observations are still
     normalized). Control: on episodes of 10 steps (a short climb) the shrink stays below 5
-    (measured 2.6)."""
+    (measured 2.6). The divisor scales with the rewards, so the id's own scaling cannot undo it:
+    with ``normalize_reward=False`` (rewards 100 times larger) ``VecNormalize`` hands DQN the same
+    rewards."""
     pytest.importorskip("stable_baselines3")
     from stable_baselines3.common.vec_env import VecNormalize
 
@@ -242,5 +244,8 @@ def test_vec_normalize_divides_unit_rewards_by_the_discounted_return_scale():
 
     ret_std, shrink = scale(True)
     assert ret_std > 10 and shrink > 10, (ret_std, shrink)
+    raw_std, raw_shrink = scale(True, normalize_reward=False)
+    assert raw_std == pytest.approx(100 * ret_std, rel=1e-3)  # max|μ| = 100
+    assert raw_shrink == pytest.approx(100 * shrink, rel=1e-3)
     assert scale(False, steps=50)[1] == pytest.approx(1.0)
     assert scale(True, steps=200, horizon=10)[1] < 5
