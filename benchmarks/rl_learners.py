@@ -21,6 +21,9 @@ fresh episodes (seed 10 000 + i) as the zoo's agents and the uniform reference:
   ``target_update_interval=1000`` instead of 10⁴);
 * SB3 trains on 4 sub-envs of the native vector path (:func:`privenv.rl.make_sb3_vec_env`, the
   same runs as ``make_vec_env(id, 4, seed)``).
+* ``--env-kwargs '{"horizon": 30, ...}'`` trains and scores on another instance (design runs,
+  as for best-arm identification's default in docs/guides/rl.md); such rows record it and the
+  table leaves them out.
 
 Reference rows: ``uniform`` (uniformly random actions; best-arm identification: a uniformly random
 action of the id's ``Discrete(K + 1)``, which stops after K + 1 steps on average with the
