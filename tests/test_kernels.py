@@ -85,6 +85,23 @@ EXACT_CASES = [
 CASES += EXACT_CASES
 IDS = [f"{c[0]}-{c[1].split('-')[0]}" + ("-exact" if "sampler" in c[3] else "")
        + (f"-{c[3]['sampling']}" if "sampling" in c[3] else "") for c in CASES]
+#: the exact-sampler cases driven both ways by default: one per kind of release (an elimination
+#: agent of the Huber family, a central Top Two agent, a local-DP reward randomizer, a Bernoulli
+#: regret agent). The others' fast path and step-by-step runs are ``slow`` (``make test-slow``):
+#: an agent's sampler choice only selects the shared exact draws
+#: (:mod:`privenv.privacy.draws`), which the kept cases cover in every driver, and
+#: :func:`test_the_exact_sampler_is_the_one_that_releases` checks by default that each agent's
+#: choice reaches its releases. In a cold full run each costs 5–15 s of CPU, mostly the
+#: step-by-step kernels' compilation (the fast path's is shared with that test).
+EXACT_BY_DEFAULT = ("prae-c-HuberBandit-exact", "adap-tt-BestArmIdentification-exact",
+                    "gaussian-ldp-ttucb-BestArmIdentification-exact",
+                    "dp-klucb-BernoulliBandit-exact")
+
+
+def _params(cases: list, ids: list[str]) -> list:
+    """``pytest.param`` per case, ``slow`` for the exact cases not in :data:`EXACT_BY_DEFAULT`."""
+    return [pytest.param(c, id=i, marks=[pytest.mark.slow] if i.endswith("-exact") and i not in
+                         EXACT_BY_DEFAULT else []) for c, i in zip(cases, ids, strict=True)]
 
 
 def _simulate(case, n_runs, first_run=0, **kw):
@@ -101,7 +118,7 @@ def _same(a, b):
         np.testing.assert_array_equal(a.episode[key], b.episode[key], err_msg=key)
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", _params(CASES, IDS))
 def test_fast_path_equals_the_step_by_step_runner(case, monkeypatch):
     fast = _simulate(case, 6)
     monkeypatch.setattr(simulation, "fast_path", lambda agent, venv: None)
@@ -109,7 +126,7 @@ def test_fast_path_equals_the_step_by_step_runner(case, monkeypatch):
     _same(fast, stepwise)
 
 
-@pytest.mark.parametrize("case", CASES[::3], ids=IDS[::3])
+@pytest.mark.parametrize("case", _params(CASES[::3], IDS[::3]))
 def test_fast_path_equals_the_gym_make_loop(case):
     """Run 0 and run 2 (a run that is not the batch's first) of one gym.make loop, step by step
     in Python, are those of the batch."""
@@ -126,7 +143,7 @@ def test_fast_path_equals_the_gym_make_loop(case):
             assert out["info"]["recommendation"] == batch.episode["recommendation"][run]
 
 
-@pytest.mark.parametrize("case", CASES[::2], ids=IDS[::2])
+@pytest.mark.parametrize("case", _params(CASES[::2], IDS[::2]))
 def test_run_i_is_the_same_alone_or_in_a_batch(case):
     batch = _simulate(case, 5)
     alone = _simulate(case, 1, first_run=3)
@@ -140,8 +157,8 @@ def test_run_i_is_the_same_alone_or_in_a_batch(case):
 BLOCK_HORIZON = 30_720
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c[1] == BAI], ids=[
-    i for c, i in zip(CASES, IDS, strict=True) if c[1] == BAI])
+@pytest.mark.parametrize("case", _params(*zip(*[(c, i) for c, i in zip(CASES, IDS, strict=True)
+                                                if c[1] == BAI], strict=True)))
 def test_the_block_lengths_change_no_number(case, monkeypatch):
     """Best-arm reward streams and every noise stream refill in blocks as long as the buffer
     budget allows (privenv.seeding.long_block); with no budget they keep the shortest block.
