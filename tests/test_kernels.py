@@ -90,9 +90,9 @@ IDS = [f"{c[0]}-{c[1].split('-')[0]}" + ("-exact" if "sampler" in c[3] else "")
 #: regret agent). The others' fast path and step-by-step runs are ``slow`` (``make test-slow``):
 #: an agent's sampler choice only selects the shared exact draws
 #: (:mod:`privenv.privacy.draws`), which the kept cases cover in every driver, and
-#: :func:`test_the_exact_sampler_is_the_one_that_releases` checks by default that each agent's
-#: choice reaches its releases. In a cold full run each costs 5–15 s of CPU, mostly the
-#: step-by-step kernels' compilation (the fast path's is shared with that test).
+#: :func:`test_the_sampler_choice_reaches_the_kernel_record` checks by default that each agent's
+#: choice reaches its compiled code. In a cold full run each case cost 10–25 s of CPU over this
+#: file's tests, mostly compiling a fast path and a step-by-step runner of its own.
 EXACT_BY_DEFAULT = ("prae-c-HuberBandit-exact", "adap-tt-BestArmIdentification-exact",
                     "gaussian-ldp-ttucb-BestArmIdentification-exact",
                     "dp-klucb-BernoulliBandit-exact")
@@ -271,8 +271,33 @@ def test_single_env_randomizer_equals_the_fast_path(sampler):
     assert fast.privacy.sampler == sampler
 
 
-@pytest.mark.parametrize("case", EXACT_CASES, ids=[f"{c[0]}-{c[1].split('-')[0]}"
-                                                   for c in EXACT_CASES])
+EXACT_IDS = [i for i in IDS if i.endswith("-exact")]
+
+
+@pytest.mark.parametrize("case", EXACT_CASES, ids=EXACT_IDS)
+def test_the_sampler_choice_reaches_the_kernel_record(case):
+    """Each central agent's kernel parameters carry the chosen sampler's record, whose type the
+    compiled code draws by (:mod:`privenv.privacy.samplers`; no compilation here: the runs of
+    :func:`test_the_exact_sampler_is_the_one_that_releases` are ``slow`` beyond
+    :data:`EXACT_BY_DEFAULT`). A local-DP system's sampler is its randomizer's: such a case runs
+    by default."""
+    from privenv.privacy.samplers import ExactSampler, FloatSampler
+
+    name, env, env_kwargs, agent_kwargs, horizon = case
+    for sampler, record in (("float", FloatSampler), ("exact", ExactSampler)):
+        venv = make_vector_env(env, 2, horizon, **env_kwargs_for(name, env_kwargs))
+        agent = make(name, venv, 2, **{**agent_kwargs, "sampler": sampler})
+        venv.reset(seed=0)
+        agent.reset(seed=0)
+        params = agent.kernel_view().params
+        if agent.local_randomizer() is not None:
+            assert EXACT_IDS[EXACT_CASES.index(case)] in EXACT_BY_DEFAULT
+            continue
+        assert type(params.sampler) is record, (sampler, type(params.sampler))
+        assert agent.privacy.sampler == sampler
+
+
+@pytest.mark.parametrize("case", _params(EXACT_CASES, EXACT_IDS))
 def test_the_exact_sampler_is_the_one_that_releases(case):
     """The sampler choice reaches the releases: the agents' released estimates (μ̃ of the Top Two
     agents, the elimination agents' estimates) differ from the float runs' on the same seeds
