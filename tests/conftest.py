@@ -128,8 +128,16 @@ def one_torch_thread():
 #: calibration and its exact runs in tests/agents/test_central_linucb.py
 #: (``test_exact_sampler_calibration_meets_the_target_through_zcdp``,
 #: ``test_exact_sampler_runs_are_batch_invariant_and_differ_from_float``).
+#: ``dprse-exact``, ``dp-se-exact``, ``prae-c-exact``, ``lplr-update-count-exact`` and
+#: ``gaussian-statistics-exact`` (17, 7, 21, 19 and 13 s of CPU in cold full runs): each agent's
+#: release code in its float twin's audit (with mutants), the exact draws in ``laplace-exact`` and
+#: ``gaussian-exact``, an agent's exact path end to end in the ``adap-tt-exact`` audit, which
+#: stays, each agent's sampler choice reaching its compiled code in tests/test_kernels.py
+#: (``test_the_sampler_choice_reaches_the_kernel_record``), PRAE-C's exact runs there in every
+#: driver, and the linear agents' exact runs in tests/privacy/test_exact_linear.py.
 SLOW_EXACT_AUDITS = ("fed-linucb-silo-exact", "super-agent-central-exact",
-                     "central-dp-linucb-exact")
+                     "central-dp-linucb-exact", "dprse-exact", "dp-se-exact", "prae-c-exact",
+                     "lplr-update-count-exact", "gaussian-statistics-exact")
 
 
 def audit_variants(targets, shared=()):

@@ -85,6 +85,23 @@ EXACT_CASES = [
 CASES += EXACT_CASES
 IDS = [f"{c[0]}-{c[1].split('-')[0]}" + ("-exact" if "sampler" in c[3] else "")
        + (f"-{c[3]['sampling']}" if "sampling" in c[3] else "") for c in CASES]
+#: the exact-sampler cases driven both ways by default: one per kind of release (an elimination
+#: agent of the Huber family, a central Top Two agent, a local-DP reward randomizer, a Bernoulli
+#: regret agent). The others' fast path and step-by-step runs are ``slow`` (``make test-slow``):
+#: an agent's sampler choice only selects the shared exact draws
+#: (:mod:`privenv.privacy.draws`), which the kept cases cover in every driver, and
+#: :func:`test_the_sampler_choice_reaches_the_kernel_record` checks by default that each agent's
+#: choice reaches its compiled code. In a cold full run each case cost 10–25 s of CPU over this
+#: file's tests, mostly compiling a fast path and a step-by-step runner of its own.
+EXACT_BY_DEFAULT = ("prae-c-HuberBandit-exact", "adap-tt-BestArmIdentification-exact",
+                    "gaussian-ldp-ttucb-BestArmIdentification-exact",
+                    "dp-klucb-BernoulliBandit-exact")
+
+
+def _params(cases: list, ids: list[str]) -> list:
+    """``pytest.param`` per case, ``slow`` for the exact cases not in :data:`EXACT_BY_DEFAULT`."""
+    return [pytest.param(c, id=i, marks=[pytest.mark.slow] if i.endswith("-exact") and i not in
+                         EXACT_BY_DEFAULT else []) for c, i in zip(cases, ids, strict=True)]
 
 
 def _simulate(case, n_runs, first_run=0, **kw):
@@ -101,7 +118,7 @@ def _same(a, b):
         np.testing.assert_array_equal(a.episode[key], b.episode[key], err_msg=key)
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", _params(CASES, IDS))
 def test_fast_path_equals_the_step_by_step_runner(case, monkeypatch):
     fast = _simulate(case, 6)
     monkeypatch.setattr(simulation, "fast_path", lambda agent, venv: None)
@@ -109,7 +126,7 @@ def test_fast_path_equals_the_step_by_step_runner(case, monkeypatch):
     _same(fast, stepwise)
 
 
-@pytest.mark.parametrize("case", CASES[::3], ids=IDS[::3])
+@pytest.mark.parametrize("case", _params(CASES[::3], IDS[::3]))
 def test_fast_path_equals_the_gym_make_loop(case):
     """Run 0 and run 2 (a run that is not the batch's first) of one gym.make loop, step by step
     in Python, are those of the batch."""
@@ -126,7 +143,7 @@ def test_fast_path_equals_the_gym_make_loop(case):
             assert out["info"]["recommendation"] == batch.episode["recommendation"][run]
 
 
-@pytest.mark.parametrize("case", CASES[::2], ids=IDS[::2])
+@pytest.mark.parametrize("case", _params(CASES[::2], IDS[::2]))
 def test_run_i_is_the_same_alone_or_in_a_batch(case):
     batch = _simulate(case, 5)
     alone = _simulate(case, 1, first_run=3)
@@ -140,8 +157,8 @@ def test_run_i_is_the_same_alone_or_in_a_batch(case):
 BLOCK_HORIZON = 30_720
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c[1] == BAI], ids=[
-    i for c, i in zip(CASES, IDS, strict=True) if c[1] == BAI])
+@pytest.mark.parametrize("case", _params(*zip(*[(c, i) for c, i in zip(CASES, IDS, strict=True)
+                                                if c[1] == BAI], strict=True)))
 def test_the_block_lengths_change_no_number(case, monkeypatch):
     """Best-arm reward streams and every noise stream refill in blocks as long as the buffer
     budget allows (privenv.seeding.long_block); with no budget they keep the shortest block.
@@ -254,8 +271,33 @@ def test_single_env_randomizer_equals_the_fast_path(sampler):
     assert fast.privacy.sampler == sampler
 
 
-@pytest.mark.parametrize("case", EXACT_CASES, ids=[f"{c[0]}-{c[1].split('-')[0]}"
-                                                   for c in EXACT_CASES])
+EXACT_IDS = [i for i in IDS if i.endswith("-exact")]
+
+
+@pytest.mark.parametrize("case", EXACT_CASES, ids=EXACT_IDS)
+def test_the_sampler_choice_reaches_the_kernel_record(case):
+    """Each central agent's kernel parameters carry the chosen sampler's record, whose type the
+    compiled code draws by (:mod:`privenv.privacy.samplers`; no compilation here: the runs of
+    :func:`test_the_exact_sampler_is_the_one_that_releases` are ``slow`` beyond
+    :data:`EXACT_BY_DEFAULT`). A local-DP system's sampler is its randomizer's: such a case runs
+    by default."""
+    from privenv.privacy.samplers import ExactSampler, FloatSampler
+
+    name, env, env_kwargs, agent_kwargs, horizon = case
+    for sampler, record in (("float", FloatSampler), ("exact", ExactSampler)):
+        venv = make_vector_env(env, 2, horizon, **env_kwargs_for(name, env_kwargs))
+        agent = make(name, venv, 2, **{**agent_kwargs, "sampler": sampler})
+        venv.reset(seed=0)
+        agent.reset(seed=0)
+        params = agent.kernel_view().params
+        if agent.local_randomizer() is not None:
+            assert EXACT_IDS[EXACT_CASES.index(case)] in EXACT_BY_DEFAULT
+            continue
+        assert type(params.sampler) is record, (sampler, type(params.sampler))
+        assert agent.privacy.sampler == sampler
+
+
+@pytest.mark.parametrize("case", _params(EXACT_CASES, EXACT_IDS))
 def test_the_exact_sampler_is_the_one_that_releases(case):
     """The sampler choice reaches the releases: the agents' released estimates (μ̃ of the Top Two
     agents, the elimination agents' estimates) differ from the float runs' on the same seeds
