@@ -25,7 +25,7 @@ from privenv.agents.linear import (
     THETA_BOUND_PARAM,
     feature_matrices,
     oful_radius,
-    weighted_norms,
+    optimistic_actions,
 )
 from privenv.parameters import DELTA, EPSILON, POSITIVE, SAMPLER, Flag, Param
 from privenv.privacy.accounting import compose_rho, rho_to_epsilon_cks, tree_levels, tree_rho
@@ -254,9 +254,8 @@ class CentralDPLinUCB(Agent):
         w = np.maximum(w, self.lambda_)
         V_inv = (Q / w[:, None, :]) @ np.swapaxes(Q, 1, 2)
         theta = np.einsum("nij,nj->ni", V_inv, self.u)  # step 2
-        score = (phi @ theta[:, :, None])[..., 0]  # step 4
-        score += self.width(np.log(w).sum(axis=1))[:, None] * weighted_norms(phi, V_inv)
-        return score.argmax(axis=1)
+        width = self.width(np.log(w).sum(axis=1))
+        return optimistic_actions(phi, theta, width, V_inv)  # step 4
 
     def observe_batch(
         self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray

@@ -13,7 +13,7 @@
 
 The fourth baseline, central-DP LinUCB (Shariff & Sheffet 2018), is
 :class:`~privenv.agents.central_linucb.CentralDPLinUCB`; it shares this module's ridge machinery
-(:func:`oful_radius`, :func:`weighted_norms`, the parameter declarations).
+(:func:`oful_radius`, :func:`optimistic_actions`, the parameter declarations).
 
 All three hold the state of ``n_runs`` runs with a leading run axis: per run a d×d matrix and two
 d-vectors, so memory is O(n_runs·d²), independent of the horizon. A step costs a few batched numpy
@@ -65,6 +65,7 @@ __all__ = [
     "ldp_linucb_beta",
     "ldp_linucb_upsilon",
     "oful_radius",
+    "optimistic_actions",
     "weighted_norms",
 ]
 
@@ -122,6 +123,16 @@ def weighted_norms(phi: np.ndarray, M_inv: np.ndarray) -> np.ndarray:
     views of the linear families."""
     quad = np.einsum("nad,nad->na", phi @ M_inv, phi)
     return np.sqrt(np.maximum(quad, 0.0))  # ≥ 0 up to rounding (M⁻¹ is PSD)
+
+
+def optimistic_actions(phi: np.ndarray, theta: np.ndarray, width: np.ndarray | float,
+                       M_inv: np.ndarray) -> np.ndarray:
+    """The optimistic (OFUL) choice of every run: argmax_a ⟨φ_a, θ̂⟩ + √β ‖φ_a‖_{M⁻¹}, ties to
+    the lowest index, for features ``phi`` (n, A, d), estimates ``theta`` (n, d), widths √β
+    ``width`` (n,) or one for all runs, and inverse Gram matrices ``M_inv`` (n, d, d)."""
+    score = (phi @ theta[:, :, None])[..., 0]
+    score += np.reshape(width, (-1, 1)) * weighted_norms(phi, M_inv)
+    return score.argmax(axis=1)
 
 
 #: the feature dimension (the env's)
@@ -274,9 +285,7 @@ class LinUCB(_RidgeAgent):
     def act_batch(self, observations: np.ndarray) -> np.ndarray:
         phi = feature_matrices(observations, self.d, self.n_runs)
         self._phi = phi
-        score = (phi @ self.theta[:, :, None])[..., 0]  # ⟨φ, θ̂⟩  (step 3)
-        score += self.width()[:, None] * weighted_norms(phi, self.V_inv)
-        return score.argmax(axis=1)
+        return optimistic_actions(phi, self.theta, self.width(), self.V_inv)  # step 3
 
     def observe_batch(
         self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray
@@ -390,8 +399,7 @@ class LDPLinUCB(_MessageLearner):
         beta = ldp_linucb_beta(self.sigma, s, self.d, self.horizon, upsilon)  # step 4
         M_inv = np.linalg.inv(self.V + 2.0 * upsilon * np.eye(self.d))
         theta = np.einsum("nij,nj->ni", M_inv, self.u)  # step 3
-        score = (phi @ theta[:, :, None])[..., 0] + beta * weighted_norms(phi, M_inv)  # step 5
-        return score.argmax(axis=1)
+        return optimistic_actions(phi, theta, beta, M_inv)  # step 5
 
     def observe_batch(
         self, actions: np.ndarray, rewards: np.ndarray, observations: Mapping[str, np.ndarray]
