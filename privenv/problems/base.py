@@ -160,6 +160,15 @@ FAMILIES: dict[str, str] = {
 }
 
 
+def means_length(means: Any) -> int | None:
+    """K of explicit arm means ``means`` (a sized value, not a string), else ``None`` (not given,
+    or a value the constructor refuses): what :meth:`Problem.sizes` of the families with a
+    ``means`` argument reads."""
+    if means is not None and hasattr(means, "__len__") and not isinstance(means, str):
+        return len(means)
+    return None
+
+
 class Problem(ABC):
     """A batched bandit problem.
 
