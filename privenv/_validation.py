@@ -114,6 +114,13 @@ def check_points(name: str, value: Any, *, low: float = 1.0) -> np.ndarray:
     return x
 
 
+def check_bool(name: str, value: Any) -> bool:
+    """A bool (Python or numpy), returned as a Python bool."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be a bool, got {value!r}")
+    return bool(value)
+
+
 def check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
     """One of a fixed set of values."""
     if value not in choices:

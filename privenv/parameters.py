@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from privenv._validation import check_choice, check_int, check_real
+from privenv._validation import check_bool, check_choice, check_int, check_real
 
 
 class Constraint:
@@ -168,11 +168,7 @@ class Flag(Constraint):
     none: bool = False
 
     def _check(self, name: str, value: Any) -> bool:
-        import numpy as np
-
-        if not isinstance(value, (bool, np.bool_)):
-            raise ValueError(f"{name} must be a bool, got {value!r}")
-        return bool(value)
+        return check_bool(name, value)
 
     def _describe(self) -> str:
         return "bool"

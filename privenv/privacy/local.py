@@ -48,7 +48,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from privenv._jit import generic, jit
-from privenv._validation import check_choice, check_delta, check_epsilon, check_real
+from privenv._validation import check_bool, check_choice, check_delta, check_epsilon, check_real
 from privenv.privacy.exact import (
     ENSURED_PER_BUDGET,
     GaussianMechanism,
@@ -295,9 +295,7 @@ class LocalRandomizer(ABC):
         self.epsilon = check_epsilon(epsilon)
         self.delta = delta
         self.reward_range = check_reward_range(reward_range)
-        if not isinstance(clip, (bool, np.bool_)):
-            raise ValueError(f"clip must be a bool, got {clip!r}")
-        self.clip = bool(clip)
+        self.clip: bool = check_bool("clip", clip)
         self.unit = unit
         self.sampler = check_choice("sampler", sampler, self.samplers)
         #: the exact sampler's mechanism (its grid, integers and guarantee), else ``None``
