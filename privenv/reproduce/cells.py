@@ -166,6 +166,33 @@ def regret_results(config: SweepConfig, cells: list[Any],
     return [FigureResult(c, stored[by_config[c.configuration]]) for c in cells]
 
 
+def cell_sweep(cells: Sequence[Any], name: str, *, chunk: int | None = None,
+               n_checkpoints: int | None = None) -> SweepConfig:
+    """The sweep of a figure's ``cells`` (each with a ``configuration``, ``runs``, ``seed`` and,
+    unless ``n_checkpoints`` is given, ``n_checkpoints``): one configuration per distinct cell
+    configuration, in order (cells that share one share its runs), with the runs, seed and
+    checkpoints of the first cell; all the runs of a configuration in one chunk unless ``chunk``
+    says (a batch of runs costs about one run per step)."""
+    from privenv.sweep import SweepConfig
+
+    first = cells[0]
+    return SweepConfig(tuple(dict.fromkeys(c.configuration for c in cells)), runs=first.runs,
+                       chunk=first.runs if chunk is None else chunk, seed=first.seed,
+                       n_checkpoints=(first.n_checkpoints if n_checkpoints is None
+                                      else n_checkpoints), name=name)
+
+
+def guarantees_by_epsilon(results: Sequence[FigureResult]) -> dict[str, list[str]]:
+    """The privacy guarantees of a figure's results per (agent, ε), keyed ``"<agent> eps=<ε>"``
+    (``-`` for an agent without ε), each list sorted: one guarantee where the figure's other axis
+    does not change it (the constants' scales)."""
+    found: dict[str, set[str]] = {}
+    for r in results:
+        key = f"{r.cell.agent} eps={r.cell.agent_kwargs.get('epsilon', '-')}"
+        found.setdefault(key, set()).add(str(r.result.privacy))
+    return {k: sorted(v) for k, v in found.items()}
+
+
 def run_metadata(rep: Any) -> dict[str, Any]:
     """The provenance every figure's ``metadata.json`` carries: workers, backend, sweep hash,
     resumed cells, wall times, versions and files (``rep``: a figure's ``Reproduction``)."""
@@ -312,10 +339,12 @@ __all__ = [
     "SpecFigure",
     "SweepOutcome",
     "add_common_arguments",
+    "cell_sweep",
     "csv_float",
     "default_workers",
     "finish_figure",
     "float_list",
+    "guarantees_by_epsilon",
     "int_list",
     "json_ready",
     "print_files",

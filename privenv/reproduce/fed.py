@@ -51,6 +51,7 @@ from privenv.reproduce.cells import (
     Execution,
     FigureResult,
     add_common_arguments,
+    cell_sweep,
     finish_figure,
     print_files,
     regret_results,
@@ -298,10 +299,7 @@ def sweep_config(spec: FigureSpec, cells: Sequence[Cell]) -> SweepConfig:
     panel has three configurations, so with one chunk each, two workers would wait for the third
     alone; halves keep both busy (a run's numbers do not depend on its chunk, and per run-step
     cost barely depends on the batch size at these array sizes)."""
-    configurations = tuple(dict.fromkeys(c.configuration for c in cells))
-    first = cells[0]
-    return SweepConfig(configurations, runs=first.runs, chunk=-(-first.runs // 2),
-                       seed=first.seed, n_checkpoints=N_CHECKPOINTS, name=spec.id)
+    return cell_sweep(cells, spec.id, chunk=-(-cells[0].runs // 2), n_checkpoints=N_CHECKPOINTS)
 
 
 # -- analysis -------------------------------------------------------------------------------------
