@@ -49,7 +49,6 @@ from privenv.problems.base import (
     BufferedArms,
     GaussianArms,
     Problem,
-    means_length,
     take_values,
 )
 from privenv.seeding import ENV, INSTANCE, RunStreams, Seed, long_block
@@ -119,7 +118,7 @@ class BAIProblem(Problem):
     @classmethod
     def sizes(cls, instance: str | None = None, means: Any = None, **_: Any) -> dict[str, int]:
         """K: the length of ``means`` if given, else of the instance's (default ``"mu1"``)."""
-        if (K := means_length(means)) is not None:
+        if (K := cls.means_length(means)) is not None:
             return {"K": K}
         return {"K": len(instance_means("mu1" if instance is None else instance))}
 

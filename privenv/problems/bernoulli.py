@@ -34,7 +34,7 @@ from gymnasium import spaces
 
 from privenv._validation import check_choice, check_vector
 from privenv.problems.bai import INSTANCES as BAI_INSTANCES
-from privenv.problems.base import BernoulliArms, Problem, means_length, take_values
+from privenv.problems.base import BernoulliArms, Problem, take_values
 from privenv.seeding import Seed
 
 #: named instances (see the module docstring for where each comes from)
@@ -68,7 +68,7 @@ class BernoulliProblem(Problem):
     @classmethod
     def sizes(cls, instance: str | None = None, means: Any = None, **_: Any) -> dict[str, int]:
         """K: the length of ``means`` if given, else of the instance's (default ``"mu4"``)."""
-        if (K := means_length(means)) is not None:
+        if (K := cls.means_length(means)) is not None:
             return {"K": K}
         return {"K": len(instance_means(DEFAULT_INSTANCE if instance is None else instance))}
 

@@ -39,14 +39,7 @@ from gymnasium import spaces
 from privenv._jit import jit
 from privenv._pcg64 import next_double, next_normal, next_pareto, next_t
 from privenv._validation import check_choice, check_int, check_probability, check_real, check_vector
-from privenv.problems.base import (
-    ARM_BLOCK,
-    BufferedArms,
-    Problem,
-    means_length,
-    next_value,
-    take_values,
-)
+from privenv.problems.base import ARM_BLOCK, BufferedArms, Problem, next_value, take_values
 from privenv.seeding import RunStreams, Seed, sparse_empty
 
 INLIER_LAWS = ("student-t", "pareto", "gaussian")
@@ -217,7 +210,7 @@ class HuberProblem(Problem):
     @classmethod
     def sizes(cls, K: int | None = None, means: Any = None, **_: Any) -> dict[str, int]:
         """K: the length of ``means`` if given, else ``K``, else :attr:`DEFAULT_K`."""
-        if (n := means_length(means)) is not None:
+        if (n := cls.means_length(means)) is not None:
             return {"K": n}
         return {"K": cls.DEFAULT_K if K is None else K}
 
