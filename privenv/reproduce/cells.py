@@ -166,6 +166,12 @@ def regret_results(config: SweepConfig, cells: list[Any],
     return [FigureResult(c, stored[by_config[c.configuration]]) for c in cells]
 
 
+def output_dir(output: str | Path | None, default: str, quick: bool) -> Path:
+    """A figure's output directory: ``output`` if given, else ``default`` (``…-quick`` with
+    ``quick``)."""
+    return Path(output if output is not None else default + ("-quick" if quick else ""))
+
+
 def cell_sweep(cells: Sequence[Any], name: str, *, chunk: int | None = None,
                n_checkpoints: int | None = None) -> SweepConfig:
     """The sweep of a figure's ``cells`` (each with a ``configuration``, ``runs``, ``seed`` and,
@@ -347,6 +353,7 @@ __all__ = [
     "guarantees_by_epsilon",
     "int_list",
     "json_ready",
+    "output_dir",
     "print_files",
     "regret_results",
     "reproduce_or_report",

@@ -53,6 +53,7 @@ from privenv.reproduce.cells import (
     add_common_arguments,
     cell_sweep,
     finish_figure,
+    output_dir,
     print_files,
     regret_results,
     reproduce_or_report,
@@ -527,7 +528,7 @@ def reproduce(
     ex = Execution.of(execution, **options)
     cells = make_cells(spec, scale, seed, protocols, panels)
     config = sweep_config(spec, cells).validate()
-    out = Path(output if output is not None else spec.default_output + ("-quick" if quick else ""))
+    out = output_dir(output, spec.default_output, quick)
     start = time.perf_counter()
     report, store_path, stored = ex.run(config, out)
     results = regret_results(config, cells, stored)

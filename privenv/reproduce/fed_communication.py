@@ -50,6 +50,7 @@ from privenv.reproduce.cells import (
     add_common_arguments,
     cell_sweep,
     finish_figure,
+    output_dir,
     print_files,
     regret_results,
     reproduce_or_report,
@@ -205,7 +206,7 @@ def reproduce(
     ex = Execution.of(execution, **options)
     cells = make_cells(scale, seed, variants)
     config = cell_sweep(cells, ID, n_checkpoints=fed.N_CHECKPOINTS).validate()
-    out = Path(output if output is not None else DEFAULT_OUTPUT + ("-quick" if quick else ""))
+    out = output_dir(output, DEFAULT_OUTPUT, quick)
     start = time.perf_counter()
     report, store_path, stored = ex.run(config, out)
     rep = Reproduction(out, scale, cells, regret_results(config, cells, stored),

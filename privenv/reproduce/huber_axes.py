@@ -55,6 +55,7 @@ from privenv.reproduce.cells import (
     finish_figure,
     float_list,
     guarantees_by_epsilon,
+    output_dir,
     print_files,
     regret_results,
     reproduce_or_report,
@@ -332,7 +333,7 @@ def reproduce(
     ex = Execution.of(execution, **options)
     cells = make_cells(spec, scale, seed, agents, constant_scale)
     config = cell_sweep(cells, spec.id).validate()
-    out = Path(output if output is not None else spec.default_output + ("-quick" if quick else ""))
+    out = output_dir(output, spec.default_output, quick)
     start = time.perf_counter()
     report, store_path, stored = ex.run(config, out)
     rep = Reproduction(spec, out, cells, regret_results(config, cells, stored),

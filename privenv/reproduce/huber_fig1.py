@@ -72,6 +72,7 @@ from privenv.reproduce.cells import (
     cell_sweep,
     csv_float,
     finish_figure,
+    output_dir,
     print_files,
     regret_results,
     run_metadata,
@@ -375,7 +376,7 @@ def reproduce(
     cells = make_cells(agents, runs, horizon, seed, params=params)
     # panels that share an instance and ε (a non-private baseline) share a configuration
     config = cell_sweep(cells, ID).validate()
-    out = Path(output if output is not None else DEFAULT_OUTPUT + ("-quick" if quick else ""))
+    out = output_dir(output, DEFAULT_OUTPUT, quick)
     start = time.perf_counter()
     report, store_path, stored = ex.run(config, out)
     results = regret_results(config, cells, stored)

@@ -77,6 +77,7 @@ from privenv.reproduce.cells import (
     csv_float,
     finish_figure,
     int_list,
+    output_dir,
     print_files,
     regret_results,
     reproduce_or_report,
@@ -426,7 +427,7 @@ def reproduce(
         raise ValueError(f"no cell to run: every (instance, agent) pair chosen is skipped "
                          f"({'; '.join(SKIPPED.values())})")
     config = cell_sweep(cells, ID).validate()
-    out = Path(output if output is not None else DEFAULT_OUTPUT + ("-quick" if quick else ""))
+    out = output_dir(output, DEFAULT_OUTPUT, quick)
     start = time.perf_counter()
     report, store_path, stored = ex.run(config, out)
     results = regret_results(config, cells, stored)

@@ -58,6 +58,7 @@ from privenv.reproduce.cells import (
     float_list,
     guarantees_by_epsilon,
     int_list,
+    output_dir,
     print_files,
     regret_results,
     reproduce_or_report,
@@ -267,7 +268,7 @@ def reproduce(
     ex = Execution.of(execution, **options)
     cells = make_cells(spec, scale, seed)
     config = cell_sweep(cells, spec.id).validate()
-    out = Path(output if output is not None else spec.default_output + ("-quick" if quick else ""))
+    out = output_dir(output, spec.default_output, quick)
     start = time.perf_counter()
     report, store_path, stored = ex.run(config, out)
     results = regret_results(config, cells, stored)
