@@ -23,6 +23,7 @@ from privenv.agents.linear import (
     REWARD_BOUND_PARAM,
     SIGMA_PARAM,
     THETA_BOUND_PARAM,
+    chosen_features,
     feature_matrices,
     oful_radius,
     optimistic_actions,
@@ -262,9 +263,7 @@ class CentralDPLinUCB(Agent):
     ) -> None:
         from privenv.wrappers.ldp_linear import validate_linear_input
 
-        if self._phi is None:
-            raise RuntimeError("call act() before observe()")
-        x = self._phi[np.arange(self.n_runs), actions]
+        x = chosen_features(self._phi, actions)
         # ‖φ‖ ≤ 1, |y| ≤ 1 (or clipped): the same boundary check as the local randomizers
         x, y = validate_linear_input(x, np.asarray(rewards, dtype=np.float64), self.d, self.clip,
                                      self.description)

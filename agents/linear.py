@@ -61,6 +61,7 @@ __all__ = [
     "InputPerturbationOLS",
     "LDPLinUCB",
     "LinUCB",
+    "chosen_features",
     "feature_matrices",
     "ldp_linucb_beta",
     "ldp_linucb_upsilon",
@@ -123,6 +124,14 @@ def weighted_norms(phi: np.ndarray, M_inv: np.ndarray) -> np.ndarray:
     views of the linear families."""
     quad = np.einsum("nad,nad->na", phi @ M_inv, phi)
     return np.sqrt(np.maximum(quad, 0.0))  # ≥ 0 up to rounding (M⁻¹ is PSD)
+
+
+def chosen_features(phi: np.ndarray | None, actions: Any) -> np.ndarray:
+    """The features (n, d) of the actions each run took from the feature matrices ``phi`` (n, A,
+    d) its last act saw; ``RuntimeError`` before any act."""
+    if phi is None:
+        raise RuntimeError("call act() before observe()")
+    return phi[np.arange(phi.shape[0]), actions]
 
 
 def optimistic_actions(phi: np.ndarray, theta: np.ndarray, width: np.ndarray | float,
@@ -290,9 +299,7 @@ class LinUCB(_RidgeAgent):
     def observe_batch(
         self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray
     ) -> None:
-        if self._phi is None:
-            raise RuntimeError("call act() before observe()")
-        x = self._phi[np.arange(self.n_runs), actions]
+        x = chosen_features(self._phi, actions)
         self.ridge_update(x, np.asarray(rewards, dtype=np.float64))  # step 4
         self.t += 1
 
