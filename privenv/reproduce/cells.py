@@ -289,6 +289,14 @@ def reproduce_or_report(figure_id: str, call: Callable[[], Any]) -> Any | None:
         return None
 
 
+def run_summary(figure_id: str, rep: Any) -> str:
+    """The first line of a regret figure's summary (``rep``: its ``Reproduction``): its cells,
+    runs, horizon, backend and wall time."""
+    return (f"{figure_id}: {len(rep.cells)} cells, {rep.cells[0].runs} runs, "
+            f"T = {rep.cells[0].horizon}, {rep.sweep.backend if rep.sweep else ''}, wall time "
+            f"{rep.wall_s:.1f} s")
+
+
 def print_files(files: Mapping[str, Path]) -> None:
     """The files a figure wrote, one ``name: path`` line each (the end of every summary)."""
     for name, path in files.items():
@@ -358,6 +366,7 @@ __all__ = [
     "regret_results",
     "reproduce_or_report",
     "run_metadata",
+    "run_summary",
     "select",
     "utc_now",
     "write_json",

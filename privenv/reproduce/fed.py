@@ -58,6 +58,7 @@ from privenv.reproduce.cells import (
     regret_results,
     reproduce_or_report,
     run_metadata,
+    run_summary,
     utc_now,
 )
 from privenv.sweep import Configuration, SweepConfig, SweepReport
@@ -620,9 +621,7 @@ def main(args: argparse.Namespace, spec: FigureSpec) -> int:
         execution=Execution.from_args(args)))
     if rep is None:
         return 1
-    print(f"{spec.id}: {len(rep.results)} cells, {rep.cells[0].runs} runs, "
-          f"T = {rep.cells[0].horizon}, {rep.sweep.backend if rep.sweep else ''}, wall time "
-          f"{rep.wall_s:.1f} s")
+    print(run_summary(spec.id, rep))
     print(rep.table())
     print_files(rep.files)
     return 0

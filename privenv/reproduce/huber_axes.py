@@ -60,6 +60,7 @@ from privenv.reproduce.cells import (
     regret_results,
     reproduce_or_report,
     run_metadata,
+    run_summary,
     utc_now,
 )
 from privenv.reproduce.huber_fig1 import AGENTS, PANELS, Cell, Panel, uniform_regret_rate
@@ -480,9 +481,7 @@ def main(args: argparse.Namespace, spec: AxisSpec) -> int:
         execution=Execution.from_args(args)))
     if rep is None:
         return 1
-    print(f"{spec.id}: {len(rep.cells)} cells, {rep.cells[0].runs} runs, "
-          f"T = {rep.cells[0].horizon}, {rep.sweep.backend if rep.sweep else ''}, wall time "
-          f"{rep.wall_s:.1f} s")
+    print(run_summary(spec.id, rep))
     print(rep.table())
     print_files(rep.files)
     return 0

@@ -76,6 +76,7 @@ from privenv.reproduce.cells import (
     print_files,
     regret_results,
     run_metadata,
+    run_summary,
     utc_now,
 )
 from privenv.sweep import Configuration, SweepReport
@@ -464,9 +465,7 @@ def main(args: argparse.Namespace) -> int:
     except RuntimeError as e:  # failed cells: stored with their errors, retried by --resume
         print(f"privenv reproduce {ID}: {e}", file=sys.stderr)
         return 1
-    print(f"huber-fig1: {len(rep.cells)} cells, {rep.cells[0].runs} runs, "
-          f"T = {rep.cells[0].horizon}, {rep.sweep.backend if rep.sweep else ''}, "
-          f"wall time {rep.wall_s:.1f} s")
+    print(run_summary(ID, rep))
     print("final cumulative regret, mean ± sd over runs:")
     print(rep.table())
     print_files(rep.files)
