@@ -54,6 +54,7 @@ from privenv.agents.top_two import (
     gaussian_transport,
     glr_excess,
     glr_threshold,
+    memoised_excess,
     prepare_stop,
     pull_leader,
     sampling_rule,
@@ -448,11 +449,7 @@ def _refresh_glr(p: DoublingParams, s: TopTwoState, run: int, a_hat: int, total:
     s.dirty[run] = False
 
 
-@glr_excess.register(DoublingParams)
-@jit(inline="always")
-def _doubling_excess(p: DoublingParams, s: TopTwoState, run: int, a_hat: int, b: int,
-                     total: int) -> float:
-    return s.glr_stat[run, b] - s.glr_thr[run, b]
+glr_excess.register(DoublingParams)(memoised_excess)
 
 
 @sampling_rule.register(DoublingParams)
@@ -476,7 +473,7 @@ else:
 for _generic, _impl in ((update_estimator, _doubling_update),
                         (bonus_total_term, _doubling_bonus_total), (bonus, _doubling_bonus),
                         (transport, _doubling_transport), (pull_leader, _doubling_pull_leader),
-                        (prepare_stop, _prepare_glr), (glr_excess, _doubling_excess)):
+                        (prepare_stop, _prepare_glr), (glr_excess, memoised_excess)):
     _generic.register(WrapperParams)(_impl)
 
 

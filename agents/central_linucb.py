@@ -23,9 +23,10 @@ from privenv.agents.linear import (
     REWARD_BOUND_PARAM,
     SIGMA_PARAM,
     THETA_BOUND_PARAM,
+    chosen_features,
     feature_matrices,
     oful_radius,
-    weighted_norms,
+    optimistic_actions,
 )
 from privenv.parameters import DELTA, EPSILON, POSITIVE, SAMPLER, Flag, Param
 from privenv.privacy.accounting import compose_rho, rho_to_epsilon_cks, tree_levels, tree_rho
@@ -254,18 +255,15 @@ class CentralDPLinUCB(Agent):
         w = np.maximum(w, self.lambda_)
         V_inv = (Q / w[:, None, :]) @ np.swapaxes(Q, 1, 2)
         theta = np.einsum("nij,nj->ni", V_inv, self.u)  # step 2
-        score = (phi @ theta[:, :, None])[..., 0]  # step 4
-        score += self.width(np.log(w).sum(axis=1))[:, None] * weighted_norms(phi, V_inv)
-        return score.argmax(axis=1)
+        width = self.width(np.log(w).sum(axis=1))
+        return optimistic_actions(phi, theta, width, V_inv)  # step 4
 
     def observe_batch(
         self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray
     ) -> None:
         from privenv.wrappers.ldp_linear import validate_linear_input
 
-        if self._phi is None:
-            raise RuntimeError("call act() before observe()")
-        x = self._phi[np.arange(self.n_runs), actions]
+        x = chosen_features(self._phi, actions)
         # ‖φ‖ ≤ 1, |y| ≤ 1 (or clipped): the same boundary check as the local randomizers
         x, y = validate_linear_input(x, np.asarray(rewards, dtype=np.float64), self.d, self.clip,
                                      self.description)

@@ -87,6 +87,7 @@ from privenv.agents.top_two import (
     bonus,
     bonus_total_term,
     glr_excess,
+    memoised_excess,
     prepare_stop,
     pull_leader,
     sampling_rule,
@@ -309,11 +310,7 @@ def _refresh(p: DPTTParams, s: TopTwoState, run: int, a_hat: int) -> None:
     s.dirty[run] = False
 
 
-@glr_excess.register(DPTTParams)
-@jit(inline="always")
-def _dptt_excess(p: DPTTParams, s: TopTwoState, run: int, a_hat: int, b: int,
-                 total: int) -> float:
-    return s.glr_stat[run, b] - s.glr_thr[run, b]
+glr_excess.register(DPTTParams)(memoised_excess)
 
 
 @sampling_rule.register(DPTTParams)

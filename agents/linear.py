@@ -13,7 +13,7 @@
 
 The fourth baseline, central-DP LinUCB (Shariff & Sheffet 2018), is
 :class:`~privenv.agents.central_linucb.CentralDPLinUCB`; it shares this module's ridge machinery
-(:func:`oful_radius`, :func:`weighted_norms`, the parameter declarations).
+(:func:`oful_radius`, :func:`optimistic_actions`, the parameter declarations).
 
 All three hold the state of ``n_runs`` runs with a leading run axis: per run a d×d matrix and two
 d-vectors, so memory is O(n_runs·d²), independent of the horizon. A step costs a few batched numpy
@@ -61,10 +61,12 @@ __all__ = [
     "InputPerturbationOLS",
     "LDPLinUCB",
     "LinUCB",
+    "chosen_features",
     "feature_matrices",
     "ldp_linucb_beta",
     "ldp_linucb_upsilon",
     "oful_radius",
+    "optimistic_actions",
     "weighted_norms",
 ]
 
@@ -122,6 +124,24 @@ def weighted_norms(phi: np.ndarray, M_inv: np.ndarray) -> np.ndarray:
     views of the linear families."""
     quad = np.einsum("nad,nad->na", phi @ M_inv, phi)
     return np.sqrt(np.maximum(quad, 0.0))  # ≥ 0 up to rounding (M⁻¹ is PSD)
+
+
+def chosen_features(phi: np.ndarray | None, actions: Any) -> np.ndarray:
+    """The features (n, d) of the actions each run took from the feature matrices ``phi`` (n, A,
+    d) its last act saw; ``RuntimeError`` before any act."""
+    if phi is None:
+        raise RuntimeError("call act() before observe()")
+    return phi[np.arange(phi.shape[0]), actions]
+
+
+def optimistic_actions(phi: np.ndarray, theta: np.ndarray, width: np.ndarray | float,
+                       M_inv: np.ndarray) -> np.ndarray:
+    """The optimistic (OFUL) choice of every run: argmax_a ⟨φ_a, θ̂⟩ + √β ‖φ_a‖_{M⁻¹}, ties to
+    the lowest index, for features ``phi`` (n, A, d), estimates ``theta`` (n, d), widths √β
+    ``width`` (n,) or one for all runs, and inverse Gram matrices ``M_inv`` (n, d, d)."""
+    score = (phi @ theta[:, :, None])[..., 0]
+    score += np.reshape(width, (-1, 1)) * weighted_norms(phi, M_inv)
+    return score.argmax(axis=1)
 
 
 #: the feature dimension (the env's)
@@ -274,16 +294,12 @@ class LinUCB(_RidgeAgent):
     def act_batch(self, observations: np.ndarray) -> np.ndarray:
         phi = feature_matrices(observations, self.d, self.n_runs)
         self._phi = phi
-        score = (phi @ self.theta[:, :, None])[..., 0]  # ⟨φ, θ̂⟩  (step 3)
-        score += self.width()[:, None] * weighted_norms(phi, self.V_inv)
-        return score.argmax(axis=1)
+        return optimistic_actions(phi, self.theta, self.width(), self.V_inv)  # step 3
 
     def observe_batch(
         self, actions: np.ndarray, rewards: np.ndarray, observations: np.ndarray
     ) -> None:
-        if self._phi is None:
-            raise RuntimeError("call act() before observe()")
-        x = self._phi[np.arange(self.n_runs), actions]
+        x = chosen_features(self._phi, actions)
         self.ridge_update(x, np.asarray(rewards, dtype=np.float64))  # step 4
         self.t += 1
 
@@ -390,8 +406,7 @@ class LDPLinUCB(_MessageLearner):
         beta = ldp_linucb_beta(self.sigma, s, self.d, self.horizon, upsilon)  # step 4
         M_inv = np.linalg.inv(self.V + 2.0 * upsilon * np.eye(self.d))
         theta = np.einsum("nij,nj->ni", M_inv, self.u)  # step 3
-        score = (phi @ theta[:, :, None])[..., 0] + beta * weighted_norms(phi, M_inv)  # step 5
-        return score.argmax(axis=1)
+        return optimistic_actions(phi, theta, beta, M_inv)  # step 5
 
     def observe_batch(
         self, actions: np.ndarray, rewards: np.ndarray, observations: Mapping[str, np.ndarray]

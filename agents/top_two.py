@@ -301,6 +301,13 @@ def beta_tracking(p: Any, s: TopTwoState, run: int, leader: int) -> bool:
     return False
 
 
+@jit(inline="always")
+def memoised_excess(p: Any, s: TopTwoState, run: int, a_hat: int, b: int, total: int) -> float:
+    """:func:`glr_excess` of a stopping rule whose :func:`prepare_stop` memoises W_{â,b} in
+    ``s.glr_stat`` and c_{â,b} in ``s.glr_thr`` (AdaP-TT, DP-TT): their difference."""
+    return s.glr_stat[run, b] - s.glr_thr[run, b]
+
+
 @agent_observe.register(TopTwoState)
 @jit(inline="always")
 def top_two_observe(s: TopTwoState, p: Any, noise: NoiseView, run: int, action: int,

@@ -63,6 +63,17 @@ def _laplace(u: float) -> float:
 
 
 @numba.njit(cache=True)
+def _beta_tracking(lead: np.ndarray, lead_pulls: np.ndarray, leader: int, challenger: int) -> int:
+    """Top Two's β-tracking (line 10): the leader B if N^B_B ≤ β·L_B (counting both), else the
+    challenger; shared by the reference loops here and in ``dp_bai.py``."""
+    lead[leader] += 1
+    if lead_pulls[leader] <= BETA * lead[leader]:
+        lead_pulls[leader] += 1
+        return leader
+    return challenger
+
+
+@numba.njit(cache=True)
 def reference_ttucb(mu: np.ndarray, seed: int, budget: int, c0: float, rr_p0: float,
                     epsilon: float, daf: bool, table: np.ndarray) -> tuple[int, int]:
     """(τ, recommendation) of one run. ``rr_p0`` ≥ 0: rewards pass through randomized response
@@ -115,12 +126,7 @@ def reference_ttucb(mu: np.ndarray, seed: int, budget: int, c0: float, rr_p0: fl
                     cost = gap * gap / (2 * SIGMA * SIGMA * (1 / counts[leader] + 1 / counts[b]))
                     if cost < low:
                         challenger, low = b, cost
-            lead[leader] += 1
-            if lead_pulls[leader] <= BETA * lead[leader]:
-                lead_pulls[leader] += 1
-                arm = leader
-            else:
-                arm = challenger
+            arm = _beta_tracking(lead, lead_pulls, leader, challenger)
         else:
             arm = t
         r = 1.0 if np.random.random() < mu[arm] else 0.0  # noqa: NPY002

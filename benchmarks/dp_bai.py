@@ -25,7 +25,7 @@ import time
 
 import numba
 import numpy as np
-from bai import _LoopTimer
+from bai import _beta_tracking, _laplace, _LoopTimer
 from common import machine_line, settle
 
 from privenv.agents.dp_top_two import dp_glr_threshold, dp_transport
@@ -33,12 +33,7 @@ from privenv.problems.bai import instance_means
 from privenv.simulation import simulate
 
 ENV_ID = "BestArmIdentification-v0"
-DELTA, BETA, RATIO = 0.01, 0.5, 2.0
-
-
-@numba.njit(cache=True)
-def _laplace(u: float) -> float:
-    return math.log(2.0 * u) if u < 0.5 else -math.log(2.0 * (1.0 - u))
+DELTA, RATIO = 0.01, 2.0
 
 
 @numba.njit(cache=True)
@@ -84,12 +79,7 @@ def reference_run(mu: np.ndarray, seed: int, budget: int, epsilon: float) -> tup
                                         epsilon) + math.log(counts[b])
                     if cost < low:
                         challenger, low = b, cost
-            lead[leader] += 1
-            if lead_pulls[leader] <= BETA * lead[leader]:
-                lead_pulls[leader] += 1
-                arm = leader
-            else:
-                arm = challenger
+            arm = _beta_tracking(lead, lead_pulls, leader, challenger)
         else:
             arm = t
         r = 1.0 if np.random.random() < mu[arm] else 0.0  # noqa: NPY002

@@ -114,6 +114,27 @@ def check_points(name: str, value: Any, *, low: float = 1.0) -> np.ndarray:
     return x
 
 
+def check_bool(name: str, value: Any) -> bool:
+    """A bool (Python or numpy), returned as a Python bool."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be a bool, got {value!r}")
+    return bool(value)
+
+
+def check_range(name: str, value: Any) -> tuple[float, float]:
+    """An interval: a pair (lo, hi) of finite reals with lo < hi."""
+    try:
+        lo, hi = value
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (lo, hi) of finite reals with lo < hi, "
+                         f"got {value!r}") from None
+    lo, hi = (check_real(f"{name}[{i}]", v, low_open=True, high_open=True)  # finite
+              for i, v in enumerate((lo, hi)))
+    if not lo < hi:
+        raise ValueError(f"{name} must be a pair (lo, hi) with lo < hi, got {value!r}")
+    return lo, hi
+
+
 def check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
     """One of a fixed set of values."""
     if value not in choices:

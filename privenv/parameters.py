@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from privenv._validation import check_choice, check_int, check_real
+from privenv._validation import check_bool, check_choice, check_int, check_range, check_real
 
 
 class Constraint:
@@ -168,11 +168,7 @@ class Flag(Constraint):
     none: bool = False
 
     def _check(self, name: str, value: Any) -> bool:
-        import numpy as np
-
-        if not isinstance(value, (bool, np.bool_)):
-            raise ValueError(f"{name} must be a bool, got {value!r}")
-        return bool(value)
+        return check_bool(name, value)
 
     def _describe(self) -> str:
         return "bool"
@@ -188,16 +184,7 @@ class RealRange(Constraint):
     none: bool = False
 
     def _check(self, name: str, value: Any) -> tuple[float, float]:
-        try:
-            lo, hi = value
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be a pair (lo, hi) of finite reals with lo < hi, "
-                             f"got {value!r}") from None
-        lo, hi = (check_real(f"{name}[{i}]", v, low_open=True, high_open=True)  # finite
-                  for i, v in enumerate((lo, hi)))
-        if not lo < hi:
-            raise ValueError(f"{name} must be a pair (lo, hi) with lo < hi, got {value!r}")
-        return lo, hi
+        return check_range(name, value)
 
     def _describe(self) -> str:
         return "pair (lo, hi) of reals, lo < hi"

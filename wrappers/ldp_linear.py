@@ -134,7 +134,7 @@ from gymnasium.error import ResetNeeded
 from gymnasium.vector import VectorEnv, VectorWrapper
 from gymnasium.vector.utils import batch_space
 
-from privenv._validation import check_choice, check_delta, check_epsilon
+from privenv._validation import check_bool, check_choice, check_delta, check_epsilon
 from privenv.privacy.exact import VectorGaussian, VectorLaplace, calibrate_gaussian
 from privenv.privacy.guarantee import PrivacyGuarantee
 from privenv.privacy.local import CALIBRATIONS
@@ -256,9 +256,7 @@ class LinearMessageRandomizer(ABC):
         self.epsilon = check_epsilon(epsilon)
         self.delta = delta
         self.d = int(d)
-        if not isinstance(clip, (bool, np.bool_)):
-            raise ValueError(f"clip must be a bool, got {clip!r}")
-        self.clip = bool(clip)
+        self.clip: bool = check_bool("clip", clip)
         self.sampler = check_choice("sampler", sampler, self.samplers)
         #: the exact sampler's vector mechanism (grid and integers), else ``None``
         self.exact: VectorGaussian | VectorLaplace | None = None

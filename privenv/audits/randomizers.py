@@ -40,6 +40,19 @@ _register = functools.partial(register, cases=CASES)
 _LIN_D = 2  # the dimension of every message audited here
 
 
+def _worst_pair() -> tuple[np.ndarray, np.ndarray]:
+    """The worst case of (triu φφᵀ, φy) for d = 2 (numerical maximisation): φ·φ′ = −½, with
+    y = y′ = 1."""
+    c, s = math.cos(math.pi / 12), math.sin(math.pi / 12)
+    return np.array([c, s]), np.array([-s, -c])
+
+
+def _flat_message(msg: dict[str, np.ndarray]) -> np.ndarray:
+    """A Gaussian-statistics message as one vector per row: (triu of the Gram part, moment)."""
+    iu = np.triu_indices(_LIN_D)
+    return np.concatenate([msg["gram"][:, iu[0], iu[1]], msg["moment"]], axis=1)
+
+
 def _ldp_linucb_message(mutation: str | None, n: int, seed: int) -> Measurement:
     from privenv.wrappers.ldp_linear import GaussianStatisticsRandomizer
 
@@ -51,16 +64,14 @@ def _ldp_linucb_message(mutation: str | None, n: int, seed: int) -> Measurement:
         rand.sigma = sigma * 0.5
     elif mutation == "sensitivity add-remove":  # σ calibrated for Δ₂ = √2 instead of 2√2
         rand.sigma = mech.gaussian_sigma_analytic(eps, delta, math.sqrt(2.0))
-    c, s = math.cos(math.pi / 12), math.sin(math.pi / 12)
-    # the worst case of (triu φφᵀ, φy) for d = 2 (numerical maximisation): φ·φ′ = −½, y = y′ = 1
-    phis = (np.array([c, s]), np.array([-s, -c]))
+    phis = _worst_pair()
     iu = np.triu_indices(_LIN_D)
     means, outs = [], []
     for k, phi in enumerate(phis):
         means.append(np.concatenate([np.outer(phi, phi)[iu], phi]))
         draws = np.random.default_rng([seed, k]).standard_normal((n, rand.n_draws()))
         msg = rand(np.tile(phi, (n, 1)), np.ones(n), draws)
-        outs.append(np.concatenate([msg["gram"][:, iu[0], iu[1]], msg["moment"]], axis=1))
+        outs.append(_flat_message(msg))
     res = gaussian_projection_bound(outs[0], outs[1], means[0], means[1], sigma)
     return Measurement(res, declared, GDP_AUDIT_DELTA)
 
@@ -147,16 +158,14 @@ def _gaussian_statistics_exact(mutation: str | None, n: int, seed: int) -> Measu
     if mutation == "noise x 0.5":  # σ_k² / 4 (rounded up): the noise halved, nothing else
         v = math.ceil(exact.params.variance / 4)
         exact = rand.exact = dataclasses.replace(exact, params=DiscreteGaussianParameters(v, 1))
-    c, s = math.cos(math.pi / 12), math.sin(math.pi / 12)
-    phis = (np.array([c, s]), np.array([-s, -c]))  # the worst pair of 'ldp-linucb-message'
-    iu = np.triu_indices(_LIN_D)
+    phis = _worst_pair()  # that of 'ldp-linucb-message'
     means, outs = [], []
     for k, phi in enumerate(phis):
         phi_v, y_v = rand.validate(np.tile(phi, (n, 1)), np.ones(n))
         x = rand.message_vector(phi_v[:1], y_v[:1])
         means.append(exact.round(x)[0] * exact.grid.granularity)
         msg = rand(phi_v, y_v, np.random.default_rng([seed, k]))
-        outs.append(np.concatenate([msg["gram"][:, iu[0], iu[1]], msg["moment"]], axis=1))
+        outs.append(_flat_message(msg))
     res = gaussian_projection_bound(outs[0], outs[1], means[0], means[1], sigma)
     return Measurement(res, declared, GDP_AUDIT_DELTA)
 

@@ -99,10 +99,8 @@ class ProblemEnv(gym.Env, Generic[P]):
             raise ValueError(f"a single env needs a problem with n_runs=1, got {problem.n_runs}")
         self.problem = problem
         self.horizon = _check_horizon(horizon)
-        if render_mode is not None:
-            check_choice("render_mode", render_mode, self.metadata["render_modes"])
-        self.render_mode = render_mode
         self._board = _board(self, problem, render_mode)
+        self.render_mode = render_mode
         self.observation_space = problem.single_observation_space
         self.action_space = problem.single_action_space
         self._run_root: Seed | None = None  # the run's first-episode seed
@@ -212,10 +210,8 @@ class ProblemVectorEnv(VectorEnv, Generic[P]):
         self.horizon = _check_horizon(horizon)
         mode = AutoresetMode(autoreset_mode)
         self.metadata = {**type(self).metadata, "autoreset_mode": mode}
-        if render_mode is not None:
-            check_choice("render_mode", render_mode, self.metadata["render_modes"])
-        self.render_mode = render_mode
         self._board = _board(self, problem, render_mode)
+        self.render_mode = render_mode
         self.single_observation_space = problem.single_observation_space
         self.single_action_space = problem.single_action_space
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
@@ -403,9 +399,11 @@ class FamilyVectorEnv(ProblemVectorEnv[P]):
 
 
 def _board(env: Any, problem: Problem, render_mode: str | None) -> Board | None:
-    """The render board of an env (``None`` without a render mode: no bookkeeping at all)."""
+    """The render board of an env (``None`` without a render mode: no bookkeeping at all), the
+    mode checked against the env's ``metadata``."""
     if render_mode is None:
         return None
+    check_choice("render_mode", render_mode, env.metadata["render_modes"])
     return Board(problem.n_runs, n_arms(problem), type(env).__name__.removesuffix("Env"))
 
 

@@ -48,7 +48,13 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from privenv._jit import generic, jit
-from privenv._validation import check_choice, check_delta, check_epsilon, check_real
+from privenv._validation import (
+    check_bool,
+    check_choice,
+    check_delta,
+    check_epsilon,
+    check_range,
+)
 from privenv.privacy.exact import (
     ENSURED_PER_BUDGET,
     GaussianMechanism,
@@ -87,22 +93,6 @@ __all__ = [
 #: the two calibrations of a Gaussian noise σ (the analytic Gaussian mechanism, or the classical
 #: σ = Δ·√(2 ln(1.25/δ))/ε)
 CALIBRATIONS = ("analytic", "classical")
-
-
-def check_reward_range(reward_range: Any) -> tuple[float, float]:
-    """A pair (lo, hi) of finite reals with lo < hi."""
-    try:
-        lo, hi = reward_range
-    except (TypeError, ValueError):
-        raise ValueError(
-            "reward_range must be a pair (lo, hi) of finite reals with lo < hi, "
-            f"got {reward_range!r}"
-        ) from None
-    lo = check_real("reward_range[0]", lo, low_open=True, high_open=True)  # finite
-    hi = check_real("reward_range[1]", hi, low_open=True, high_open=True)
-    if not lo < hi:
-        raise ValueError(f"reward_range must have lo < hi, got {reward_range!r}")
-    return lo, hi
 
 
 # ---------------------------------------------------------------------------------------------
@@ -294,10 +284,8 @@ class LocalRandomizer(ABC):
     ) -> None:
         self.epsilon = check_epsilon(epsilon)
         self.delta = delta
-        self.reward_range = check_reward_range(reward_range)
-        if not isinstance(clip, (bool, np.bool_)):
-            raise ValueError(f"clip must be a bool, got {clip!r}")
-        self.clip = bool(clip)
+        self.reward_range = check_range("reward_range", reward_range)
+        self.clip: bool = check_bool("clip", clip)
         self.unit = unit
         self.sampler = check_choice("sampler", sampler, self.samplers)
         #: the exact sampler's mechanism (its grid, integers and guarantee), else ``None``

@@ -42,7 +42,7 @@ import numpy as np
 from gymnasium import spaces
 
 from privenv._pcg64 import permutations, stream_states
-from privenv._validation import check_choice, check_real, check_vector
+from privenv._validation import check_bool, check_choice, check_real, check_vector
 from privenv.problems.base import (
     ARM_BLOCK,
     BernoulliArms,
@@ -118,8 +118,8 @@ class BAIProblem(Problem):
     @classmethod
     def sizes(cls, instance: str | None = None, means: Any = None, **_: Any) -> dict[str, int]:
         """K: the length of ``means`` if given, else of the instance's (default ``"mu1"``)."""
-        if means is not None and hasattr(means, "__len__") and not isinstance(means, str):
-            return {"K": len(means)}
+        if (K := cls.means_length(means)) is not None:
+            return {"K": K}
         return {"K": len(instance_means("mu1" if instance is None else instance))}
 
     terminates = True
@@ -173,9 +173,7 @@ class BAIProblem(Problem):
         self.wrong_penalty = check_real("wrong_penalty", wrong_penalty, low=0.0)
         self.reward_mode = check_choice("reward_mode", reward_mode, REWARD_MODES)
         self.best = int(np.argmax(self.means))
-        if not isinstance(permute_arms, (bool, np.bool_)):
-            raise ValueError(f"permute_arms must be True or False, got {permute_arms!r}")
-        self.permute_arms = bool(permute_arms)
+        self.permute_arms: bool = check_bool("permute_arms", permute_arms)
         #: each run's arm means in the order it shows them (= ``means`` unless permute_arms)
         self.run_means = np.tile(self.means, (self.n_runs, 1))
         self._best = np.full(self.n_runs, self.best)

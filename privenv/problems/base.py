@@ -350,3 +350,12 @@ class Problem(ABC):
         arguments it does not need are ignored, a bad one may raise the constructor's error.
         Empty if the family does not say."""
         return {}
+
+    @staticmethod
+    def means_length(means: Any) -> int | None:
+        """K of explicit arm means ``means`` (a sized value, not a string), else ``None`` (not
+        given, or a value the constructor refuses): what :meth:`sizes` reads in the families
+        with a ``means`` argument."""
+        if means is not None and hasattr(means, "__len__") and not isinstance(means, str):
+            return len(means)
+        return None

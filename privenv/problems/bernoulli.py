@@ -68,8 +68,8 @@ class BernoulliProblem(Problem):
     @classmethod
     def sizes(cls, instance: str | None = None, means: Any = None, **_: Any) -> dict[str, int]:
         """K: the length of ``means`` if given, else of the instance's (default ``"mu4"``)."""
-        if means is not None and hasattr(means, "__len__") and not isinstance(means, str):
-            return {"K": len(means)}
+        if (K := cls.means_length(means)) is not None:
+            return {"K": K}
         return {"K": len(instance_means(DEFAULT_INSTANCE if instance is None else instance))}
 
     def __init__(

@@ -210,8 +210,8 @@ class HuberProblem(Problem):
     @classmethod
     def sizes(cls, K: int | None = None, means: Any = None, **_: Any) -> dict[str, int]:
         """K: the length of ``means`` if given, else ``K``, else :attr:`DEFAULT_K`."""
-        if means is not None and hasattr(means, "__len__") and not isinstance(means, str):
-            return {"K": len(means)}
+        if (n := cls.means_length(means)) is not None:
+            return {"K": n}
         return {"K": cls.DEFAULT_K if K is None else K}
 
     def __init__(

@@ -66,6 +66,7 @@ from privenv.reproduce.cells import (
     add_common_arguments,
     default_workers,
     finish_figure,
+    output_dir,
     run_metadata,
     utc_now,
 )
@@ -119,7 +120,7 @@ def reproduce(
     if log is not None:
         log(pl.describe_cost(ex.workers or default_workers()))
     config = pl.sweep_config().validate()
-    out = Path(output if output is not None else spec.default_output + ("-quick" if quick else ""))
+    out = output_dir(output, spec.default_output, quick)
     start = time.perf_counter()
     report, store_path, stored = ex.run(config, out)
     config_ids = dict(zip(config.configurations, config.config_ids(), strict=True))

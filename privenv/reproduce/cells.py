@@ -166,6 +166,39 @@ def regret_results(config: SweepConfig, cells: list[Any],
     return [FigureResult(c, stored[by_config[c.configuration]]) for c in cells]
 
 
+def output_dir(output: str | Path | None, default: str, quick: bool) -> Path:
+    """A figure's output directory: ``output`` if given, else ``default`` (``…-quick`` with
+    ``quick``)."""
+    return Path(output if output is not None else default + ("-quick" if quick else ""))
+
+
+def cell_sweep(cells: Sequence[Any], name: str, *, chunk: int | None = None,
+               n_checkpoints: int | None = None) -> SweepConfig:
+    """The sweep of a figure's ``cells`` (each with a ``configuration``, ``runs``, ``seed`` and,
+    unless ``n_checkpoints`` is given, ``n_checkpoints``): one configuration per distinct cell
+    configuration, in order (cells that share one share its runs), with the runs, seed and
+    checkpoints of the first cell; all the runs of a configuration in one chunk unless ``chunk``
+    says (a batch of runs costs about one run per step)."""
+    from privenv.sweep import SweepConfig
+
+    first = cells[0]
+    return SweepConfig(tuple(dict.fromkeys(c.configuration for c in cells)), runs=first.runs,
+                       chunk=first.runs if chunk is None else chunk, seed=first.seed,
+                       n_checkpoints=(first.n_checkpoints if n_checkpoints is None
+                                      else n_checkpoints), name=name)
+
+
+def guarantees_by_epsilon(results: Sequence[FigureResult]) -> dict[str, list[str]]:
+    """The privacy guarantees of a figure's results per (agent, ε), keyed ``"<agent> eps=<ε>"``
+    (``-`` for an agent without ε), each list sorted: one guarantee where the figure's other axis
+    does not change it (the constants' scales)."""
+    found: dict[str, set[str]] = {}
+    for r in results:
+        key = f"{r.cell.agent} eps={r.cell.agent_kwargs.get('epsilon', '-')}"
+        found.setdefault(key, set()).add(str(r.result.privacy))
+    return {k: sorted(v) for k, v in found.items()}
+
+
 def run_metadata(rep: Any) -> dict[str, Any]:
     """The provenance every figure's ``metadata.json`` carries: workers, backend, sweep hash,
     resumed cells, wall times, versions and files (``rep``: a figure's ``Reproduction``)."""
@@ -256,6 +289,14 @@ def reproduce_or_report(figure_id: str, call: Callable[[], Any]) -> Any | None:
         return None
 
 
+def run_summary(figure_id: str, rep: Any) -> str:
+    """The first line of a regret figure's summary (``rep``: its ``Reproduction``): its cells,
+    runs, horizon, backend and wall time."""
+    return (f"{figure_id}: {len(rep.cells)} cells, {rep.cells[0].runs} runs, "
+            f"T = {rep.cells[0].horizon}, {rep.sweep.backend if rep.sweep else ''}, wall time "
+            f"{rep.wall_s:.1f} s")
+
+
 def print_files(files: Mapping[str, Path]) -> None:
     """The files a figure wrote, one ``name: path`` line each (the end of every summary)."""
     for name, path in files.items():
@@ -312,16 +353,20 @@ __all__ = [
     "SpecFigure",
     "SweepOutcome",
     "add_common_arguments",
+    "cell_sweep",
     "csv_float",
     "default_workers",
     "finish_figure",
     "float_list",
+    "guarantees_by_epsilon",
     "int_list",
     "json_ready",
+    "output_dir",
     "print_files",
     "regret_results",
     "reproduce_or_report",
     "run_metadata",
+    "run_summary",
     "select",
     "utc_now",
     "write_json",

@@ -51,11 +51,14 @@ from privenv.reproduce.cells import (
     Execution,
     FigureResult,
     add_common_arguments,
+    cell_sweep,
     finish_figure,
+    output_dir,
     print_files,
     regret_results,
     reproduce_or_report,
     run_metadata,
+    run_summary,
     utc_now,
 )
 from privenv.sweep import Configuration, SweepConfig, SweepReport
@@ -298,10 +301,7 @@ def sweep_config(spec: FigureSpec, cells: Sequence[Cell]) -> SweepConfig:
     panel has three configurations, so with one chunk each, two workers would wait for the third
     alone; halves keep both busy (a run's numbers do not depend on its chunk, and per run-step
     cost barely depends on the batch size at these array sizes)."""
-    configurations = tuple(dict.fromkeys(c.configuration for c in cells))
-    first = cells[0]
-    return SweepConfig(configurations, runs=first.runs, chunk=-(-first.runs // 2),
-                       seed=first.seed, n_checkpoints=N_CHECKPOINTS, name=spec.id)
+    return cell_sweep(cells, spec.id, chunk=-(-cells[0].runs // 2), n_checkpoints=N_CHECKPOINTS)
 
 
 # -- analysis -------------------------------------------------------------------------------------
@@ -529,7 +529,7 @@ def reproduce(
     ex = Execution.of(execution, **options)
     cells = make_cells(spec, scale, seed, protocols, panels)
     config = sweep_config(spec, cells).validate()
-    out = Path(output if output is not None else spec.default_output + ("-quick" if quick else ""))
+    out = output_dir(output, spec.default_output, quick)
     start = time.perf_counter()
     report, store_path, stored = ex.run(config, out)
     results = regret_results(config, cells, stored)
@@ -621,9 +621,7 @@ def main(args: argparse.Namespace, spec: FigureSpec) -> int:
         execution=Execution.from_args(args)))
     if rep is None:
         return 1
-    print(f"{spec.id}: {len(rep.results)} cells, {rep.cells[0].runs} runs, "
-          f"T = {rep.cells[0].horizon}, {rep.sweep.backend if rep.sweep else ''}, wall time "
-          f"{rep.wall_s:.1f} s")
+    print(run_summary(spec.id, rep))
     print(rep.table())
     print_files(rep.files)
     return 0

@@ -48,7 +48,9 @@ from privenv.reproduce.cells import (
     Execution,
     FigureResult,
     add_common_arguments,
+    cell_sweep,
     finish_figure,
+    output_dir,
     print_files,
     regret_results,
     reproduce_or_report,
@@ -56,7 +58,7 @@ from privenv.reproduce.cells import (
     select,
     utc_now,
 )
-from privenv.sweep import SweepConfig, SweepReport
+from privenv.sweep import SweepReport
 
 ID = "fed-communication"
 DESCRIPTION = ("paper 2: sync rounds, floats and bits per silo of fixed-batch vs data-adaptive "
@@ -108,12 +110,6 @@ def make_cells(scale: Scale, seed: int = 0, variants: Sequence[str] = VARIANTS) 
         panel = _panel(m)
         cells += [fed.Cell(panel, v, runs, t, seed, dict(panel.env_kwargs)) for v in variants]
     return cells
-
-
-def sweep_config(cells: Sequence[fed.Cell]) -> SweepConfig:
-    first = cells[0]
-    return SweepConfig(tuple(c.configuration for c in cells), runs=first.runs, chunk=first.runs,
-                       seed=first.seed, n_checkpoints=fed.N_CHECKPOINTS, name=ID)
 
 
 @dataclass
@@ -209,8 +205,8 @@ def reproduce(
     n_boot = check_int("n_boot", n_boot, low=0)
     ex = Execution.of(execution, **options)
     cells = make_cells(scale, seed, variants)
-    config = sweep_config(cells).validate()
-    out = Path(output if output is not None else DEFAULT_OUTPUT + ("-quick" if quick else ""))
+    config = cell_sweep(cells, ID, n_checkpoints=fed.N_CHECKPOINTS).validate()
+    out = output_dir(output, DEFAULT_OUTPUT, quick)
     start = time.perf_counter()
     report, store_path, stored = ex.run(config, out)
     rep = Reproduction(out, scale, cells, regret_results(config, cells, stored),

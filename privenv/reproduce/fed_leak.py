@@ -55,7 +55,7 @@ from privenv.privacy.membership import (
     dp_success_bound,
     membership_test,
 )
-from privenv.reproduce.cells import add_common_arguments, finish_figure, utc_now
+from privenv.reproduce.cells import add_common_arguments, finish_figure, output_dir, utc_now
 
 ID = "fed-leak"
 DESCRIPTION = ("paper 2, §4: membership inference from the public sync times — FedUCB's "
@@ -265,7 +265,7 @@ def reproduce(
         D=base.D if D is None else check_real("D", D, low=0.0, low_open=True),
         seed=check_int("seed", seed, low=0))
     check_delta(setting.delta)
-    out = Path(output if output is not None else f"results/{ID}" + ("-quick" if quick else ""))
+    out = output_dir(output, f"results/{ID}", quick)
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     rep = Reproduction(setting, out, [run_agent(setting, a) for a in AGENTS])

@@ -50,17 +50,21 @@ from privenv.reproduce.cells import (
     Execution,
     FigureResult,
     add_common_arguments,
+    cell_sweep,
     csv_float,
     finish_figure,
     float_list,
+    guarantees_by_epsilon,
+    output_dir,
     print_files,
     regret_results,
     reproduce_or_report,
     run_metadata,
+    run_summary,
     utc_now,
 )
 from privenv.reproduce.huber_fig1 import AGENTS, PANELS, Cell, Panel, uniform_regret_rate
-from privenv.sweep import SweepConfig, SweepReport
+from privenv.sweep import SweepReport
 from privenv.theory.huber import ALPHA_MAX_CENTRAL
 
 PAPER = "Wu, Zhou, Tao, Wang, On Private and Robust Bandits (NeurIPS 2023), §7, Figure 1"
@@ -171,13 +175,6 @@ def make_cells(spec: AxisSpec, scale: Scale, seed: int = 0,
                 cells += huber_fig1.make_cells(agents, runs, horizon, seed,
                                                (replace(p, **axis_value),), params=params)
     return cells
-
-
-def sweep_config(spec: AxisSpec, cells: Sequence[Cell]) -> SweepConfig:
-    """One configuration per cell, all runs of a cell in one chunk."""
-    first = cells[0]
-    return SweepConfig(tuple(c.configuration for c in cells), runs=first.runs, chunk=first.runs,
-                       seed=first.seed, n_checkpoints=first.n_checkpoints, name=spec.id)
 
 
 @dataclass(frozen=True)
@@ -336,8 +333,8 @@ def reproduce(
                     values=base.values if values is None else tuple(values))
     ex = Execution.of(execution, **options)
     cells = make_cells(spec, scale, seed, agents, constant_scale)
-    config = sweep_config(spec, cells).validate()
-    out = Path(output if output is not None else spec.default_output + ("-quick" if quick else ""))
+    config = cell_sweep(cells, spec.id).validate()
+    out = output_dir(output, spec.default_output, quick)
     start = time.perf_counter()
     report, store_path, stored = ex.run(config, out)
     rep = Reproduction(spec, out, cells, regret_results(config, cells, stored),
@@ -420,10 +417,6 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
             "wall_s": r.result.wall_s, "ns_per_run_step": r.result.ns_per_run_step,
             "command": c.command(),
         })
-    guarantees: dict[str, set[str]] = {}
-    for r in rep.results:  # the guarantee of each (agent, ε): the same at every constant scale
-        key = f"{r.cell.agent} eps={r.cell.agent_kwargs.get('epsilon', '-')}"
-        guarantees.setdefault(key, set()).add(str(r.result.privacy))
     extra = {}
     if spec.axis == "constant_scale" and {"prae-r", "prae-c", "dprse"} <= set(rep.agents()):
         extra["ordered_as_paper"] = {str(k): v for k, v in rep.ordering().items()}
@@ -446,7 +439,7 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
         "trends": [{**asdict(t), "verdict": t.verdict, "as_claimed": (
             None if spec.claimed is None else t.verdict == spec.claimed)} for t in rep.trends()],
         **extra,
-        "guarantees": {k: sorted(v) for k, v in guarantees.items()},
+        "guarantees": guarantees_by_epsilon(rep.results),  # the same at every constant scale
         "cells": cells,
         **run_metadata(rep),
         "scale": {"full": asdict(spec.full), "quick": asdict(spec.quick)},
@@ -488,9 +481,7 @@ def main(args: argparse.Namespace, spec: AxisSpec) -> int:
         execution=Execution.from_args(args)))
     if rep is None:
         return 1
-    print(f"{spec.id}: {len(rep.cells)} cells, {rep.cells[0].runs} runs, "
-          f"T = {rep.cells[0].horizon}, {rep.sweep.backend if rep.sweep else ''}, wall time "
-          f"{rep.wall_s:.1f} s")
+    print(run_summary(spec.id, rep))
     print(rep.table())
     print_files(rep.files)
     return 0

@@ -69,13 +69,17 @@ from privenv.reproduce.cells import (
     Execution,
     FigureResult,
     add_common_arguments,
+    cell_sweep,
     csv_float,
     finish_figure,
+    output_dir,
+    print_files,
     regret_results,
     run_metadata,
+    run_summary,
     utc_now,
 )
-from privenv.sweep import Configuration, SweepConfig, SweepReport
+from privenv.sweep import Configuration, SweepReport
 
 ID = "huber-fig1"
 DESCRIPTION = ("paper 1, Figure 1 (a-f): PRAE-R, PRAE-C and DPRSE on heavy-tailed bandits with "
@@ -188,16 +192,6 @@ def make_cells(agents: Sequence[str] = AGENTS, runs: int = FULL.runs,
         except (ImportError, AttributeError) as e:
             raise ValueError(f"agent {a!r} is registered but cannot be imported: {e}") from e
     return [Cell(p, a, runs, horizon, seed, params=params) for p in panels for a in agents]
-
-
-def sweep_config(cells: Sequence[Cell]) -> SweepConfig:
-    """The sweep of ``cells``: one configuration per distinct (panel instance, agent, ε), all
-    runs of a configuration in one chunk (a batch of runs costs about one run per step). Panels
-    that share an instance and ε (a non-private baseline on panels a-c) share a configuration."""
-    configurations = tuple(dict.fromkeys(c.configuration for c in cells))
-    first = cells[0]
-    return SweepConfig(configurations, runs=first.runs, chunk=first.runs, seed=first.seed,
-                       n_checkpoints=first.n_checkpoints, name=ID)
 
 
 # -- theory references ----------------------------------------------------------------------------
@@ -381,8 +375,9 @@ def reproduce(
     arm_order = check_choice("arm_order", arm_order, BatchedElimination.ARM_ORDERS)
     params = (("arm_order", arm_order),) if arm_order != "index" else ()
     cells = make_cells(agents, runs, horizon, seed, params=params)
-    config = sweep_config(cells).validate()
-    out = Path(output if output is not None else DEFAULT_OUTPUT + ("-quick" if quick else ""))
+    # panels that share an instance and ε (a non-private baseline) share a configuration
+    config = cell_sweep(cells, ID).validate()
+    out = output_dir(output, DEFAULT_OUTPUT, quick)
     start = time.perf_counter()
     report, store_path, stored = ex.run(config, out)
     results = regret_results(config, cells, stored)
@@ -470,11 +465,8 @@ def main(args: argparse.Namespace) -> int:
     except RuntimeError as e:  # failed cells: stored with their errors, retried by --resume
         print(f"privenv reproduce {ID}: {e}", file=sys.stderr)
         return 1
-    print(f"huber-fig1: {len(rep.cells)} cells, {rep.cells[0].runs} runs, "
-          f"T = {rep.cells[0].horizon}, {rep.sweep.backend if rep.sweep else ''}, "
-          f"wall time {rep.wall_s:.1f} s")
+    print(run_summary(ID, rep))
     print("final cumulative regret, mean ± sd over runs:")
     print(rep.table())
-    for name, path in rep.files.items():
-        print(f"{name:>9}: {path}")
+    print_files(rep.files)
     return 0

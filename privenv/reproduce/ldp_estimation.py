@@ -95,6 +95,7 @@ from privenv.reproduce.cells import (
     finish_figure,
     int_list,
     json_ready,
+    output_dir,
     print_files,
     select,
     utc_now,
@@ -524,7 +525,7 @@ def reproduce(
             for i, loss in enumerate(LOSSES):
                 s.fits[loss] = _fit(s.sizes, losses[:, :, i], seed, n_boot)
             series.append(s)
-    out = Path(output if output is not None else DEFAULT_OUTPUT + ("-quick" if quick else ""))
+    out = output_dir(output, DEFAULT_OUTPUT, quick)
     out.mkdir(parents=True, exist_ok=True)
     rep = Reproduction(out, Scale(runs, ns), seed, series, workers=workers)
     return finish_figure(rep, start, lambda: write_csvs(rep),

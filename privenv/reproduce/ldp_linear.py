@@ -73,9 +73,11 @@ from privenv.reproduce.cells import (
     Execution,
     FigureResult,
     add_common_arguments,
+    cell_sweep,
     csv_float,
     finish_figure,
     int_list,
+    output_dir,
     print_files,
     regret_results,
     reproduce_or_report,
@@ -83,7 +85,7 @@ from privenv.reproduce.cells import (
     select,
     utc_now,
 )
-from privenv.sweep import Configuration, SweepConfig, SweepReport
+from privenv.sweep import Configuration, SweepReport
 
 ID = "ldp-linear"
 DESCRIPTION = ("paper 4: log-log regret against T of LPLR-RegCB, LDP-LinUCB, LinUCB and input "
@@ -227,14 +229,6 @@ def make_cells(agents: Sequence[str] = AGENTS, runs: int = FULL.runs,
             raise ValueError(f"agent {a!r} is registered but cannot be imported: {e}") from e
     return [Cell(inst, a, h, runs, seed, epsilon) for inst in instances for a in agents
             if (inst.key, a) not in SKIPPED for h in hs]
-
-
-def sweep_config(cells: Sequence[Cell]) -> SweepConfig:
-    """One configuration per cell, all runs of a configuration in one chunk (a batch of runs
-    costs about one run per step)."""
-    first = cells[0]
-    return SweepConfig(tuple(c.configuration for c in cells), runs=first.runs, chunk=first.runs,
-                       seed=first.seed, n_checkpoints=first.n_checkpoints, name=ID)
 
 
 def fit_series(results: Sequence[FigureResult], n_boot: int = N_BOOT, level: float = LEVEL,
@@ -432,8 +426,8 @@ def reproduce(
     if not cells:
         raise ValueError(f"no cell to run: every (instance, agent) pair chosen is skipped "
                          f"({'; '.join(SKIPPED.values())})")
-    config = sweep_config(cells).validate()
-    out = Path(output if output is not None else DEFAULT_OUTPUT + ("-quick" if quick else ""))
+    config = cell_sweep(cells, ID).validate()
+    out = output_dir(output, DEFAULT_OUTPUT, quick)
     start = time.perf_counter()
     report, store_path, stored = ex.run(config, out)
     results = regret_results(config, cells, stored)

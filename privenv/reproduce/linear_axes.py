@@ -52,10 +52,13 @@ from privenv.reproduce.cells import (
     Execution,
     FigureResult,
     add_common_arguments,
+    cell_sweep,
     csv_float,
     finish_figure,
     float_list,
+    guarantees_by_epsilon,
     int_list,
+    output_dir,
     print_files,
     regret_results,
     reproduce_or_report,
@@ -63,7 +66,7 @@ from privenv.reproduce.cells import (
     utc_now,
 )
 from privenv.reproduce.ldp_linear import Cell, Instance, Series
-from privenv.sweep import SweepConfig, SweepReport
+from privenv.sweep import SweepReport
 
 PAPER = ("Li, Simchi-Levi, Wang, On the Optimal Regret of Locally Private Linear Contextual "
          "Bandit (Lemmas 4.3/4.4, Thm 4.7); Zheng et al. 2020 (LDP-LinUCB); Shariff & Sheffet "
@@ -162,13 +165,6 @@ def make_cells(spec: AxisSpec, scale: Scale, seed: int = 0) -> list[Cell]:
         for e in (eps if _private(a) else eps[:1]):
             cells += [Cell(spec.instance, a, h, runs, seed, e) for h in hs]
     return list(dict.fromkeys(cells))
-
-
-def sweep_config(spec: AxisSpec, cells: Sequence[Cell]) -> SweepConfig:
-    """One configuration per cell, all runs of a cell in one chunk."""
-    first = cells[0]
-    return SweepConfig(tuple(c.configuration for c in cells), runs=first.runs, chunk=first.runs,
-                       seed=first.seed, n_checkpoints=first.n_checkpoints, name=spec.id)
 
 
 def kappa_scale_of(cell: Cell) -> float | None:
@@ -271,8 +267,8 @@ def reproduce(
     n_boot = check_int("n_boot", n_boot, low=0)
     ex = Execution.of(execution, **options)
     cells = make_cells(spec, scale, seed)
-    config = sweep_config(spec, cells).validate()
-    out = Path(output if output is not None else spec.default_output + ("-quick" if quick else ""))
+    config = cell_sweep(cells, spec.id).validate()
+    out = output_dir(output, spec.default_output, quick)
     start = time.perf_counter()
     report, store_path, stored = ex.run(config, out)
     results = regret_results(config, cells, stored)
@@ -415,10 +411,6 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
                                "horizons": [int(h) for h in s.horizons]}
         row.update(asdict(s.fit) if s.fit is not None else {"slope": None, "note": s.fit_error})
         slopes.append(row)
-    guarantees: dict[str, set[str]] = {}
-    for r in rep.results:  # the guarantee of each (agent, ε): the same at every κ scale
-        key = f"{r.cell.agent} eps={r.cell.agent_kwargs.get('epsilon', '-')}"
-        guarantees.setdefault(key, set()).add(str(r.result.privacy))
     return {
         "figure": spec.id,
         "description": spec.description,
@@ -435,7 +427,7 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
                    "(privenv.seeding): common random numbers across agents, eps, scales and T",
         "uniform_regret_per_round": {"mean": rep.uniform_per_round[0],
                                      "se": rep.uniform_per_round[1]},
-        "guarantees": {k: sorted(v) for k, v in guarantees.items()},
+        "guarantees": guarantees_by_epsilon(rep.results),  # the same at every κ scale
         "slopes": slopes,
         "cells": cells,
         **run_metadata(rep),

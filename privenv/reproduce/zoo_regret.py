@@ -56,6 +56,7 @@ from privenv.reproduce.cells import (
     default_workers,
     finish_figure,
     float_list,
+    output_dir,
     print_files,
     reproduce_or_report,
     run_metadata,
@@ -513,7 +514,7 @@ def reproduce(
     configs = tuple(p.configuration(horizon) for p in points)
     config = SweepConfig(configs, runs=runs, chunk=runs, seed=seed,
                          n_checkpoints=min(N_CHECKPOINTS, horizon), name=spec.id).validate()
-    out = Path(output if output is not None else spec.default_output + ("-quick" if quick else ""))
+    out = output_dir(output, spec.default_output, quick)
     start = time.perf_counter()
     report, store_path, stored = ex.run(config, out)
     ids = dict(zip(config.configurations, config.config_ids(), strict=True))
