@@ -20,20 +20,16 @@ import csv
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from privenv.reproduce.bai_plan import (
-    CONFIDENCE,
-    DELTA,
-    FigureSpec,
-    Plan,
-    Point,
-    upper_bound,
-)
+from privenv.reproduce.bai_rates import CONFIDENCE, DELTA, upper_bound
 from privenv.results import RunResults
 from privenv.sweep import SweepReport
+
+if TYPE_CHECKING:  # the plan calls this module's writers lazily: no import back at run time
+    from privenv.reproduce.bai_plan import FigureSpec, Plan, Point
 
 
 @dataclass
