@@ -2,8 +2,8 @@
 #   make reproduce   the core and the reproduce extra (matplotlib, tqdm), then the main job
 #                    (paper 1, Figure 1, quick form)
 #   make test        every extra and the test tools (torch's CPU build, Dask, Sphinx, pytest, ...),
-#                    then the default test suite (11-12 minutes on 2 cores from a fresh clone,
-#                    target 10; its time is printed)
+#                    then the default test suite (9 min 50 s on 2 quiet cores from a fresh clone,
+#                    install included; target 10; its time is printed)
 # Either order works: the test profile contains the reproduce profile.
 # Also: make test-slow (long statistical tests and full-scale checks; what moved there from make test
 #   and its fast form in make test: docs/design/contributing.md), make bench, make lint (ruff, mypy),
