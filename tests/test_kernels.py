@@ -98,10 +98,10 @@ EXACT_BY_DEFAULT = ("prae-c-HuberBandit-exact", "adap-tt-BestArmIdentification-e
                     "dp-klucb-BernoulliBandit-exact")
 
 
-def _params(cases: list, ids: list[str]) -> list:
-    """``pytest.param`` per case, ``slow`` for the exact cases not in :data:`EXACT_BY_DEFAULT`."""
-    return [pytest.param(c, id=i, marks=[pytest.mark.slow] if i.endswith("-exact") and i not in
-                         EXACT_BY_DEFAULT else []) for c, i in zip(cases, ids, strict=True)]
+#: ``pytest.param`` per case, ``slow`` for the exact cases not in :data:`EXACT_BY_DEFAULT`
+PARAMS = [pytest.param(c, id=i, marks=[pytest.mark.slow] if i.endswith("-exact") and i not in
+                       EXACT_BY_DEFAULT else []) for c, i in zip(CASES, IDS, strict=True)]
+EXACT_PARAMS = [p for p in PARAMS if p.id.endswith("-exact")]
 
 
 def _simulate(case, n_runs, first_run=0, **kw):
@@ -118,7 +118,7 @@ def _same(a, b):
         np.testing.assert_array_equal(a.episode[key], b.episode[key], err_msg=key)
 
 
-@pytest.mark.parametrize("case", _params(CASES, IDS))
+@pytest.mark.parametrize("case", PARAMS)
 def test_fast_path_equals_the_step_by_step_runner(case, monkeypatch):
     fast = _simulate(case, 6)
     monkeypatch.setattr(simulation, "fast_path", lambda agent, venv: None)
@@ -126,7 +126,7 @@ def test_fast_path_equals_the_step_by_step_runner(case, monkeypatch):
     _same(fast, stepwise)
 
 
-@pytest.mark.parametrize("case", _params(CASES[::3], IDS[::3]))
+@pytest.mark.parametrize("case", PARAMS[::3])
 def test_fast_path_equals_the_gym_make_loop(case):
     """Run 0 and run 2 (a run that is not the batch's first) of one gym.make loop, step by step
     in Python, are those of the batch."""
@@ -143,7 +143,7 @@ def test_fast_path_equals_the_gym_make_loop(case):
             assert out["info"]["recommendation"] == batch.episode["recommendation"][run]
 
 
-@pytest.mark.parametrize("case", _params(CASES[::2], IDS[::2]))
+@pytest.mark.parametrize("case", PARAMS[::2])
 def test_run_i_is_the_same_alone_or_in_a_batch(case):
     batch = _simulate(case, 5)
     alone = _simulate(case, 1, first_run=3)
@@ -157,8 +157,7 @@ def test_run_i_is_the_same_alone_or_in_a_batch(case):
 BLOCK_HORIZON = 30_720
 
 
-@pytest.mark.parametrize("case", _params(*zip(*[(c, i) for c, i in zip(CASES, IDS, strict=True)
-                                                if c[1] == BAI], strict=True)))
+@pytest.mark.parametrize("case", [p for p in PARAMS if p.values[0][1] == BAI])
 def test_the_block_lengths_change_no_number(case, monkeypatch):
     """Best-arm reward streams and every noise stream refill in blocks as long as the buffer
     budget allows (privenv.seeding.long_block); with no budget they keep the shortest block.
@@ -271,11 +270,9 @@ def test_single_env_randomizer_equals_the_fast_path(sampler):
     assert fast.privacy.sampler == sampler
 
 
-EXACT_IDS = [i for i in IDS if i.endswith("-exact")]
-
-
-@pytest.mark.parametrize("case", EXACT_CASES, ids=EXACT_IDS)
-def test_the_sampler_choice_reaches_the_kernel_record(case):
+@pytest.mark.parametrize("case", [p.values[0] for p in EXACT_PARAMS],
+                         ids=[p.id for p in EXACT_PARAMS])
+def test_the_sampler_choice_reaches_the_kernel_record(case, request):
     """Each central agent's kernel parameters carry the chosen sampler's record, whose type the
     compiled code draws by (:mod:`privenv.privacy.samplers`; no compilation here: the runs of
     :func:`test_the_exact_sampler_is_the_one_that_releases` are ``slow`` beyond
@@ -291,13 +288,13 @@ def test_the_sampler_choice_reaches_the_kernel_record(case):
         agent.reset(seed=0)
         params = agent.kernel_view().params
         if agent.local_randomizer() is not None:
-            assert EXACT_IDS[EXACT_CASES.index(case)] in EXACT_BY_DEFAULT
+            assert request.node.callspec.id in EXACT_BY_DEFAULT
             continue
         assert type(params.sampler) is record, (sampler, type(params.sampler))
         assert agent.privacy.sampler == sampler
 
 
-@pytest.mark.parametrize("case", _params(EXACT_CASES, EXACT_IDS))
+@pytest.mark.parametrize("case", EXACT_PARAMS)
 def test_the_exact_sampler_is_the_one_that_releases(case):
     """The sampler choice reaches the releases: the agents' released estimates (μ̃ of the Top Two
     agents, the elimination agents' estimates) differ from the float runs' on the same seeds
