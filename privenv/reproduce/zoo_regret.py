@@ -82,10 +82,11 @@ N_CHECKPOINTS = 10
 #: CPU seconds per run-step of each agent on a K = 5 instance, for the cost estimate: measured
 #: with ``time.process_time`` around ``simulate`` (4 runs × T = 5·10⁴ on ``mu4``, ε = 1, the
 #: kernels loaded; the 2-core development machine, shared), rounded up. KL-UCB's index costs
-#: ≈ 1.6 µs per arm and step (Newton and bisection on kl, about 40 evaluations). Agents not listed
+#: ≈ 0.2 µs per arm and step (about 6 evaluations of kl, :func:`~privenv.agents.bernoulli.
+#: klucb_index`). Agents not listed
 #: get :data:`DEFAULT_STEP_SECONDS`; the cost grows with K as K/5 (the index policies' loop).
 STEP_SECONDS: dict[str, float] = {
-    "ucb1": 100e-9, "kl-ucb": 9000e-9, "thompson": 600e-9, "imed": 200e-9, "dp-ucb": 250e-9,
+    "ucb1": 100e-9, "kl-ucb": 1000e-9, "thompson": 600e-9, "imed": 200e-9, "dp-ucb": 250e-9,
     "dp-ucb-hybrid": 250e-9, "dp-se": 30e-9, "adap-ucb": 40e-9, "adap-klucb": 40e-9,
     "dp-klucb": 100e-9, "dp-imed": 50e-9, "lazy-dp-ts": 600e-9, "ldp-ucb-l": 110e-9,
     "ldp-ucb-b": 70e-9, "ldp-se": 50e-9,
