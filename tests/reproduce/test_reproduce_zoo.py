@@ -93,6 +93,21 @@ def test_a_small_form_on_the_command_line(tmp_path, capsys):
     assert "ldp-ucb-b:" in claim["measured"] and len(_read(out / "runs.csv")) == 3 * 10
 
 
+def test_a_zero_lower_bound_gives_an_infinite_ratio_not_a_crash(tmp_path, capsys):
+    """mu3's best arm has mean 1, so Lai–Robbins' bound, UCB1's main one, is 0 (kl(μ_a, 1) = ∞).
+    The full-scale ldp-mab-regret ran every point and then failed on it (ZeroDivisionError) before
+    writing its files."""
+    out = tmp_path / "m"
+    assert main(["reproduce", "ldp-mab-regret", "--instances", "mu3", "--agents", "ucb1,ldp-ucb-b",
+                 "--epsilons", "1", "--horizon", "1000", "--runs", "3", "--output", str(out),
+                 "--workers", "1"]) == 0
+    rows = {p["agent"]: p for p in _read(out / "points.csv")}
+    assert float(rows["ucb1"]["bound_lai-robbins"]) == 0.0
+    assert rows["ucb1"]["regret_over_bound"] == "inf"
+    assert 0 < float(rows["ldp-ucb-b"]["regret_over_bound"]) < math.inf
+    assert zoo_regret.ratio(0.0, 0.0) != zoo_regret.ratio(0.0, 0.0)  # nan: no regret, no bound
+
+
 @pytest.mark.slow  # about 20 s: AdaP-TT's and DP-SE's kernels, four points of 20 runs
 def test_quick_bai_form_writes_the_ratio_to_the_bound(tmp_path, capsys):
     out = tmp_path / "o"
