@@ -162,13 +162,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("designs", help="comma-separated designs (module docstring)")
     parser.add_argument("seeds", help="comma-separated training seeds")
     parser.add_argument("--env-kwargs", type=json.loads, default=None)
+    parser.add_argument("--steps", type=int, default=50_000, help="training steps (5·10⁴)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     kwargs = args.env_kwargs or {}
     for design in args.designs.split(","):
         scores = []
         for seed in (int(s) for s in args.seeds.split(",")):
-            policy = train(args.learner, args.env_id, seed, design, env_kwargs=args.env_kwargs)
+            policy = train(args.learner, args.env_id, seed, design, steps=args.steps,
+                           env_kwargs=args.env_kwargs)
             scores.append(round(evaluate(policy, args.env_id, n_episodes=20, **kwargs).per_step, 3))
         print(args.learner, args.env_id, design, scores, flush=True)
     return 0
