@@ -62,14 +62,22 @@ def _ratio_inverse(top: float, others: np.ndarray, epsilon: float, y: float) -> 
             u = 0.5 * (lo + hi)
             if u in (lo, hi):
                 break
-            x = (d_eps_point(top, u, epsilon) - u) / (u - d_eps_point(low, u, epsilon))
+            x = _weight_ratio(top, low, u, epsilon)
             if d_eps(top, u, epsilon) + x * d_eps(low, u, epsilon) >= y:
                 lo = u
             else:
                 hi = u
-        below = lo - d_eps_point(low, lo, epsilon)  # 0 only at u = μ_a, where x = +inf
-        out[i] = (d_eps_point(top, lo, epsilon) - lo) / below if below > 0.0 else math.inf
+        out[i] = _weight_ratio(top, low, lo, epsilon)
     return out
+
+
+def _weight_ratio(top: float, low: float, u: float, epsilon: float) -> float:
+    """The weight ratio x = ω_a/ω_{a*} at which u minimises d_ε(μ*, ·) + x·d_ε(μ_a, ·):
+    (z*_top − u)/(u − z*_a). u − z*_a is 0 at u = μ_a, where x = +inf, and rounds to 0 for u
+    within a few ulps of 1 (z*_a = u shifted by −ε in log-odds, the same double there), where the
+    bisection of :func:`_ratio_inverse` goes when μ* = 1 (``mu3``): +inf there too."""
+    below = u - d_eps_point(low, u, epsilon)
+    return (d_eps_point(top, u, epsilon) - u) / below if below > 0.0 else math.inf
 
 
 def optimal_allocation_dp(mu: Any, epsilon: float) -> tuple[float, np.ndarray]:
@@ -80,6 +88,11 @@ def optimal_allocation_dp(mu: Any, epsilon: float) -> tuple[float, np.ndarray]:
     top, others = inst.mu_best, inst.mu_others
     y_sup = float(min(d_eps(top, float(m), epsilon) for m in others))
     inv_T, x = _maximise_level(lambda y: _ratio_inverse(top, others, epsilon, y), y_sup)
+    if not inv_T > 0.0:
+        raise ValueError(
+            f"T*_eps: no allocation found for mu = {tuple(float(m) for m in mu)} at epsilon = "
+            f"{epsilon:g} (a best arm of mean exactly 1 at small epsilon, as on mu3, is outside "
+            "what this solver handles: the weight ratio never falls to 0 near u = 1)")
     return 1.0 / inv_T, _allocation(inst, x, 1.0 / (1.0 + float(np.sum(x))))
 
 

@@ -19,7 +19,7 @@ from privenv.theory.bai import (
     characteristic_time_tv,
     global_dp_lower_bound,
 )
-from privenv.theory.dp_bai import characteristic_time_dp, optimal_allocation_dp
+from privenv.theory.dp_bai import _weight_ratio, characteristic_time_dp, optimal_allocation_dp
 from privenv.theory.regret import d_eps, kl_bern
 
 ENV = "BestArmIdentification-v0"
@@ -106,6 +106,23 @@ def test_characteristic_time_between_its_limits(mu):
     assert 1e-4 * characteristic_time_dp(mu, 1e-4) == pytest.approx(T_tv, rel=1e-3)  # ε → 0: TV/ε
     for eps in (0.01, 0.1, 1.0, 10.0):  # d_ε ≤ min(kl, ε TV): above paper 3's Theorem 17 bound
         assert characteristic_time_dp(mu, eps) >= global_dp_lower_bound(mu, eps) * (1 - 1e-9)
+
+
+def test_a_best_arm_of_mean_one_at_small_epsilon_is_refused_in_one_line_and_judged_on_T_g():
+    """μ3 = (0, 0.25, 0.5, 0.75, 1) at ε ≤ 0.3: the solver finds no allocation (near u = 1 the
+    weight ratio never falls to 0). It divided by zero, and dp-bai-optimal's run over ε 0.1–10
+    crashed after its last cell; now a ValueError names μ and ε, and the reproduction judges those
+    points against paper 3's T*_g alone."""
+    mu3 = (0.0, 0.25, 0.5, 0.75, 1.0)
+    with pytest.raises(ValueError, match=r"T\*_eps: no allocation found .* epsilon = 0.1 "):
+        characteristic_time_dp(mu3, 0.1)
+    assert characteristic_time_dp(mu3, 1.0) >= global_dp_lower_bound(mu3, 1.0) * (1 - 1e-9)
+    from privenv.reproduce.dp_bai_optimal import characteristic_times
+
+    assert set(characteristic_times("mu3", 0.1)) == {"T*_g"}
+    assert set(characteristic_times("mu3", 1.0)) == {"T*_g", "T*_eps"}
+    below_one = float(np.nextafter(1.0, 0.0))  # u − z*_a rounds to 0 there: x = +inf
+    assert _weight_ratio(1.0, 0.0, below_one, 0.01) == math.inf
 
 
 # -- privacy: the ledger -----------------------------------------------------------------------
