@@ -350,11 +350,6 @@ class PointResult:
         return next(iter(self.bounds.values()))
 
     @property
-    def over_bound(self) -> float:
-        """regret/bound; +inf where the main bound is 0 and the regret is not (:func:`ratio`)."""
-        return ratio(self.mean, self.bound)
-
-    @property
     def informative(self) -> bool:
         """The main bound is below uniform play's regret at T (else it is vacuous at this T)."""
         return self.bound < self.uniform
@@ -366,15 +361,14 @@ class PointResult:
                 "runs": self.regret.size, "regret_mean": self.mean, "regret_sd": self.sd,
                 "regret_se": self.sd / math.sqrt(self.regret.size),
                 **{f"bound_{k}": v for k, v in self.bounds.items()},
-                "regret_over_bound": self.over_bound, "bound_informative": self.informative,
-                "uniform_regret": self.uniform, "wall_s": self.wall_s,
+                "regret_over_bound": ratio(self.mean, self.bound),
+                "bound_informative": self.informative, "uniform_regret": self.uniform,
+                "wall_s": self.wall_s,
                 "ns_per_run_step": self.ns_per_run_step}
 
 
 def ratio(regret: float, bound: float) -> float:
-    """regret/bound, with a bound of 0 — Lai–Robbins' on an instance whose best arm has mean 1,
-    as ``mu3`` (0, 0.25, …, 1): kl(μ_a, 1) = ∞, every other arm is told apart in O(1) pulls —
-    giving +inf for a positive regret and nan for none."""
+    """regret/bound: +inf (nan without regret) for a bound of 0, Lai–Robbins' on ``mu3``."""
     if bound > 0.0:
         return regret / bound
     return math.inf if regret > 0.0 else math.nan
@@ -413,7 +407,7 @@ class Reproduction:
             eps = "—" if p.epsilon is None else f"{p.epsilon:g}"
             lines.append(f"{p.instance:<16} {p.agent:<14} {eps:>6} "
                          f"{f'{r.mean:.4g} ± {r.sd:.3g}':>22} {r.bound:>9.3g} "
-                         f"{r.over_bound:>9.2f} {r.uniform:>9.3g}")
+                         f"{ratio(r.mean, r.bound):>9.2f} {r.uniform:>9.3g}")
         return "\n".join(lines)
 
 
@@ -454,8 +448,7 @@ def evaluate(spec: RegretSpec, rep: Reproduction) -> list[Verdict]:
                     eps = p.epsilon
                     if p.agent == a and eps is not None and c.in_scope(p.instance, eps) \
                             and r.informative:
-                        by_inst.setdefault(p.instance, {})[eps] = ratio(r.mean,
-                                                                        r.bounds[c.bound])
+                        by_inst.setdefault(p.instance, {})[eps] = ratio(r.mean, r.bounds[c.bound])
                 v, m = rate_verdict(by_inst)
                 parts.append((a, v, m))
             verdicts = {v for _, v, _ in parts}
