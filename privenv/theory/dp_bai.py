@@ -40,13 +40,19 @@ from privenv._validation import check_delta, check_epsilon
 from privenv.theory.bai import _allocation, _instance, _maximise_level
 from privenv.theory.regret import d_eps, d_eps_point
 
-__all__ = ["EPS_CAP", "characteristic_time_dp", "dp_lower_bound", "optimal_allocation_dp"]
+__all__ = ["EPS_CAP", "NoAllocation", "characteristic_time_dp", "dp_lower_bound",
+           "optimal_allocation_dp"]
 
 _BISECTION_STEPS = 64
 #: the ε above which d_ε is computed at this ε, here and in the agent (a bound on the work, no
 #: longer on overflow, d_eps_point being finite at every ε); at ε = 300 the minimiser sits at x
 #: unless y is within e^{−250} of 0 or 1, so d_ε is kl to double precision for any mean a run sees
 EPS_CAP = 300.0
+
+
+class NoAllocation(ValueError):
+    """The solver finds no allocation for this instance and ε (a best arm of mean exactly 1 at
+    small ε, as on ``mu3``): T*_ε is not computed, rather than wrong."""
 
 
 def _ratio_inverse(top: float, others: np.ndarray, epsilon: float, y: float) -> np.ndarray:
@@ -89,7 +95,7 @@ def optimal_allocation_dp(mu: Any, epsilon: float) -> tuple[float, np.ndarray]:
     y_sup = float(min(d_eps(top, float(m), epsilon) for m in others))
     inv_T, x = _maximise_level(lambda y: _ratio_inverse(top, others, epsilon, y), y_sup)
     if not inv_T > 0.0:
-        raise ValueError(
+        raise NoAllocation(
             f"T*_eps: no allocation found for mu = {tuple(float(m) for m in mu)} at epsilon = "
             f"{epsilon:g} (a best arm of mean exactly 1 at small epsilon, as on mu3, is outside "
             "what this solver handles: the weight ratio never falls to 0 near u = 1)")

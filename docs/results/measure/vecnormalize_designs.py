@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 
-def _wrappers() -> tuple[type, type]:
+def _wrappers() -> tuple[type, type, type]:
     from stable_baselines3.common.vec_env import VecEnvWrapper
 
     class RewardAffine(VecEnvWrapper):  # type: ignore[misc]
