@@ -34,12 +34,12 @@ def main(out: str) -> None:
                 (float(row["epsilon"]), ratio, not eps_ratio))
     instances = sorted({i for i, _ in series})
     fig, axes = plt.subplots(2, 3, figsize=(12, 7), sharex=True, sharey=True)
-    for ax, inst in zip(axes.flat, instances):
+    for ax, inst in zip(axes.flat, instances, strict=True):
         for agent, (color, marker) in STYLE.items():
             pts = sorted(series.get((inst, agent), []))
             if not pts:
                 continue
-            xs, ys, tg = zip(*pts)
+            xs, ys, _ = zip(*pts, strict=True)
             ax.plot(xs, ys, color=color, label=agent)
             for x, y, g in pts:
                 ax.plot([x], [y], marker=marker, color=color,
@@ -51,7 +51,8 @@ def main(out: str) -> None:
     for ax in axes[:, 0]:
         ax.set_ylabel("E[τ] / (T*·log(1/δ))")
     axes.flat[0].legend(title="δ = 0.01, 100 runs")
-    fig.suptitle("dp-bai-optimal: hollow = against T*_g (no T*_ε allocation); dashed: the claimed 8")
+    fig.suptitle("dp-bai-optimal: hollow = against T*_g (no T*_ε allocation); "
+                 "dashed: the claimed 8")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
 
