@@ -86,6 +86,7 @@ from privenv.agents.top_two import (
     beta_tracking,
     bonus,
     bonus_total_term,
+    challenger_weight,
     glr_excess,
     memoised_excess,
     prepare_stop,
@@ -102,11 +103,14 @@ from privenv.seeding import NoiseView
 from privenv.theory.dp_bai import EPS_CAP
 from privenv.theory.regret import d_eps
 
-__all__ = ["CHALLENGERS", "DPTTParams", "DPTopTwo", "dp_glr_threshold", "dp_transport",
-           "dp_transport_point"]
+__all__ = ["CHALLENGERS", "CHALLENGER_WEIGHTS", "DPTTParams", "DPTopTwo", "dp_glr_threshold",
+           "dp_transport", "dp_transport_point"]
 
 #: the challenger rules, TCI (W + log N_a) and TC (W) of Jourdan et al. (2022)
 CHALLENGERS = ("tci", "tc")
+#: the counts the challenger's cost weighs the arms by: the pulls N (as Algorithm 1 of paper 3)
+#: or the released counts Ñ behind μ̃ (as the stopping statistic)
+CHALLENGER_WEIGHTS = ("pulls", "released")
 #: iterations of the scalar solvers of :func:`dp_glr_threshold` (bisections on bounded brackets)
 THRESHOLD_STEPS = 100
 PI4 = math.pi**4
@@ -247,6 +251,7 @@ class DPTTParams(NamedTuple):
     epsilon: float
     ratio: float
     tci: bool
+    released_weights: bool
     forget: bool
     noise_multiplier: float
     sampler: FloatSampler | ExactSampler
@@ -282,6 +287,14 @@ def _dptt_transport(p: DPTTParams, mu_a: float, mu_b: float, w_a: float, w_b: fl
     if p.tci:
         cost += math.log(w_b)  # TCI: + log N_a of the candidate challenger
     return cost
+
+
+@challenger_weight.register(DPTTParams)
+@jit(inline="always")
+def _dptt_challenger_weight(p: DPTTParams, s: TopTwoState, run: int, a: int) -> float:
+    if p.released_weights:
+        return s.n_tilde[run, a]  # Ñ_a: the rewards behind μ̃_a
+    return float(s.counts[run, a])  # N_a
 
 
 @pull_leader.register(DPTTParams)
@@ -347,6 +360,9 @@ class DPTopTwo(TopTwo):
         ratio: the batches' geometric ratio η > 1 (default 2: doubling, our choice).
         beta: tracking proportion β ∈ (0, 1) (1/2).
         challenger: ``"tci"`` (default) or ``"tc"``.
+        challenger_weights: the counts in the challenger's cost W^ε_{B,a}(μ̃, ·) and its
+            TCI penalty: ``"pulls"`` (N, default) or ``"released"`` (Ñ, the counts behind μ̃;
+            docs/results/zoo.md measures both).
         reward_mode: ``"sample"`` (the sample is the reward) or ``"cost"`` (the observation).
         sampler: ``"float"`` (binary64 Laplace noise) or ``"exact"`` (the discrete Laplace on a
             grid, :mod:`privenv.privacy.exact`: each batch sum exactly ε′-DP, ε′ ≤ ε).
@@ -359,6 +375,7 @@ class DPTopTwo(TopTwo):
         "epsilon": Param(EPSILON),
         "ratio": Param(Real(1.0, low_open=True)),
         "challenger": Param(Options(CHALLENGERS)),
+        "challenger_weights": Param(Options(CHALLENGER_WEIGHTS)),
         "sampler": Param(SAMPLER, assumes="sampler"),
     }
     #: audit hooks, where ``forget = False`` re-releases every earlier reward of the arm in each
@@ -374,6 +391,7 @@ class DPTopTwo(TopTwo):
         ratio: float = 2.0,
         beta: float = 0.5,
         challenger: str = "tci",
+        challenger_weights: str = "pulls",
         reward_mode: str = "sample",
         sampler: str = "float",
         n_runs: int = 1,
@@ -389,7 +407,9 @@ class DPTopTwo(TopTwo):
         sampler = central_sampler(self.sampler, self.epsilon, float(self.noise_multiplier))
         return DPTTParams(K=self.K, delta=self.delta, beta=self.beta, sigma=0.5,
                           epsilon=self.epsilon, ratio=self.ratio,
-                          tci=self.challenger == "tci", forget=bool(self.forget),
+                          tci=self.challenger == "tci",
+                          released_weights=self.challenger_weights == "released",
+                          forget=bool(self.forget),
                           noise_multiplier=float(self.noise_multiplier), sampler=sampler,
                           words_per_step=sampler.words)
 

@@ -204,6 +204,18 @@ def transport(p: Any, mu_a: float, mu_b: float, w_a: float, w_b: float, sigma: f
     raise NotImplementedError
 
 
+@jit(inline="always")
+def _global_count(p: Any, s: TopTwoState, run: int, a: int) -> float:
+    return float(s.counts[run, a])
+
+
+@generic(default=_global_count)
+def challenger_weight(p: Any, s: TopTwoState, run: int, a: int) -> float:
+    """The weight of arm ``a`` in the challenger's cost (line 9): the global count N_a (the
+    default, Algorithm 1's choice), or another count an agent's estimator calls for."""
+    raise NotImplementedError
+
+
 @generic
 def pull_leader(p: Any, s: TopTwoState, noise: NoiseView, run: int, leader: int) -> bool:
     """Line 10: whether this step pulls the leader B (else the challenger C); β-tracking
@@ -267,11 +279,11 @@ def top_two_act(s: TopTwoState, p: Any, noise: NoiseView, run: int) -> int:
         return arm
     leader = ucb_leader(p, s, run, total)  # line 8
     # line 9: TC challenger C = argmin_{a ≠ B} W_{B,a}(μ̃, N), with the global counts N
-    mu_b = s.mu_tilde[run, leader]
+    mu_b, w_b = s.mu_tilde[run, leader], challenger_weight(p, s, run, leader)
     challenger, best = 0, np.inf  # the first smallest cost (W_{B,B} counts as +∞)
     for a in range(K):
         if a != leader:
-            cost = transport(p, mu_b, s.mu_tilde[run, a], s.counts[run, leader], s.counts[run, a],
+            cost = transport(p, mu_b, s.mu_tilde[run, a], w_b, challenger_weight(p, s, run, a),
                              p.sigma, total)
             if cost < best:
                 challenger, best = a, cost

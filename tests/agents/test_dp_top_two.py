@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import math
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from recording import recording
 from scipy import stats
 
+from privenv.agents import make
 from privenv.agents.dp_top_two import DPTopTwo, dp_glr_threshold, dp_transport
 from privenv.privacy.ledger import PrivacyBudgetExceeded
 from privenv.simulation import simulate
@@ -171,6 +173,40 @@ def test_batches_are_geometric_and_arm_dependent():
         for arm in range(3):
             k = agent.phases[run, arm]
             assert agent.n_tilde[run, arm] == ends[k - 1]  # Ñ = n_k after k releases
+
+
+# -- the sampling rule ----------------------------------------------------------------------------
+@pytest.mark.parametrize("weights", ["pulls", "released"])
+def test_challenger_weighs_the_arms_by_the_chosen_counts(weights):
+    """From the state before each step of one run (μ2, ε = 0.1, through the Gym loop): the pulled
+    arm is the leader B = argmax μ̃ or the challenger argmin_{a≠B} W^ε_{B,a}(μ̃, w) + log w_a, with
+    w = N (``challenger_weights="pulls"``) or w = Ñ (``"released"``); and at some steps the
+    challenger of the other weights is neither, so the check tells the two apart."""
+    env = gym.make(ENV, instance="mu2", horizon=30_000)
+    agent = make("dp-top-two", env, n_runs=1, epsilon=0.1, challenger_weights=weights)
+    obs, _ = env.reset(seed=4)
+    agent.reset(seed=4)
+    eps, told_apart, steps = agent.epsilon, 0, 0
+
+    def challenger(mu: np.ndarray, w: np.ndarray, leader: int) -> int:
+        cost = [dp_transport(mu[leader], mu[a], w[leader], w[a], eps) + math.log(w[a])
+                if a != leader else np.inf for a in range(agent.K)]
+        return int(np.argmin(cost))
+
+    for _ in range(30_000):
+        n, mu, n_tilde = agent.counts[0].copy(), agent.mu_tilde[0].copy(), agent.n_tilde[0].copy()
+        a = int(agent.act(obs))
+        if a >= agent.K:
+            break
+        if n.min() > 0:
+            leader = int(np.argmax(mu))
+            own, other = (n, n_tilde) if weights == "pulls" else (n_tilde, n)
+            assert a in (leader, challenger(mu, own, leader))
+            told_apart += a not in (leader, challenger(mu, other, leader))
+            steps += 1
+        obs, reward, *_ = env.step(a)
+        agent.observe(a, reward, obs)
+    assert steps > 10_000 and told_apart > 0
 
 
 # -- the guarantee: δ-correct, stops ---------------------------------------------------------------
