@@ -43,10 +43,13 @@ each of four regimes (:func:`dp_transport_point`).
 
 **The sampling rule** (our choices, from the Top Two algorithms of Jourdan, Degenne, Baudry,
 de Heide & Kaufmann 2022, *Top Two Algorithms Revisited*, NeurIPS): the empirical-best leader
-B = argmax_a μ̃_a (EB); the challenger C = argmin_{a≠B} W^ε_{B,a}(μ̃, N) + log N_a (TCI,
-``challenger="tci"``, default) or without the log N_a penalty (TC, ``"tc"``), on the private
-means and the global counts N (as AdaP-TT's challenger, paper 3, Algorithm 9 line 15);
-β-tracking between them (β = 1/2).
+B = argmax_a μ̃_a (EB); the challenger C = argmin_{a≠B} W^ε_{B,a}(μ̃, Ñ) + log Ñ_a (TCI,
+``challenger="tci"``, default) or without the log Ñ_a penalty (TC, ``"tc"``), on the private
+means and the counts Ñ behind them (``challenger_weights="released"``, default), or on the
+global counts N as AdaP-TT's challenger (paper 3, Algorithm 9 line 15; ``"pulls"``, the default
+until 2026-12-06: with N, a best arm whose frozen μ̃ is low looks better known than it is and
+is starved, and more runs stall at small ε — docs/results/zoo.md); β-tracking between them
+(β = 1/2).
 
 **The stopping rule**: â = argmax μ̃; stop when W^ε_{â,b}(μ̃, Ñ) ≥ c(k_â, k_b) for every b ≠ â,
 k_c the number of releases of arm c. The threshold :func:`dp_glr_threshold` is **our derivation**
@@ -340,8 +343,8 @@ class DPTopTwo(TopTwo):
 
     * estimator: per-arm geometric batches of ratio η, each batch's sum + Lap(1/ε), summed
       (no forgetting); rewards clipped to [0, 1];
-    * leader: argmax μ̃ (EB); challenger: argmin_{a≠B} W^ε_{B,a}(μ̃, N) (+ log N_a for TCI);
-      β-tracking;
+    * leader: argmax μ̃ (EB); challenger: argmin_{a≠B} W^ε_{B,a}(μ̃, Ñ) (+ log Ñ_a for TCI;
+      N in place of Ñ with ``challenger_weights="pulls"``); β-tracking;
     * stop: W^ε_{â,b}(μ̃, Ñ) ≥ c(k_â, k_b) for every b ≠ â, with :func:`dp_glr_threshold`
       (δ-correct by our derivation).
 
@@ -361,7 +364,8 @@ class DPTopTwo(TopTwo):
         beta: tracking proportion β ∈ (0, 1) (1/2).
         challenger: ``"tci"`` (default) or ``"tc"``.
         challenger_weights: the counts in the challenger's cost W^ε_{B,a}(μ̃, ·) and its
-            TCI penalty: ``"pulls"`` (N, default) or ``"released"`` (Ñ, the counts behind μ̃;
+            TCI penalty: ``"released"`` (Ñ, the counts behind μ̃; default since 2026-12-06) or
+            ``"pulls"`` (N, as AdaP-TT; it leaves more runs stalled at small ε:
             docs/results/zoo.md measures both).
         reward_mode: ``"sample"`` (the sample is the reward) or ``"cost"`` (the observation).
         sampler: ``"float"`` (binary64 Laplace noise) or ``"exact"`` (the discrete Laplace on a
@@ -391,7 +395,7 @@ class DPTopTwo(TopTwo):
         ratio: float = 2.0,
         beta: float = 0.5,
         challenger: str = "tci",
-        challenger_weights: str = "pulls",
+        challenger_weights: str = "released",
         reward_mode: str = "sample",
         sampler: str = "float",
         n_runs: int = 1,

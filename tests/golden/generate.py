@@ -187,6 +187,9 @@ def release_cells() -> list[dict[str, Any]]:
         ("adap-tt", "bai", {"instance": "mu4"}, {"epsilon": 1.0, "delta": DELTA}, 20_000),
         ("adap-tt-star", "bai", {"instance": "mu4"}, {"epsilon": 1.0, "delta": DELTA}, 20_000),
         ("daf-wrapper", "bai", {"instance": "mu4"}, {"epsilon": 1.0, "delta": DELTA}, 20_000),
+        # the challenger on the pulls N: the default until 2026-12-06 (its numbers from then)
+        ("dp-top-two", "bai", {"instance": "mu4"},
+         {"epsilon": 1.0, "delta": DELTA, "challenger_weights": "pulls"}, 20_000),
         ("dp-top-two", "bai", {"instance": "mu4"}, {"epsilon": 1.0, "delta": DELTA}, 20_000),
         ("ctb-tt", "bai", {"instance": "mu4"}, {"epsilon": 1.0, "delta": DELTA}, 20_000),
         ("gaussian-ldp-ttucb", "bai", {"instance": "mu4"}, {"epsilon": 1.0, "delta": DELTA},
