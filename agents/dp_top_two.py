@@ -111,8 +111,8 @@ __all__ = ["CHALLENGERS", "CHALLENGER_WEIGHTS", "DPTTParams", "DPTopTwo", "dp_gl
 
 #: the challenger rules, TCI (W + log N_a) and TC (W) of Jourdan et al. (2022)
 CHALLENGERS = ("tci", "tc")
-#: the counts the challenger's cost weighs the arms by: the pulls N (as Algorithm 1 of paper 3)
-#: or the released counts Ñ behind μ̃ (as the stopping statistic)
+#: the counts that weigh the arms in the challenger's cost, the pulls N (as Algorithm 1 of paper
+#: 3) or the released counts Ñ behind μ̃ (as the stopping statistic)
 CHALLENGER_WEIGHTS = ("pulls", "released")
 #: iterations of the scalar solvers of :func:`dp_glr_threshold` (bisections on bounded brackets)
 THRESHOLD_STEPS = 100

@@ -1,9 +1,10 @@
-"""Draw dp-bai-optimal's figure over the whole ε grid from docs/results/dp-bai-optimal-ratios.csv.
+"""Draw dp-bai-optimal's figure from docs/results/dp-bai-optimal-ratios.csv, with dp-top-two's
+points before its challenger moved to the released counts (dp-bai-optimal-ratios-pulls.csv,
+dotted; docs/results/zoo.md).
 
-The grid was run in three stores (ε = 0.1 … 10, ε = 0.03, ε = 0.01: docs/results/zoo.md), and a
-store draws only its own points; this draws every row of the committed CSV: E[τ]/(T*·log(1/δ))
-against ε per instance, with T*_ε of Jourdan & Azize where the solver has an allocation and paper
-3's T*_g (hollow markers) where it has none, and the claimed factor 8 as a dashed line.
+E[τ]/(T*·log(1/δ)) against ε per instance, with T*_ε of Jourdan & Azize where the solver has an
+allocation and paper 3's T*_g (hollow markers) where it has none, and the claimed factor 8 as a
+dashed line.
 
     python docs/results/measure/plot_dp_bai_optimal.py docs/_static/results/dp-bai-optimal.png
 """
@@ -20,27 +21,33 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-CSV = Path(__file__).resolve().parents[1] / "dp-bai-optimal-ratios.csv"
-STYLE = {"dp-top-two": ("C0", "o"), "adap-tt": ("C1", "s"), "dp-se": ("C2", "^")}
+RESULTS = Path(__file__).resolve().parents[1]
+CSV, BEFORE = RESULTS / "dp-bai-optimal-ratios.csv", RESULTS / "dp-bai-optimal-ratios-pulls.csv"
+BEFORE_LABEL = "dp-top-two on N (before)"
+STYLE = {"dp-top-two": ("C0", "o", "-"), "adap-tt": ("C1", "s", "-"), "dp-se": ("C2", "^", "-"),
+         BEFORE_LABEL: ("C0", ".", ":")}
 
 
 def main(out: str) -> None:
     series: dict[tuple[str, str], list[tuple[float, float, bool]]] = defaultdict(list)
-    with CSV.open() as f:
-        for row in csv.DictReader(f):
-            eps_ratio = row["tau_over_Teps_log"]
-            ratio = float(eps_ratio or row["tau_over_Tg_log"])
-            series[(row["instance"], row["agent"])].append(
-                (float(row["epsilon"]), ratio, not eps_ratio))
+    for path, only, label in ((CSV, None, None), (BEFORE, "dp-top-two", BEFORE_LABEL)):
+        with path.open() as f:
+            for row in csv.DictReader(f):
+                if only and row["agent"] != only:
+                    continue
+                eps_ratio = row["tau_over_Teps_log"]
+                ratio = float(eps_ratio or row["tau_over_Tg_log"])
+                series[(row["instance"], label or row["agent"])].append(
+                    (float(row["epsilon"]), ratio, not eps_ratio))
     instances = sorted({i for i, _ in series})
     fig, axes = plt.subplots(2, 3, figsize=(12, 7), sharex=True, sharey=True)
     for ax, inst in zip(axes.flat, instances, strict=True):
-        for agent, (color, marker) in STYLE.items():
+        for agent, (color, marker, line) in STYLE.items():
             pts = sorted(series.get((inst, agent), []))
             if not pts:
                 continue
             xs, ys, _ = zip(*pts, strict=True)
-            ax.plot(xs, ys, color=color, label=agent)
+            ax.plot(xs, ys, color=color, ls=line, label=agent)
             for x, y, g in pts:
                 ax.plot([x], [y], marker=marker, color=color,
                         markerfacecolor="none" if g else color)
@@ -50,7 +57,7 @@ def main(out: str) -> None:
         ax.set_xlabel("ε")
     for ax in axes[:, 0]:
         ax.set_ylabel("E[τ] / (T*·log(1/δ))")
-    axes.flat[0].legend(title="δ = 0.01, 100 runs")
+    axes.flat[4].legend(title="δ = 0.01, 100 runs", loc="upper left")
     fig.suptitle("dp-bai-optimal: hollow = against T*_g (no T*_ε allocation); "
                  "dashed: the claimed 8")
     fig.tight_layout()
