@@ -63,9 +63,10 @@ PULL_SECONDS: dict[str, float] = {
     "ttucb": 110e-9, "ttucb-dpa": 60e-9, "ctb-tt": 80e-9, "gaussian-ldp-ttucb": 80e-9,
     "adap-tt": 60e-9, "adap-tt-star": 60e-9, "dp-se": 20e-9,
     # dp-top-two (Jourdan & Azize 2025): the K − 1 transportation costs W^ε of its TCI challenger
-    # at every pull, about 100× AdaP-TT's arithmetic; 1.2–1.6 µs per run-step in the cells of
-    # `privenv reproduce dp-bai-optimal` on μ4 and μ2 (2026-12-04, shared machine: an upper value)
-    "dp-top-two": 1.6e-6,
+    # at every pull; in the cells of `privenv reproduce dp-bai-optimal` (2026-12-06, idle
+    # machine) 314–426 ns per run-step where E[τ] ≥ 10⁵, up to 1.2 µs on μ3's short runs (the
+    # per-run setup weighs), 1.2–1.6 µs on 2026-12-04's shared machine
+    "dp-top-two": 0.6e-6,
 }
 #: E[τ] / lower bound per (agent, threshold) (measured at 20–100 runs on μ1…μ6 for TTUCB and on
 #: μ4/μ5 at ε ∈ {0.1, 0.3, 1, 10} for the others, rounded up; others get the largest): TTUCB
@@ -80,9 +81,10 @@ INFLATION: dict[tuple[str, str | None], float] = {
     ("adap-tt", "theory"): 75.0, ("adap-tt", "empirical"): 140.0,
     ("adap-tt-star", "theory"): 160.0, ("adap-tt-star", "empirical"): 270.0,
     ("dp-se", None): 75.0,
-    # dp-top-two: 18–26× T*_ε·log(1/δ) on μ4 at ε ∈ {0.1, 1, 10}; on μ2 at ε = 0.01 about 220×
-    # (8 of 100 runs reached the budget of 10⁸ pulls: docs/results/zoo.md)
-    ("dp-top-two", None): 250.0,
+    # dp-top-two (its challenger on Ñ): 20–158× the global bound over μ1…μ6 × 7 ε, the largest on
+    # μ1 at ε = 0.03, where 1 run of 100 reached the budget of 10⁸ pulls (docs/results/zoo.md);
+    # with the challenger on N ("pulls") up to about 1 400× (its stalls)
+    ("dp-top-two", None): 160.0,
 }
 
 
