@@ -90,6 +90,7 @@ from privenv.agents.top_two import (
     bonus,
     bonus_total_term,
     challenger_weight,
+    global_count,
     glr_excess,
     memoised_excess,
     prepare_stop,
@@ -297,7 +298,7 @@ def _dptt_transport(p: DPTTParams, mu_a: float, mu_b: float, w_a: float, w_b: fl
 def _dptt_challenger_weight(p: DPTTParams, s: TopTwoState, run: int, a: int) -> float:
     if p.released_weights:
         return s.n_tilde[run, a]  # Ñ_a: the rewards behind μ̃_a
-    return float(s.counts[run, a])  # N_a
+    return global_count(p, s, run, a)  # N_a
 
 
 @pull_leader.register(DPTTParams)

@@ -205,11 +205,12 @@ def transport(p: Any, mu_a: float, mu_b: float, w_a: float, w_b: float, sigma: f
 
 
 @jit(inline="always")
-def _global_count(p: Any, s: TopTwoState, run: int, a: int) -> float:
+def global_count(p: Any, s: TopTwoState, run: int, a: int) -> float:
+    """N_a, the default :func:`challenger_weight`."""
     return float(s.counts[run, a])
 
 
-@generic(default=_global_count)
+@generic(default=global_count)
 def challenger_weight(p: Any, s: TopTwoState, run: int, a: int) -> float:
     """The weight of arm ``a`` in the challenger's cost (line 9): the global count N_a (the
     default, Algorithm 1's choice), or another count an agent's estimator calls for."""
@@ -278,7 +279,7 @@ def top_two_act(s: TopTwoState, p: Any, noise: NoiseView, run: int) -> int:
     if arm >= 0:  # another sampling rule behind the same estimator and stopping rule
         return arm
     leader = ucb_leader(p, s, run, total)  # line 8
-    # line 9: TC challenger C = argmin_{a ≠ B} W_{B,a}(μ̃, N), with the global counts N
+    # line 9: TC challenger C = argmin_{a ≠ B} W_{B,a}(μ̃, N), the counts N by challenger_weight
     mu_b, w_b = s.mu_tilde[run, leader], challenger_weight(p, s, run, leader)
     challenger, best = 0, np.inf  # the first smallest cost (W_{B,B} counts as +∞)
     for a in range(K):

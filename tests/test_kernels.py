@@ -50,7 +50,7 @@ CASES = [
     ("dp-se", BAI, {"instance": "mu3", "reward_mode": "cost"}, {"epsilon": 1.0}, 10**6),
     ("dp-top-two", BAI, {"instance": "mu3"}, {"epsilon": 1.0}, 10**6),
     ("dp-top-two", BAI, {"instance": "mu4", "reward_mode": "cost"},
-     {"epsilon": 0.5, "ratio": 1.5, "challenger": "tc", "challenger_weights": "released"}, 10**6),
+     {"epsilon": 0.5, "ratio": 1.5, "challenger": "tc", "challenger_weights": "pulls"}, 10**6),
     ("kl-ucb", BERNOULLI, {"instance": "mu2"}, {}, 3000),
     ("thompson", BERNOULLI, {"instance": "mu2"}, {}, 3000),
     ("imed", BERNOULLI, {"instance": "mu2"}, {}, 3000),
