@@ -94,7 +94,7 @@ class DeltaSpec(FigureSpec):
         files["rates"] = write_rates(rates(results), output / "rates.csv")
         return files
 
-    def draw(self, results: Sequence[Any], output: Path, runs: int) -> list[Path]:
+    def draw(self, results: Sequence[Any], output: Path, runs: int | str) -> list[Path]:
         return draw(self, results, output, runs)
 
     def summary(self, results: Sequence[Any]) -> str:
@@ -247,7 +247,7 @@ def write_rates(found: Sequence[Rate], path: Path) -> Path:
 
 
 def draw(spec: FigureSpec, results: Sequence[PointResult], output: Path,
-         runs: int) -> list[Path]:
+         runs: int | str) -> list[Path]:
     """One panel per (instance, ε): E[τ_δ]/log(1/δ) against log(1/δ) (mean ± 1 sd over runs,
     log y-axis), TTUCB in every panel; each agent's R dashed in its colour, the global lower
     bound's T* in grey."""

@@ -142,7 +142,7 @@ class FigureSpec:
 
         return write_csvs(self, results, output, seed)
 
-    def draw(self, results: Sequence[Any], output: Path, runs: int) -> list[Path]:
+    def draw(self, results: Sequence[Any], output: Path, runs: int | str) -> list[Path]:
         """The figure's PNG and PDF (:func:`~privenv.reproduce.bai_results.draw`)."""
         from privenv.reproduce.bai_results import draw
 

@@ -229,9 +229,11 @@ N_CURVE_POINTS = 40
 THRESHOLD_STYLES = {None: "-", "theory": "-", "empirical": (0, (4, 1.5))}
 
 
-def draw(spec: FigureSpec, results: Sequence[PointResult], output: Path, runs: int) -> list[Path]:
+def draw(spec: FigureSpec, results: Sequence[PointResult], output: Path,
+         runs: int | str) -> list[Path]:
     """One log–log panel per instance (PNG and PDF): one colour per agent, one line style per
-    threshold choice."""
+    threshold choice; ``runs`` is the run count per point, or a phrase giving the counts when
+    they differ (e.g. "1000 runs (25 at ε = 0.01)")."""
     from privenv.plotting import (
         Baseline,
         Reference,
@@ -281,7 +283,7 @@ def draw(spec: FigureSpec, results: Sequence[PointResult], output: Path, runs: i
     fig = stopping_time_grid(
         panels, ncols=3, colors=colors,
         suptitle=(f"Paper 3 {spec.paper}\nstopping time vs ε ({spec.model} DP), δ = {DELTA:g}, "
-                  f"{runs} runs, mean ± 1 sd"),
+                  f"{runs if isinstance(runs, str) else f'{runs} runs'}, mean ± 1 sd"),
         footnote=("grey: lower bounds on E[τ] × log(1/(2.4δ)); shaded vertical line: the ε where "
                   "the (relaxed) bound switches regime;\nhollow markers: some runs hit the "
                   "sample budget (their τ counts as the budget, so the mean is a lower bound); "

@@ -1,0 +1,77 @@
+"""Draw paper 3's Figure 3 (``bai-local``) or Figures 4–5 (``bai-global``) from a points CSV in
+docs/results, whose points may come from several stores and run counts (e.g. 1000 runs at most
+ε, 25 at the costliest ones; the ``runs`` column says which).
+
+The panels are those of ``privenv reproduce bai-local`` / ``bai-global``
+(:func:`privenv.reproduce.bai_results.draw`): one per instance, mean ± 1 sd against ε, the lower
+bounds in grey, hollow markers where runs reached the sample budget.
+
+    python docs/results/measure/plot_bai_grid.py bai-local docs/results/bai-local-grid-points.csv \\
+        docs/_static/results/bai-local-grid-all.png
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from privenv.reproduce.bai_plan import FIGURES, Point  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The columns of one points.csv row that the figure reads."""
+
+    point: Point
+    runs: int
+    tau_mean: float
+    tau_sd: float
+    non_stopping: int
+
+
+def read(path: Path) -> list[Summary]:
+    with path.open() as f:
+        return [Summary(Point(row["instance"], row["agent"],
+                              float(row["epsilon"]) if row["epsilon"] else None,
+                              row["threshold"] or None),
+                        int(row["runs"]), float(row["tau_mean"]), float(row["tau_sd"]),
+                        int(row["non_stopping"]))
+                for row in csv.DictReader(f)]
+
+
+def runs_label(points: list[Summary]) -> str:
+    """"1000 runs" when every point has 1000 runs, else the main count and, for each other count,
+    the ε and instances it covers."""
+    where: dict[int, dict[float, set[str]]] = {}
+    for s in points:
+        if s.point.epsilon is not None:
+            where.setdefault(s.runs, {}).setdefault(s.point.epsilon, set()).add(s.point.instance)
+    counts = sorted(where, key=lambda n: -sum(map(len, where[n].values())))
+    if len(counts) <= 1:
+        return f"{counts[0] if counts else points[0].runs} runs"
+    return f"{counts[0]} runs (" + "; ".join(
+        f"{n} at " + ", ".join(f"ε = {e:g} on {', '.join(sorted(where[n][e]))}"
+                               for e in sorted(where[n]))
+        for n in counts[1:]) + ")"
+
+
+def main(figure: str, points_csv: str, out: str) -> None:
+    spec = FIGURES[figure]
+    points = read(Path(points_csv))
+    with tempfile.TemporaryDirectory() as tmp:
+        png = next(p for p in spec.draw(points, Path(tmp), runs_label(points))
+                   if p.suffix == ".png")
+        shutil.copyfile(png, out)
+    print(out)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])
