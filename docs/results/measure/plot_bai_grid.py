@@ -7,7 +7,7 @@ The panels are those of ``privenv reproduce bai-local`` / ``bai-global``
 bounds in grey, hollow markers where runs reached the sample budget.
 
     python docs/results/measure/plot_bai_grid.py bai-local docs/results/bai-local-grid-points.csv \\
-        docs/_static/results/bai-local-grid-all.png
+        docs/_static/results/bai-local-grid.png
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def runs_label(points: list[Summary]) -> str:
 
 def main(figure: str, points_csv: str, out: str) -> None:
     spec = FIGURES[figure]
-    points = read(Path(points_csv))
+    points = sorted(read(Path(points_csv)), key=lambda s: s.point.instance)  # panels μ1, μ2, …
     with tempfile.TemporaryDirectory() as tmp:
         png = next(p for p in spec.draw(points, Path(tmp), runs_label(points))
                    if p.suffix == ".png")
