@@ -51,3 +51,17 @@ def test_figure_3_is_drawn_from_the_shipped_points(tmp_path: Path) -> None:
     out = tmp_path / "fig3.png"
     script.main("bai-local", str(DOCS / "results" / "bai-local-grid-points.csv"), str(out))
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    (["bai-lokal", "x.csv", "y.png"], "bai-lokal"),
+    (["bai-local", "missing.csv", "y.png"], "missing.csv"),
+])
+def test_bad_arguments_get_one_line_and_exit_2(tmp_path: Path, args: list[str],
+                                                named: str) -> None:
+    import subprocess
+
+    done = subprocess.run([sys.executable, str(SCRIPT), *args], cwd=tmp_path,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and named in done.stderr

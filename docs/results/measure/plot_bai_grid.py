@@ -74,4 +74,12 @@ def main(figure: str, points_csv: str, out: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    if len(sys.argv) != 4 or sys.argv[1] not in FIGURES:
+        print(f"usage: plot_bai_grid.py FIGURE POINTS_CSV OUT_PNG, FIGURE one of "
+              f"{sorted(FIGURES)}, got {sys.argv[1:]}", file=sys.stderr)
+        sys.exit(2)
+    try:
+        main(*sys.argv[1:4])
+    except (OSError, KeyError, ValueError) as exc:  # a missing file, column or number
+        print(f"plot_bai_grid.py: cannot draw {sys.argv[2]}: {exc!r}", file=sys.stderr)
+        sys.exit(2)
