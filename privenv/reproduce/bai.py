@@ -36,12 +36,12 @@ from typing import Any, NamedTuple
 
 from privenv.reproduce.bai_plan import (
     CONFIDENCE,
+    COST_FACTORS,
     DELTA,
     ENV_ID,
     FIGURES,
     GLOBAL,
     GLOBAL_EPSILONS,
-    INFLATION,
     INSTANCES,
     LOCAL,
     LOCAL_EPSILONS,
@@ -174,8 +174,8 @@ def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
         "instances": instances,
         "points": points,
         "cost_model": {"pull_seconds": PULL_SECONDS,
-                       "inflation": {f"{a} [{t}]" if t else a: v
-                                     for (a, t), v in INFLATION.items()},
+                       "factors": {f"{a} [{t}]" if t else a: {"bound": f, "rate": r}
+                                   for (a, t), (f, r) in COST_FACTORS.items()},
                        "estimated_cpu_s": pl.total_seconds},
         **run_metadata(rep),
         "scale": {"full": asdict(spec.full), "quick": asdict(spec.quick)},
