@@ -17,6 +17,7 @@ reject at 5 %).
 from __future__ import annotations
 
 import csv
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -282,8 +283,10 @@ def draw(spec: FigureSpec, results: Sequence[PointResult], output: Path,
                                         [("regime switch of the bound", spec.switch(inst))]))
     fig = stopping_time_grid(
         panels, ncols=3, colors=colors,
-        suptitle=(f"Paper 3 {spec.paper}\nstopping time vs ε ({spec.model} DP), δ = {DELTA:g}, "
-                  f"{runs if isinstance(runs, str) else f'{runs} runs'}, mean ± 1 sd"),
+        suptitle=f"Paper 3 {spec.paper}\n" + textwrap.fill(  # a long run-count phrase wraps
+            f"stopping time vs ε ({spec.model} DP), δ = {DELTA:g}, "
+            f"{runs if isinstance(runs, str) else f'{runs} runs'}, mean ± 1 sd",
+            width=130, break_on_hyphens=False),
         footnote=("grey: lower bounds on E[τ] × log(1/(2.4δ)); shaded vertical line: the ε where "
                   "the (relaxed) bound switches regime;\nhollow markers: some runs hit the "
                   "sample budget (their τ counts as the budget, so the mean is a lower bound); "

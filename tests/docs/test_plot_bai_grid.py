@@ -44,6 +44,21 @@ def test_the_title_names_each_run_count_with_its_points(tmp_path: Path) -> None:
         ("mu1", "ctb-tt", "theory", "0.01", 25), ("mu1", "ctb-tt", "theory", "0.1", 100)]))
     assert script.runs_label(mixed) == (
         "1000 runs (25 at ε = 0.01 on mu1, mu3; 100 at ε = 0.1 on mu1)")
+    # where other points at the same ε and instance have the main count, the label names the
+    # point; three or more ε in a row of the CSV's ε read "first … last"
+    eps = ["0.1", "0.5", "1", "10"]
+    partial = script.read(_write(tmp_path / "partial.csv", [
+        *[("mu6", "adap-tt", "theory", e, 1000) for e in eps],
+        *[("mu6", "adap-tt-star", "theory", e, 200) for e in eps[1:]],
+        ("mu6", "adap-tt-star", "theory", "0.1", 1000)]))
+    assert script.runs_label(partial) == (
+        "1000 runs (200 for adap-tt-star [theory] at ε = 0.5 … 10 on mu6)")
+    apart = script.read(_write(tmp_path / "apart.csv", [
+        *[("mu6", "adap-tt", "theory", e, 1000) for e in eps],
+        *[("mu6", "adap-tt-star", "theory", e, 200) for e in ("0.1", "1", "10")],
+        ("mu6", "adap-tt-star", "theory", "0.5", 1000)]))
+    assert script.runs_label(apart) == (
+        "1000 runs (200 for adap-tt-star [theory] at ε = 0.1, 1, 10 on mu6)")
 
 
 def test_figure_3_is_drawn_from_the_shipped_points(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import csv
 import shutil
 import sys
 import tempfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,20 +48,47 @@ def read(path: Path) -> list[Summary]:
                 for row in csv.DictReader(f)]
 
 
+def _label(s: Summary) -> str:
+    return f"{s.point.agent} [{s.point.threshold}]" if s.point.threshold else s.point.agent
+
+
+def _epsilons(values: set[float], grid: list[float]) -> str:
+    """``0.05 … 1000`` for three or more ε that are a contiguous stretch of the CSV's ε, else the
+    list."""
+    eps = sorted(values)
+    lo = grid.index(eps[0])
+    if len(eps) >= 3 and grid[lo:lo + len(eps)] == eps:
+        return f"{eps[0]:g} … {eps[-1]:g}"
+    return ", ".join(f"{e:g}" for e in eps)
+
+
 def runs_label(points: list[Summary]) -> str:
     """"1000 runs" when every point has 1000 runs, else the main count and, for each other count,
-    the ε and instances it covers."""
-    where: dict[int, dict[float, set[str]]] = {}
-    for s in points:
-        if s.point.epsilon is not None:
-            where.setdefault(s.runs, {}).setdefault(s.point.epsilon, set()).add(s.point.instance)
-    counts = sorted(where, key=lambda n: -sum(map(len, where[n].values())))
+    the ε and instances it covers, with the point's label where other points at the same ε and
+    instance have another count."""
+    private = [s for s in points if s.point.epsilon is not None]
+    counts = Counter(s.runs for s in private)
     if len(counts) <= 1:
-        return f"{counts[0] if counts else points[0].runs} runs"
-    return f"{counts[0]} runs (" + "; ".join(
-        f"{n} at " + ", ".join(f"ε = {e:g} on {', '.join(sorted(where[n][e]))}"
-                               for e in sorted(where[n]))
-        for n in counts[1:]) + ")"
+        return f"{next(iter(counts)) if counts else points[0].runs} runs"
+    main = counts.most_common(1)[0][0]
+    grid = sorted({float(s.point.epsilon) for s in private if s.point.epsilon is not None})
+    runs_at: dict[tuple[str, float | None], set[int]] = {}
+    for s in private:
+        runs_at.setdefault((s.point.instance, s.point.epsilon), set()).add(s.runs)
+    groups: dict[tuple[int, str], dict[str, set[float]]] = {}
+    for s in private:
+        if s.runs != main and s.point.epsilon is not None:
+            mixed = len(runs_at[(s.point.instance, s.point.epsilon)]) > 1
+            key = (s.runs, f" for {_label(s)}" if mixed else "")
+            groups.setdefault(key, {}).setdefault(s.point.instance, set()).add(s.point.epsilon)
+    parts = []
+    for (n, qualifier), where in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        by_eps: dict[str, list[str]] = {}
+        for instance, eps in sorted(where.items()):
+            by_eps.setdefault(_epsilons(eps, grid), []).append(instance)
+        parts.append(f"{n}{qualifier} at " + " and ".join(
+            f"ε = {text} on {', '.join(instances)}" for text, instances in by_eps.items()))
+    return f"{main} runs (" + "; ".join(parts) + ")"
 
 
 def main(figure: str, points_csv: str, out: str) -> None:
