@@ -24,9 +24,9 @@ value at each of them), capped at the budget. The estimate is printed (and with 
 only printed). Full scale is days on a small machine: CTB-TT's τ grows like ε⁻² (the local bound
 alone is ≈ 10⁸ at ε = 0.01 on μ1), so at ε = 0.01 on μ1, μ2, μ4, μ6 its runs reach the 10⁸-pull
 budget, about 2.2 CPU-hours per 1000 runs; the estimate for AdaP-TT* on μ6 reaches it at
-0.8 ≤ ε ≤ 1, where Theorem 24's rate grows like ε²T*_{KL,β}(ν_{G,ε})² (measured: 1.9·10⁷ pulls per
-run at ε = 0.5, 2.9·10⁷ at 0.9, 1.9·10⁶ at 1). The estimate for all of ``bai-local`` is 37 CPU-hours (both
-thresholds) and for ``bai-global`` 50.
+0.8 ≤ ε ≤ 1, where Theorem 24's rate grows like ε²T*_{KL,β}(ν_{G,ε})² (measured: 1.9·10⁷ pulls
+per run at ε = 0.5, 2.9·10⁷ at 0.9, 1.9·10⁶ at 1). The estimate for all of ``bai-local`` is 37
+CPU-hours (both thresholds) and for ``bai-global`` 50.
 """
 
 from __future__ import annotations
