@@ -68,6 +68,7 @@ from privenv.reproduce.cells import (
     finish_figure,
     output_dir,
     run_metadata,
+    stored_chunk,
     utc_now,
 )
 from privenv.sweep import Cell as SweepCell
@@ -104,7 +105,8 @@ def reproduce(
         threshold: ``"theory"``, ``"empirical"`` or ``"both"`` for the Top Two agents (default:
             the figure's, ``spec.threshold``).
         horizon: the sample budget per run (default: the env's, 10⁸).
-        chunk: runs per cell (default :func:`default_chunk`).
+        chunk: runs per cell (default :func:`default_chunk`; when resuming, the store's
+            (:func:`~privenv.reproduce.cells.stored_chunk`), so that more runs extend it).
         seed: the seed of every point.
         log: called with the cost estimate before running (e.g. ``print``).
         execution, options: how it runs (workers, backend, address, resume, progress, figure):
@@ -113,14 +115,16 @@ def reproduce(
     Raises:
         RuntimeError: if a cell failed (its error is in the store; ``resume`` retries it).
     """
+    ex = Execution.of(execution, **options)
+    out = output_dir(output, spec.default_output, quick)
+    if chunk is None and ex.resume:  # extend the store's cells: keep their size
+        chunk = stored_chunk(out)
     pl = plan(spec, quick=quick, instances=instances, epsilons=epsilons, runs=runs,
               agents=agents, threshold=spec.threshold if threshold is None else threshold,
               horizon=horizon, chunk=chunk, seed=seed, deltas=deltas)
-    ex = Execution.of(execution, **options)
     if log is not None:
         log(pl.describe_cost(ex.workers or default_workers()))
     config = pl.sweep_config().validate()
-    out = output_dir(output, spec.default_output, quick)
     start = time.perf_counter()
     report, store_path, stored = ex.run(config, out)
     config_ids = dict(zip(config.configurations, config.config_ids(), strict=True))
@@ -232,8 +236,8 @@ def add_arguments(parser: argparse.ArgumentParser, spec: FigureSpec) -> None:
                         help="sample budget per run (default: the env's, 1e8); runs reaching it "
                              "are reported as non-stopping")
     parser.add_argument("--chunk", type=int, default=None, metavar="N",
-                        help="runs per cell (default: all runs below 200, else two halves); "
-                             "keep it fixed when resuming")
+                        help="runs per cell (default: all runs below 200, else two halves; "
+                             "with --resume, the store's, so that more --runs extend it)")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the points and the estimated cost, run nothing")
 
@@ -250,6 +254,9 @@ def main(args: argparse.Namespace, spec: FigureSpec) -> int:
                 else _floats(args.deltas, "deltas", "in (0, 1)")),
     )
     if args.dry_run:
+        if args.resume and args.chunk is None:  # the cells a resumed run would use
+            kwargs["chunk"] = stored_chunk(output_dir(args.output, spec.default_output,
+                                                      args.quick))
         pl = plan(spec, **kwargs)
         print(pl.describe_cost(args.workers or default_workers()))
         return 0

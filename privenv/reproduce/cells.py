@@ -172,6 +172,21 @@ def output_dir(output: str | Path | None, default: str, quick: bool) -> Path:
     return Path(output if output is not None else default + ("-quick" if quick else ""))
 
 
+def stored_chunk(out: Path) -> int | None:
+    """The runs per cell of the sweep last run into ``out``'s results store (``None`` without
+    one). A resumed reproduction keeps it by default, so that a larger ``--runs`` extends the
+    store's cells instead of asking for cells of another size, which the store refuses."""
+    from privenv.store import Store
+
+    path = out / STORE_NAME
+    if not path.is_file():
+        return None
+    with Store(path, create=False) as store:
+        last = store.last_sweep()
+    chunk = None if last is None else json.loads(last["config"]).get("chunk")
+    return int(chunk) if chunk else None
+
+
 def cell_sweep(cells: Sequence[Any], name: str, *, chunk: int | None = None,
                n_checkpoints: int | None = None) -> SweepConfig:
     """The sweep of a figure's ``cells`` (each with a ``configuration``, ``runs``, ``seed`` and,
@@ -362,6 +377,7 @@ __all__ = [
     "int_list",
     "json_ready",
     "output_dir",
+    "stored_chunk",
     "print_files",
     "regret_results",
     "reproduce_or_report",

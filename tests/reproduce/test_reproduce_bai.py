@@ -255,3 +255,23 @@ def test_results_do_not_depend_on_workers_or_chunks(tmp_path):
     assert main([*common, "--output", str(a), "--workers", "2", "--chunk", "3"]) == 0
     assert main([*common, "--output", str(b), "--workers", "1"]) == 0
     assert (a / "runs.csv").read_bytes() == (b / "runs.csv").read_bytes()
+
+
+def test_resuming_with_more_runs_keeps_the_stores_cells(tmp_path, capsys):
+    """A resumed reproduction keeps the store's runs per cell by default, so that a larger
+    ``--runs`` extends the store: the first runs are not run again, and the runs are those of a
+    fresh reproduction at the larger count."""
+    common = ["reproduce", "bai-local", "--instances", "mu3", "--epsilons", "10",
+              "--threshold", "theory", "--workers", "1"]
+    grown, fresh = tmp_path / "grown", tmp_path / "fresh"
+    assert main([*common, "--runs", "2", "--chunk", "1", "--output", str(grown)]) == 0
+    assert main([*common, "--runs", "3", "--output", str(grown), "--dry-run", "--resume"]) == 0
+    assert "cells of ≤ 1 runs" in capsys.readouterr().out
+    assert main([*common, "--runs", "3", "--output", str(grown), "--resume"]) == 0
+    said = capsys.readouterr()
+    assert "4 cells already done, 2 to run" in said.out + said.err
+    assert main([*common, "--runs", "3", "--output", str(fresh)]) == 0
+    assert (grown / "runs.csv").read_bytes() == (fresh / "runs.csv").read_bytes()
+    # without --resume the default chunk applies, and the store is started afresh
+    assert main([*common, "--runs", "3", "--output", str(grown)]) == 0
+    assert "cells of ≤ 3 runs" in capsys.readouterr().out
