@@ -117,11 +117,9 @@ def reproduce(
     """
     ex = Execution.of(execution, **options)
     out = output_dir(output, spec.default_output, quick)
-    if chunk is None and ex.resume:  # extend the store's cells: keep their size
-        chunk = stored_chunk(out)
     pl = plan(spec, quick=quick, instances=instances, epsilons=epsilons, runs=runs,
               agents=agents, threshold=spec.threshold if threshold is None else threshold,
-              horizon=horizon, chunk=chunk, seed=seed, deltas=deltas)
+              horizon=horizon, chunk=_chunk(chunk, ex.resume, out), seed=seed, deltas=deltas)
     if log is not None:
         log(pl.describe_cost(ex.workers or default_workers()))
     config = pl.sweep_config().validate()
@@ -137,6 +135,12 @@ def reproduce(
     return finish_figure(rep, start, lambda: spec.write_files(results, out, pl.seed),
                          (lambda: spec.draw(results, out, pl.runs)) if ex.figure else None,
                          lambda: _metadata(rep, quick))
+
+
+def _chunk(chunk: int | None, resume: bool, out: Path) -> int | None:
+    """Runs per cell: ``chunk`` if given; else, when resuming, the store's, so that more runs
+    extend its cells; else ``None`` (:func:`default_chunk`)."""
+    return stored_chunk(out) if chunk is None and resume else chunk
 
 
 def _metadata(rep: Reproduction, quick: bool) -> dict[str, Any]:
@@ -254,9 +258,8 @@ def main(args: argparse.Namespace, spec: FigureSpec) -> int:
                 else _floats(args.deltas, "deltas", "in (0, 1)")),
     )
     if args.dry_run:
-        if args.resume and args.chunk is None:  # the cells a resumed run would use
-            kwargs["chunk"] = stored_chunk(output_dir(args.output, spec.default_output,
-                                                      args.quick))
+        kwargs["chunk"] = _chunk(args.chunk, args.resume, output_dir(  # as a run would
+            args.output, spec.default_output, args.quick))
         pl = plan(spec, **kwargs)
         print(pl.describe_cost(args.workers or default_workers()))
         return 0

@@ -339,6 +339,13 @@ def make_points(spec: FigureSpec, instances: Sequence[str], epsilons: Sequence[f
     return points
 
 
+def model_steps(factors: tuple[float, float], bound: float, rate: float | None) -> float:
+    """The cost model's pulls per run, max{a × bound, b × rate} for ``factors`` (a, b) of
+    :data:`COST_FACTORS` (no rate: the bound term alone), uncapped."""
+    a, b = factors
+    return max(a * bound, b * rate if rate is not None else 0.0)
+
+
 def estimated_steps(spec: FigureSpec, point: Point, horizon: int) -> float:
     """Estimated pulls of one run of this point, capped at the budget ``horizon``:
     max{a × the lower bound, b × the paper's rate × log(1/δ)}, (a, b) of :data:`COST_FACTORS`."""
@@ -348,7 +355,7 @@ def estimated_steps(spec: FigureSpec, point: Point, horizon: int) -> float:
     rate = upper_bound(point.agent, point.instance, point.epsilon, point.delta) if b else None
     if rate is None and not a:  # no rate at this point: the lower-bound term alone
         a = default[0]
-    return min(float(horizon), max(a * bound, b * rate[1] if rate else 0.0))
+    return min(float(horizon), model_steps((a, b), bound, None if rate is None else rate[1]))
 
 
 def estimated_seconds(spec: FigureSpec, point: Point, horizon: int, runs: int) -> float:
@@ -445,5 +452,5 @@ __all__ = ["CONFIDENCE", "DELTA", "ENV_ID", "FIGURES", "GLOBAL", "GLOBAL_EPSILON
            "INSTANCES", "LOCAL", "LOCAL_EPSILONS", "PULL_SECONDS", "THRESHOLDS",
            "THRESHOLD_CHOICES", "FigureSpec", "Plan", "Point", "Scale", "characteristic_times",
            "default_chunk", "duration_text", "estimated_seconds", "estimated_steps", "is_private",
-           "lower_bounds_at", "lower_constants", "make_points", "plan", "upper_bound",
-           "upper_constant"]
+           "lower_bounds_at", "lower_constants", "make_points", "model_steps", "plan",
+           "upper_bound", "upper_constant"]

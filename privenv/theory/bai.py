@@ -237,13 +237,12 @@ def characteristic_time_kl_beta(
     Cached on the means (a bisection of about 50 ms; the rates of Theorems 22 and 24 call it at
     every ε of a reproduction's plan)."""
     try:
-        means = tuple(float(m) for m in np.asarray(mu, dtype=float).reshape(-1)) \
-            if np.ndim(mu) == 1 else None
+        means = np.asarray(mu, dtype=float)
     except (TypeError, ValueError):
         means = None
-    if means is None:  # not a vector of numbers: the uncached call says what is wrong
+    if means is None or means.ndim != 1:  # the uncached call says what is wrong
         return optimal_allocation_kl_beta(mu, beta, family, sigma)[0]
-    return _characteristic_time_kl_beta(means, beta, family, sigma)
+    return _characteristic_time_kl_beta(tuple(means.tolist()), beta, family, sigma)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -5,27 +5,19 @@ its estimate is an upper value at every measured point whose runs all stopped.""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from measure_scripts import DOCS, load
 
 from privenv.reproduce.bai_plan import COST_FACTORS, FIGURES, estimated_steps
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
-SCRIPT = DOCS / "results" / "measure" / "fit_bai_cost.py"
 BUDGET = 10**8
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fit_bai_cost", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks its module up
-    spec.loader.exec_module(module)
-    return module
+    return load("fit_bai_cost")
 
 
 @pytest.fixture(scope="module")

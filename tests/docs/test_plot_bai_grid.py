@@ -4,26 +4,20 @@ from a shipped CSV."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from measure_scripts import DOCS, MEASURE, load
 
 pytest.importorskip("matplotlib")
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
-SCRIPT = DOCS / "results" / "measure" / "plot_bai_grid.py"
+SCRIPT = MEASURE / "plot_bai_grid.py"
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("plot_bai_grid", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks its module up
-    spec.loader.exec_module(module)
-    return module
+    return load("plot_bai_grid")
 
 
 def _write(path: Path, rows: list[tuple[str, str, str, str, int]]) -> Path:

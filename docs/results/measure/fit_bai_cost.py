@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from privenv.reproduce.bai_plan import FIGURES, Point
+from privenv.reproduce.bai_plan import FIGURES, Point, model_steps
 from privenv.reproduce.bai_rates import upper_bound
 
 RESULTS = Path(__file__).resolve().parents[1]
@@ -58,6 +58,11 @@ def read(directory: Path) -> list[Measured]:
     return list(seen.values())
 
 
+def _total(points: list[Measured], a: float, b: float) -> float:
+    """The model's summed estimate over ``points`` with the factors (a, b)."""
+    return sum(model_steps((a, b), m.bound, m.rate) for m in points)
+
+
 def _cover(points: list[Measured], a: float) -> float:
     """The smallest b (up to 0.1) with max{a·bound, b·rate} ≥ τ at every point."""
     left = [m.tau_mean / m.rate for m in points if a * m.bound < m.tau_mean and m.rate]
@@ -78,7 +83,7 @@ def fit(points: list[Measured]) -> dict[tuple[str, str | None], tuple[float, flo
         best: tuple[float, float, float] | None = None
         for a in [0.0, *need_a]:
             b = _cover(group, a)
-            total = sum(max(a * m.bound, b * (m.rate or 0.0)) for m in group)
+            total = _total(group, a, b)
             if best is None or total < best[0]:
                 best = (total, a, b)
         assert best is not None
@@ -99,9 +104,8 @@ def main(argv: list[str]) -> int:
         return 2
     for (agent, threshold), (a, b) in fit(points).items():
         group = [m for m in points if (m.point.agent, m.point.threshold) == (agent, threshold)]
-        est = sum(max(a * m.bound, b * (m.rate or 0.0)) for m in group)
         print(f"({agent!r}, {threshold!r}): ({a:g}, {b:g}),  # {len(group)} points, "
-              f"estimate / measured {est / sum(m.tau_mean for m in group):.2f}")
+              f"estimate / measured {_total(group, a, b) / sum(m.tau_mean for m in group):.2f}")
     return 0
 
 

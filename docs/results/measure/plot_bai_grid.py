@@ -66,21 +66,21 @@ def runs_label(points: list[Summary]) -> str:
     """"1000 runs" when every point has 1000 runs, else the main count and, for each other count,
     the ε and instances it covers, with the point's label where other points at the same ε and
     instance have another count."""
-    private = [s for s in points if s.point.epsilon is not None]
-    counts = Counter(s.runs for s in private)
+    private = [(s, s.point.epsilon) for s in points if s.point.epsilon is not None]
+    counts = Counter(s.runs for s, _ in private)
     if len(counts) <= 1:
         return f"{next(iter(counts)) if counts else points[0].runs} runs"
     main = counts.most_common(1)[0][0]
-    grid = sorted({float(s.point.epsilon) for s in private if s.point.epsilon is not None})
-    runs_at: dict[tuple[str, float | None], set[int]] = {}
-    for s in private:
-        runs_at.setdefault((s.point.instance, s.point.epsilon), set()).add(s.runs)
+    grid = sorted({eps for _, eps in private})
+    runs_at: dict[tuple[str, float], set[int]] = {}
+    for s, eps in private:
+        runs_at.setdefault((s.point.instance, eps), set()).add(s.runs)
     groups: dict[tuple[int, str], dict[str, set[float]]] = {}
-    for s in private:
-        if s.runs != main and s.point.epsilon is not None:
-            mixed = len(runs_at[(s.point.instance, s.point.epsilon)]) > 1
+    for s, eps in private:
+        if s.runs != main:
+            mixed = len(runs_at[(s.point.instance, eps)]) > 1
             key = (s.runs, f" for {_label(s)}" if mixed else "")
-            groups.setdefault(key, {}).setdefault(s.point.instance, set()).add(s.point.epsilon)
+            groups.setdefault(key, {}).setdefault(s.point.instance, set()).add(eps)
     parts = []
     for (n, qualifier), where in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         by_eps: dict[str, list[str]] = {}
