@@ -87,7 +87,13 @@ def describe_result(cell: Cell, value: Any) -> str:
     if "stopping_time" in episode:  # best-arm identification: no regret, a stopping time
         tau = np.asarray(episode["stopping_time"], dtype=float)
         text = f"{cell.describe()}: stopping time {tau.mean():.6g} ± {sample_sd(tau):.3g}"
-        if "correct" in episode:
+        if "recommendation" in episode:  # a run that reached the budget recommends nothing (−1)
+            stopped = np.asarray(episode["recommendation"]) >= 0
+            wrong = stopped & ~np.asarray(episode["correct"], dtype=bool)
+            text += f", {int(wrong.sum())} wrong of {int(stopped.sum())} stopped runs"
+            if not stopped.all():
+                text += f", {int((~stopped).sum())} reached the budget"
+        elif "correct" in episode:
             text += f", error rate {1.0 - np.mean(episode['correct']):.3g}"
     else:
         r = value.regret

@@ -246,7 +246,9 @@ def test_a_cell_equals_its_privenv_run_command(capsys):
 
 
 def test_progress_line_of_a_best_arm_identification_cell():
-    """No regret in best-arm identification: the line gives the stopping time and error rate."""
+    """No regret in best-arm identification: the line gives the stopping time, the wrong
+    recommendations among the runs that stopped, and apart from them the runs that reached the
+    budget (which recommend nothing: not wrong answers)."""
     from privenv.sweep import describe_result
 
     cell = Cell("BestArmIdentification-v0", {"instance": "mu3"}, "ttucb", {}, 10_000, 0, 0, 4)
@@ -255,6 +257,12 @@ def test_progress_line_of_a_best_arm_identification_cell():
     tau = result.episode["stopping_time"]
     assert "regret" not in line
     assert f"stopping time {np.mean(tau):.6g} ± {np.std(tau, ddof=1):.3g}" in line
-    assert f"error rate {1 - np.mean(result.episode['correct']):.3g}" in line
+    assert ", 0 wrong of 4 stopped runs [" in line  # μ3 is easy: every run stops, rightly
+    # a budget far too small for CTB-TT at ε = 0.5: no run stops, and none is called wrong
+    short = Cell("BestArmIdentification-v0", {"instance": "mu3"}, "ctb-tt", {"epsilon": 0.5},
+                 300, 0, 0, 3)
+    result = run_cell(short)
+    assert (result.episode["recommendation"] == -1).all()
+    assert ", 0 wrong of 0 stopped runs, 3 reached the budget [" in describe_result(short, result)
     huber = Cell("HuberBandit-v0", {}, "ucb1", {}, 200, 0, 0, 2)
     assert "final regret" in describe_result(huber, run_cell(huber))
