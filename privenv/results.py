@@ -302,11 +302,21 @@ class RunResults:
         )
 
 
+def bai_outcomes(recommendation: Any, correct: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Which best-arm runs stopped and which of those were wrong, as two boolean arrays.
+
+    A run that reached its sample budget recommends nothing (−1): it did not stop, and it is not
+    a wrong answer. A wrong run stopped and recommended another arm than the best.
+    """
+    stopped = np.asarray(recommendation) >= 0
+    return stopped, stopped & ~np.asarray(correct, dtype=bool)
+
+
 def _json_number(v: Any) -> Any:
     if isinstance(v, float) and not np.isfinite(v):
         return None
     return v
 
 
-__all__ = ["DEFAULT_CHECKPOINTS", "Cell", "RunResults", "canonical_json", "content_hash",
-           "kwargs_text", "utc_now", "versions"]
+__all__ = ["DEFAULT_CHECKPOINTS", "Cell", "RunResults", "bai_outcomes", "canonical_json",
+           "content_hash", "kwargs_text", "utc_now", "versions"]

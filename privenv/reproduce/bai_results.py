@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from privenv.reproduce.bai_rates import CONFIDENCE, DELTA, upper_bound
-from privenv.results import RunResults
+from privenv.results import RunResults, bai_outcomes
 from privenv.sweep import SweepReport
 
 if TYPE_CHECKING:  # the plan calls this module's writers lazily: no import back at run time
@@ -75,12 +75,12 @@ class PointResult:
     @property
     def non_stopping(self) -> int:
         """Runs that reached the sample budget without stopping (recommendation −1)."""
-        return int(np.count_nonzero(self.recommendation < 0))
+        return int(np.count_nonzero(~bai_outcomes(self.recommendation, self.correct)[0]))
 
     @property
     def errors(self) -> int:
         """Runs that stopped and recommended a wrong arm."""
-        return int(np.count_nonzero((self.recommendation >= 0) & ~self.correct))
+        return int(np.count_nonzero(bai_outcomes(self.recommendation, self.correct)[1]))
 
     @property
     def tau_mean(self) -> float:
@@ -214,11 +214,12 @@ def write_csvs(spec: FigureSpec, results: Sequence[PointResult], output: Path,
                     "seed", "run", "stopping_time", "recommendation", "correct", "stopped"])
         for r in results:
             p = r.point
+            stopped = bai_outcomes(r.recommendation, r.correct)[0]
             for i in range(r.runs):
                 w.writerow([p.instance, p.agent, p.threshold or "",
                             "" if p.epsilon is None else p.epsilon, *([p.delta] * with_delta),
                             seed, i, int(r.stopping_time[i]), int(r.recommendation[i]),
-                            int(r.correct[i]), int(r.recommendation[i] >= 0)])
+                            int(r.correct[i]), int(stopped[i])])
     return {"points": points_path, "runs": runs_path}
 
 

@@ -53,6 +53,7 @@ from privenv.reproduce.zoo_claims import (
     write_claims,
 )
 from privenv.reproduce.zoo_regret import EPSILONS
+from privenv.results import bai_outcomes
 
 #: the registry name of Jourdan & Azize's optimal DP Top Two (agents/dp_top_two.py)
 OPTIMAL_AGENT = "dp-top-two"
@@ -199,8 +200,7 @@ def stopping_ratio(mu: Any, epsilon: float, delta: float = 0.01, n_runs: int = 1
     res = simulate("dp-top-two", "BestArmIdentification-v0", n_runs=n_runs, seed=seed,
                    horizon=budget, env_kwargs={"means": means},
                    agent_kwargs={"epsilon": epsilon, "delta": delta, **agent_kwargs})
-    rec = np.asarray(res.episode["recommendation"])
-    stopped = rec >= 0
+    stopped = bai_outcomes(res.episode["recommendation"], res.episode["correct"])[0]
     tau = np.where(stopped, np.asarray(res.episode["stopping_time"], dtype=float), budget)
     T_star = characteristic_time_dp(means, epsilon)
     scale = T_star * math.log(1.0 / delta)

@@ -24,7 +24,7 @@ import numpy as np
 from privenv._memory import check_workers
 from privenv._stats import sample_sd
 from privenv.backends import Backend, get_backend
-from privenv.results import Cell, RunResults
+from privenv.results import Cell, RunResults, bai_outcomes
 from privenv.store import Store
 from privenv.sweep.config import SweepConfig, load_config
 
@@ -87,9 +87,8 @@ def describe_result(cell: Cell, value: Any) -> str:
     if "stopping_time" in episode:  # best-arm identification: no regret, a stopping time
         tau = np.asarray(episode["stopping_time"], dtype=float)
         text = f"{cell.describe()}: stopping time {tau.mean():.6g} ± {sample_sd(tau):.3g}"
-        if "recommendation" in episode:  # a run that reached the budget recommends nothing (−1)
-            stopped = np.asarray(episode["recommendation"]) >= 0
-            wrong = stopped & ~np.asarray(episode["correct"], dtype=bool)
+        if "recommendation" in episode:
+            stopped, wrong = bai_outcomes(episode["recommendation"], episode["correct"])
             text += f", {int(wrong.sum())} wrong of {int(stopped.sum())} stopped runs"
             if not stopped.all():
                 text += f", {int((~stopped).sum())} reached the budget"
