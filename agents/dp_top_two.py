@@ -296,9 +296,10 @@ def _dptt_transport(p: DPTTParams, mu_a: float, mu_b: float, w_a: float, w_b: fl
 @challenger_weight.register(DPTTParams)
 @jit(inline="always")
 def _dptt_challenger_weight(p: DPTTParams, s: TopTwoState, run: int, a: int) -> float:
-    if p.released_weights:
-        return s.n_tilde[run, a]  # Ñ_a: the rewards behind μ̃_a
-    return global_count(p, s, run, a)  # N_a
+    # N_a, or Ñ_a (the rewards behind μ̃_a). Picked by index, not by an ``if``: numba's IR
+    # inlining of a branch here trips its SSA pass's pedantic check (numba issue #7802)
+    weights = (global_count(p, s, run, a), s.n_tilde[run, a])
+    return weights[int(p.released_weights)]
 
 
 @pull_leader.register(DPTTParams)
