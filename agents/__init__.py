@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from privenv.agents.base import Agent, LoopedAgent, as_batched
+from privenv.parameters import constructor_defaults
 
 #: command-line name → (module, class). One module per algorithm family.
 REGISTRY: dict[str, tuple[str, str]] = {
@@ -152,6 +153,26 @@ def check_parameter_names(name: str, params: Iterable[str]) -> None:
                              f"{list(declared)}")
 
 
+def check_parameters_take_effect(name: str, params: Mapping[str, Any]) -> None:
+    """``ValueError`` naming the first of ``params`` that agent ``name`` would ignore with the
+    other values given (or defaulted): a parameter declared ``only_with=(other, values)`` while
+    ``other`` has none of ``values``."""
+    cls = agent_class(name)
+    defaults = constructor_defaults(cls)
+    for key, value in params.items():
+        declared = cls.parameters[key]
+        if declared.only_with is None:
+            continue
+        declared.constraint.check(key, value)  # a bad value is named as such first
+        other, values = declared.only_with
+        current = (cls.parameters[other].constraint.check(other, params[other]) if other in params
+                   else defaults.get(other))
+        if current not in values:
+            choices = getattr(cls.parameters[other].constraint, "choices", values)
+            raise ValueError(f"agent {name!r}: {key} has no effect with {other}={current!r}; it "
+                             f"takes effect with {other} in {[v for v in values if v in choices]}")
+
+
 def make(name: str, env: Any, n_runs: int = 1, **params: Any) -> Agent:
     """Build agent ``name`` for ``env`` (an id or an env) with ``n_runs`` runs.
 
@@ -159,10 +180,12 @@ def make(name: str, env: Any, n_runs: int = 1, **params: Any) -> Agent:
     (:attr:`Agent.parameters` with ``problem=`` or ``assumes=``, e.g. ``K``, ``horizon``, a moment
     bound) come from the env's public description; a problem quantity given explicitly must equal
     the env's, an assumption may differ. ``ValueError`` (one line) for an env of a family the agent
-    does not play, an undeclared parameter or a conflicting problem quantity.
+    does not play, an undeclared parameter, a conflicting problem quantity or a parameter that
+    would have no effect (:attr:`Param.only_with <privenv.parameters.Param.only_with>`).
     """
     cls = agent_class(name)
     check_parameter_names(name, params)
+    check_parameters_take_effect(name, params)
     env = _built(env)
     check_family(name, env)
     values = cls.problem_values(public_info_of(env))
@@ -205,6 +228,7 @@ __all__ = [
     "as_batched",
     "check_family",
     "check_parameter_names",
+    "check_parameters_take_effect",
     "env_kwargs_for",
     "family_ids",
     "family_of",

@@ -88,6 +88,10 @@ def fed_confidence_radius(
                              alpha))
 
 
+#: the protocols with a privacy level (every one but ``"none"``; the super agent's ``"central"``)
+_PRIVATE = (*(p for p in PROTOCOLS if p != "none"), CENTRAL)
+
+
 class _FederatedLinUCB(Agent):
     """Paper 2's Algorithm 1 for every silo of every run; subclasses choose the schedule
     (:meth:`sync_due`). Line numbers refer to Algorithm 1."""
@@ -102,8 +106,8 @@ class _FederatedLinUCB(Agent):
         "d": D_PARAM,
         "horizon": HORIZON_PARAM,
         "protocol": Param(Options(PROTOCOLS), attribute="protocol_name"),
-        "epsilon": Param(EPSILON),
-        "delta": Param(DELTA),
+        "epsilon": Param(EPSILON, only_with=("protocol", _PRIVATE)),
+        "delta": Param(DELTA, only_with=("protocol", _PRIVATE)),
         "alpha": ALPHA_PARAM,
         "reward_bound": REWARD_BOUND_PARAM,
         "sigma": SIGMA_PARAM,
@@ -410,7 +414,7 @@ class FedLinUCB(_FederatedLinUCB):
     parameters = {
         **_FederatedLinUCB.parameters,
         "batch": Param(Integer(low=1)),
-        "vector_sum_scale": Param(POSITIVE),
+        "vector_sum_scale": Param(POSITIVE, only_with=("protocol", ("sdp-vector-sum",))),
     }
 
     # parameters stored by set_params (privenv.parameters)

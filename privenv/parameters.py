@@ -206,12 +206,17 @@ class Param:
             about (e.g. a moment bound): it defaults to the env's value and may be set to another
             (a mis-specified agent is a legitimate experiment).
         attribute: the attribute the checked value is stored as (default: the parameter's name).
+        only_with: ``(other, values)``: the parameter takes effect only while parameter
+            ``other`` has one of ``values`` (e.g. a privacy level, only with a private protocol);
+            :func:`privenv.agents.make` refuses it, given explicitly, with any other value of
+            ``other``, rather than let it be silently ignored.
     """
 
     constraint: Constraint
     problem: str | None = None
     assumes: str | None = None
     attribute: str | None = None
+    only_with: tuple[str, tuple[Any, ...]] | None = None
 
     def __post_init__(self) -> None:
         if self.problem is not None and self.assumes is not None:

@@ -16,7 +16,7 @@ import pytest
 import privenv  # noqa: F401
 from privenv import agents
 from privenv.envs import ENV_IDS, env_family
-from privenv.parameters import Options
+from privenv.parameters import Options, constructor_defaults
 from privenv.problems.base import FAMILIES
 from privenv.rl.ids import RL_IDS
 from privenv.simulation import simulate
@@ -309,6 +309,44 @@ def _refuses(name: str, param: str, bad: object) -> None:
             agents.make(name, env, 1, **{param: bad})
 
 
+#: every parameter declared ``only_with=(other, values)``, with a value of ``other`` outside
+#: ``values`` (with which the parameter would have no effect)
+NO_EFFECT_CASES = [
+    (name, param, other, off)
+    for name in sorted(agents.REGISTRY)
+    for param, declared in agents.agent_class(name).parameters.items()
+    if declared.only_with is not None
+    for other, values in [declared.only_with]
+    for off in agents.agent_class(name).parameters[other].constraint.choices
+    if off not in values
+]
+
+
+@pytest.mark.parametrize("name,param,other,off", NO_EFFECT_CASES,
+                         ids=[f"{n}-{p}-with-{o}={v!r}" for n, p, o, v in NO_EFFECT_CASES])
+def test_a_parameter_without_effect_is_refused_not_ignored(name, param, other, off):
+    """Given explicitly (at its own default), a parameter that the other values make ignored is
+    refused in one line naming both; with a value of ``other`` it needs, the agent builds."""
+    cls = agents.agent_class(name)
+    value = constructor_defaults(cls)[param]
+    env = _agent_env(name)
+    with pytest.raises(ValueError, match=rf"^agent '{name}': {param} has no effect with "
+                                         rf"{other}={off!r}; it takes effect with {other} in "):
+        agents.make(name, env, 1, **{other: off, param: value})
+    on = next(v for v in cls.parameters[other].constraint.choices
+              if v in cls.parameters[param].only_with[1])
+    try:
+        agents.make(name, env, 1, **{other: on, param: value})
+    except ValueError as error:  # another requirement of that setting, not this check
+        assert "has no effect" not in str(error)
+
+
+def test_the_no_effect_table_covers_the_federated_privacy_levels():
+    covered = {(n, p) for n, p, _, _ in NO_EFFECT_CASES}
+    assert {("fed-linucb", "epsilon"), ("fed-linucb", "delta"), ("super-agent", "epsilon"),
+            ("fed-linucb", "vector_sum_scale")} <= covered
+
+
 def test_the_agent_table_covers_every_registered_agent():
     covered = {n for n, _, _ in AGENT_CASES}
     assert covered == set(agents.REGISTRY)  # every agent has n_runs, at least
@@ -515,6 +553,10 @@ CLI_BAD_INPUT: list[tuple[list[str], str]] = [
     # an output directory that cannot be created (a FileNotFoundError traceback before)
     (["reproduce", "huber-fig1", "--quick", "--output", "/proc/nope"],
      "cannot use '/proc/nope': No such file or directory"),
+    # a privacy level the default (non-private) protocol would ignore
+    (["run", "--env", "FederatedLinearBandit-v0", "--agent", "fed-linucb", "--set", "epsilon=0.5",
+      "--horizon", "5"],
+     "epsilon has no effect with protocol='none'"),
 ]
 
 
