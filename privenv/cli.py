@@ -123,7 +123,9 @@ def _env_ids() -> dict[str, EnvEntry]:
 def _env_class(env_id: str) -> type:
     ids = _env_ids()
     if env_id not in ids:
-        raise UsageError(f"unknown env {env_id!r}; known envs: {', '.join(sorted(ids))}")
+        from privenv.envs import unknown_env
+
+        raise UsageError(unknown_env(env_id))
     from privenv.envs import env_class
 
     return env_class(env_id)

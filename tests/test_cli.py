@@ -102,6 +102,9 @@ def error(capsys, *args: str) -> str:
     [
         (["--agent", "no-such-agent"], "unknown agent 'no-such-agent'"),
         (["--agent", "ucb1", "--env", "NoSuchEnv-v0"], "unknown env 'NoSuchEnv-v0'"),
+        (["--agent", "ucb1", "--env", "HuberBandit-RL-v0"],
+         "'HuberBandit-RL-v0' is an RL id (for gym.make and RL learners, docs/guides/rl.md): use "
+         "its research id 'HuberBandit-v0' here"),
         (["--agent", "ucb1", "--set", "bogus=1"], "no parameter 'bogus'"),
         (["--agent", "ucb1", "--set", "env.bogus=1"], "no parameter 'bogus'"),
         (["--agent", "ucb1", "--set", "sigma"], "key=value"),

@@ -212,8 +212,9 @@ class SweepConfig:
                 where = c.origin or f"configurations[{k}]"
                 env_where = where.split(" × ")[0]  # an env error is the instance's
                 if c.env not in _env_ids():
-                    raise SweepConfigError(f"{where}: unknown env {c.env!r}; known envs: "
-                                           f"{', '.join(_env_ids())}")
+                    from privenv.envs import unknown_env
+
+                    raise SweepConfigError(f"{where}: {unknown_env(c.env)}")
                 if c.agent not in _agent_names():
                     raise SweepConfigError(f"{where}: unknown agent {c.agent!r}; known agents: "
                                            f"{', '.join(_agent_names())}")
@@ -382,6 +383,10 @@ def _registered(table: Mapping[str, Any], key: str, known: Sequence[str], where:
         raise SweepConfigError(f"{where}: missing required field {key!r} (a registered {what}; "
                                f"known {what}s: {', '.join(known)})")
     if value not in known:
+        if what == "env":
+            from privenv.envs import unknown_env
+
+            raise SweepConfigError(f"{where}.{key}: {unknown_env(value)}")
         raise SweepConfigError(f"{where}.{key}: unknown {what} {value!r}; known {what}s: "
                                f"{', '.join(known)}")
     return value

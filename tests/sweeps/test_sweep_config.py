@@ -153,6 +153,8 @@ def _error(data) -> str:
         ({"agents": [{"name": "nope"}]}, ["agents[0].name", "unknown agent 'nope'", "prae-c"]),
         ({"instances": [{"env": "Nope-v0"}]},
          ["instances[0].env", "unknown env 'Nope-v0'", "HuberBandit-v0"]),
+        ({"instances": [{"env": "BestArmIdentification-RL-v0"}]},
+         ["instances[0].env", "an RL id", "research id 'BestArmIdentification-v0'"]),
         # bad ε, caught by building the agent once before anything runs
         ({"agents": [{"name": "prae-c", "params": {"epsilon": -1}}]},
          ["agents[0]", "prae-c", "epsilon", "-1"]),
