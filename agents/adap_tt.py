@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -752,7 +753,13 @@ class DAFWrapper(AdaPTT):
     """
 
     name = "daf-wrapper"
-    parameters = {**AdaPTT.parameters, "sampling": Param(Options(SAMPLING_RULES))}
+    parameters = {
+        **AdaPTT.parameters,
+        "sampling": Param(Options(SAMPLING_RULES)),
+        # read by the Top Two rule only (top_two_act returns the other rules' arm before them)
+        **{key: replace(AdaPTT.parameters[key], only_with=("sampling", ("top-two",)))
+           for key in ("beta", "beta_rule", "challenger_bonus")},
+    }
 
     def __init__(
         self,

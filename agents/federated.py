@@ -114,7 +114,7 @@ class _FederatedLinUCB(Agent):
         "theta_bound": THETA_BOUND_PARAM,
         "lambda_": Param(Real(0.0, low_open=True, none=True)),
         "beta": Param(Real(0.0, none=True)),
-        "sampler": Param(SAMPLER, assumes="sampler"),
+        "sampler": Param(SAMPLER, assumes="sampler", only_with=("protocol", _PRIVATE)),
     }
 
     # parameters stored by set_params (privenv.parameters; lambda_ None resolved below)

@@ -736,7 +736,7 @@ class LPLRRegCB(Agent):
         "alpha": Param(Real(0.0, 1.0, low_open=True, high_open=True, none=True)),
         "beta": Param(Real(0.0, low_open=True, none=True)),
         "wishart": Param(Options(("gaussian", "paper"))),
-        "delta": Param(DELTA),
+        "delta": Param(DELTA, only_with=("wishart", ("gaussian",))),  # "paper": ε-DP, no δ
         "kappa_scale": Param(POSITIVE),
         "n0": Param(Integer(low=2, none=True)),
         "sampler": Param(SAMPLER, assumes="sampler"),

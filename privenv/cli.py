@@ -123,7 +123,7 @@ def _env_ids() -> dict[str, EnvEntry]:
 def _env_class(env_id: str) -> type:
     ids = _env_ids()
     if env_id not in ids:
-        from privenv.envs import unknown_env
+        from privenv.rl.ids import unknown_env
 
         raise UsageError(unknown_env(env_id))
     from privenv.envs import env_class

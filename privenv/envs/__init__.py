@@ -100,18 +100,6 @@ ENV_IDS: dict[str, EnvEntry] = {
 }
 
 
-def unknown_env(env_id: str) -> str:
-    """The one line for an id that is not a research id: the known ids, and for an RL id
-    (:data:`privenv.rl.ids.RL_IDS`, for ``gym.make`` and RL learners) the research id that runs,
-    sweeps and reproductions take instead."""
-    from privenv.rl.ids import FAMILIES
-
-    research = {f.rl_id: f.research_id for f in FAMILIES.values()}
-    hint = (f"{env_id!r} is an RL id (for gym.make and RL learners, docs/guides/rl.md): use its "
-            f"research id {research[env_id]!r} here; " if env_id in research else "")
-    return f"unknown env {env_id!r}; {hint}known envs: {', '.join(ENV_IDS)}"
-
-
 def env_class(env_id: str) -> type[gym.Env[Any, Any]]:
     """The single-env class of a research id (its registered entry point)."""
     module, _, name = ENV_IDS[env_id].entry_point.partition(":")

@@ -30,6 +30,7 @@ __all__ = [
     "Level",
     "load_entry_point",
     "register_rl_envs",
+    "unknown_env",
 ]
 
 #: the default horizon of the regret RL ids at level 0 (best-arm identification's is
@@ -212,6 +213,18 @@ RL_IDS: dict[str, tuple[str, str, dict[str, Any]]] = {
     f.rl_id: (f"privenv.rl.envs:{name}RLEnv", f"privenv.rl.envs:{name}RLVectorEnv", {})
     for name, f in FAMILIES.items()
 }
+
+
+def unknown_env(env_id: str) -> str:
+    """The one line for an id that is not a research id (:data:`privenv.envs.ENV_IDS`): the known
+    ids, and for an RL id (:data:`RL_IDS`, for ``gym.make`` and RL learners) the research id
+    that runs, sweeps and reproductions take instead."""
+    from privenv.envs import ENV_IDS
+
+    research = {f.rl_id: f.research_id for f in FAMILIES.values()}
+    hint = (f"{env_id!r} is an RL id (for gym.make and RL learners, docs/guides/rl.md): use its "
+            f"research id {research[env_id]!r} here; " if env_id in research else "")
+    return f"unknown env {env_id!r}; {hint}known envs: {', '.join(ENV_IDS)}"
 
 
 #: the parameters of the local-DP wrappers (everything but ``env``), routed to ``ldp``'s wrapper

@@ -212,7 +212,7 @@ class SweepConfig:
                 where = c.origin or f"configurations[{k}]"
                 env_where = where.split(" × ")[0]  # an env error is the instance's
                 if c.env not in _env_ids():
-                    from privenv.envs import unknown_env
+                    from privenv.rl.ids import unknown_env
 
                     raise SweepConfigError(f"{where}: {unknown_env(c.env)}")
                 if c.agent not in _agent_names():
@@ -384,7 +384,7 @@ def _registered(table: Mapping[str, Any], key: str, known: Sequence[str], where:
                                f"known {what}s: {', '.join(known)})")
     if value not in known:
         if what == "env":
-            from privenv.envs import unknown_env
+            from privenv.rl.ids import unknown_env
 
             raise SweepConfigError(f"{where}.{key}: {unknown_env(value)}")
         raise SweepConfigError(f"{where}.{key}: unknown {what} {value!r}; known {what}s: "

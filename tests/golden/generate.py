@@ -199,8 +199,12 @@ def release_cells() -> list[dict[str, Any]]:
         ("input-perturbation-ols", "linear", {}, {"epsilon": 1.0}, 500),
         # (n₀ = 4: phases short enough that layer 1's counts are released within the run)
         ("lplr-regcb", "linear", {"d": 2, "A": 3}, {"epsilon": 1.0, "n0": 4}, 3_000),
-        ("fed-linucb", "federated", {"M": 10, "K": 10}, {"epsilon": 1.0}, 200),
-        ("feducb-adaptive", "federated", {"M": 10, "K": 10}, {"epsilon": 1.0}, 200),
+        # the LDP protocol (until 2026-12-06 these two cells set ε with the default protocol
+        # "none", which ignored it: they recorded non-private sums; agents.make now refuses that)
+        ("fed-linucb", "federated", {"M": 10, "K": 10, "noise": "bounded"},
+         {"protocol": "ldp", "epsilon": 1.0}, 200),
+        ("feducb-adaptive", "federated", {"M": 10, "K": 10, "noise": "bounded"},
+         {"protocol": "ldp", "epsilon": 1.0}, 200),
         ("super-agent", "federated", {"M": 10, "K": 10, "noise": "bounded"}, {"epsilon": 1.0},
          200),
         *((name, "bernoulli", {"instance": "mu4"}, {"epsilon": 1.0}, 5_000)
