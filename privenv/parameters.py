@@ -276,7 +276,8 @@ def describe(cls: type) -> list[dict[str, Any]]:
         p = declared[name]
         rows.append({
             "name": name,
-            "allowed": p.constraint.describe(),
+            "allowed": p.constraint.describe() + (
+                f"; only with {p.only_with[0]} in {list(p.only_with[1])}" if p.only_with else ""),
             "default": None if default is inspect.Parameter.empty else default,
             "required": default is inspect.Parameter.empty and p.env_key is None,
             "from_env": ({"key": p.env_key, "kind": "problem" if p.problem else "assumption"}
