@@ -242,6 +242,13 @@ class _Clock(threading.local):
 _CLOCK = _Clock()
 
 
+def _say(line: str) -> None:
+    """``line`` on stderr in one write: the workers of a sweep compile at the same time, and
+    ``print`` writes the text and its newline apart, so their lines ran into each other."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
 class _CompileListener(event.Listener):
     """Times the outermost compiles, and announces the first one (stderr)."""
 
@@ -249,8 +256,8 @@ class _CompileListener(event.Listener):
         if _CLOCK.depth == 0:
             if not _CLOCK.announced:
                 _CLOCK.announced = True
-                print("privenv: compiling kernels (first run only; later runs load them from "
-                      "the cache) ...", file=sys.stderr, flush=True)
+                _say("privenv: compiling kernels (first run only; later runs load them from "
+                     "the cache) ...")
             _CLOCK.started = time.perf_counter()
         _CLOCK.depth += 1
 
@@ -275,8 +282,7 @@ def report_compile(compiled: float) -> None:
     compile is announced again."""
     if _CLOCK.announced and compiled > 0:
         _CLOCK.announced = False
-        print(f"privenv: kernels compiled in {compiled:.1f} s (cached in {cache_dir()})",
-              file=sys.stderr, flush=True)
+        _say(f"privenv: kernels compiled in {compiled:.1f} s (cached in {cache_dir()})")
 
 
 def jit(fn: Callable | None = None, *, allocates: bool = False, **options: Any) -> Any:
