@@ -387,16 +387,24 @@ def _check_agent_kwargs(name: str, agent_kwargs: dict[str, Any]) -> None:
 
 def run_summary(args: argparse.Namespace) -> dict[str, Any]:
     """Simulate the configuration of ``privenv run`` and return its summary dict."""
+    from privenv._validation import check_int
     from privenv.simulation import simulate
 
     agent_kwargs, env_kwargs = parse_sets(args.set)
     _env_class(args.env)
     _check_env_kwargs(args.env, env_kwargs)
     _check_agent_kwargs(args.agent, agent_kwargs)
-    result = simulate(
-        args.agent, args.env, n_runs=args.runs, horizon=args.horizon, seed=args.seed,
-        first_run=args.first_run, env_kwargs=env_kwargs, agent_kwargs=agent_kwargs,
-    )
+    check_int("runs", args.runs)  # named as the option is (simulate's is n_runs)
+    try:
+        result = simulate(
+            args.agent, args.env, n_runs=args.runs, horizon=args.horizon, seed=args.seed,
+            first_run=args.first_run, env_kwargs=env_kwargs, agent_kwargs=agent_kwargs,
+        )
+    except ValueError as e:  # an env parameter's error, named as it was set: env.key
+        key = str(e).split(" ", 1)[0]
+        if key in env_kwargs and key not in agent_kwargs:
+            raise ValueError(f"env.{e}") from None
+        raise
     summary = result.summary()
     missing = [k for k in RUN_KEYS if k not in summary]
     if missing:  # pragma: no cover - a bug in RunResults.summary
@@ -694,6 +702,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         what = "out of memory" if isinstance(e, MemoryError) else "numeric overflow"
         return _error(args.command, f"{what} ({type(e).__name__}: {e}); a parameter is too "
                                     "large for this machine (PRIVENV_DEBUG=1 shows where)")
+    except BrokenPipeError:  # the reader of stdout quit (privenv run ... | head): nothing to say
+        # (Python's recipe: point stdout at devnull, so the interpreter's last flush is quiet)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except (ConnectionError, TimeoutError) as e:  # e.g. no scheduler at --address
         if os.environ.get("PRIVENV_DEBUG"):
             raise

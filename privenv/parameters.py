@@ -265,6 +265,20 @@ def parameter_docs(cls: type) -> dict[str, str]:
     return docs
 
 
+def _only_with_text(p: Param, declared: dict[str, Param]) -> str:
+    """When ``p`` takes effect, briefly: ``; only with sampling='top-two'``, ``; not with
+    protocol='none'`` (empty if always)."""
+    if p.only_with is None:
+        return ""
+    other, values = p.only_with
+    choices = getattr(declared[other].constraint, "choices", values)
+    on = [v for v in values if v in choices]
+    off = [c for c in choices if c not in values]
+    if len(off) == 1 and len(on) > 1:
+        return f"; not with {other}={off[0]!r}"
+    return f"; only with {other}={on[0]!r}" if len(on) == 1 else f"; only with {other} in {on}"
+
+
 def describe(cls: type) -> list[dict[str, Any]]:
     """One row per declared parameter of ``cls``: name, allowed values, default, the env key it
     comes from (and how), documentation."""
@@ -276,8 +290,7 @@ def describe(cls: type) -> list[dict[str, Any]]:
         p = declared[name]
         rows.append({
             "name": name,
-            "allowed": p.constraint.describe() + (
-                f"; only with {p.only_with[0]} in {list(p.only_with[1])}" if p.only_with else ""),
+            "allowed": p.constraint.describe() + _only_with_text(p, declared),
             "default": None if default is inspect.Parameter.empty else default,
             "required": default is inspect.Parameter.empty and p.env_key is None,
             "from_env": ({"key": p.env_key, "kind": "problem" if p.problem else "assumption"}

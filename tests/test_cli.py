@@ -108,16 +108,16 @@ def error(capsys, *args: str) -> str:
         (["--agent", "ucb1", "--set", "bogus=1"], "no parameter 'bogus'"),
         (["--agent", "ucb1", "--set", "env.bogus=1"], "no parameter 'bogus'"),
         (["--agent", "ucb1", "--set", "sigma"], "key=value"),
-        (["--agent", "ucb1", "--set", "env.alpha=1.5"], "alpha"),
+        (["--agent", "ucb1", "--set", "env.alpha=1.5"], "error: env.alpha must be in [0, 1)"),
         (["--agent", "eps-greedy", "--set", "explore=-1"], "explore"),
         (["--agent", "ucb1", "--set", "K=1"], "K"),
-        (["--agent", "ucb1", "--runs", "0"], "n_runs"),
+        (["--agent", "ucb1", "--runs", "0"], "error: runs must be an integer in [1, "),
         (["--agent", "ucb1", "--set", "env.horizon=5"], "--horizon"),
         (["--agent", "ucb1", "--horizon", "0"], "horizon must be an integer in [1, "),
         (["--agent", "ucb1", "--seed", "-1"], "seed"),
         (["--agent", "ucb1", "--first-run", "-1"], "first_run"),
         (["--agent", "ucb1", "--runs", "1000000000000"], "memory"),
-        (["--agent", "prae-c", "--set", "env.means=[1e308,0,0,0,0]"], "means"),
+        (["--agent", "prae-c", "--set", "env.means=[1e308,0,0,0,0]"], "env.means"),
         (["--agent", "ucb1", "--set", "env.means=\"abc\""], "means"),
         (["--agent", "ucb1", "--set", "env.K=3", "--set", "env.means=[1,2,3,4,5]"], "K"),
     ],
@@ -126,6 +126,18 @@ def test_errors_exit_2_with_a_clear_message(capsys, args, message):
     err = error(capsys, "run", "--horizon", "100", *args)
     assert err.startswith("privenv run: error:") and err.count("\n") == 1
     assert message in err
+
+
+def test_a_reader_that_quits_early_gets_no_error_message():
+    """``privenv run ... | head``: stdout's reader is gone before the table is written; the
+    command exits quietly (1), without a '[Errno 32] Broken pipe' line."""
+    run = subprocess.Popen([sys.executable, "-c", "import sys; from privenv.cli import main; "
+                            "sys.exit(main())", "run", "--agent", "ucb1", "--horizon", "5",
+                            "--runs", "2"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    run.stdout.close()
+    err = run.stderr.read().decode()
+    assert run.wait() == 1 and "Broken pipe" not in err and "error" not in err.lower(), err
 
 
 def test_audit_without_a_target_is_an_error(capsys):

@@ -227,5 +227,7 @@ def test_the_catalogue_is_the_declaration(capsys):
     assert cat["uniform"]["envs"] == ["HuberBandit-v0", "LinearContextualBandit-v0",
                                       "FederatedLinearBandit-v0", "BernoulliBandit-v0"]
     assert main(["agents", "daf-wrapper"]) == 0  # a parameter that takes effect with one rule
-    assert "only with sampling in ['top-two']" in capsys.readouterr().out
+    assert "only with sampling='top-two'" in capsys.readouterr().out
+    assert main(["agents", "fed-linucb"]) == 0
+    assert "not with protocol='none'" in capsys.readouterr().out
     assert main(["agents", "nope"]) == 2
