@@ -92,7 +92,9 @@ def test_closing_the_iterator_early_cancels_the_rest():
         it = backend.imap_unordered(square_or_fail, list(range(100)))
         first = next(it)
         it.close()
-    assert first[1] == first[0] ** 2
+    # the first to finish may be item 3, whose result is its error (unordered: a loaded machine
+    # finished it first once, in CI)
+    assert first[1] == first[0] ** 2 or (first[0] == 3 and isinstance(first[1], ValueError))
 
 
 # -- determinism ----------------------------------------------------------------------------------
