@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from privenv.agents.base import Agent, LoopedAgent, as_batched
-from privenv.parameters import constructor_defaults
+from privenv.parameters import constructor_defaults, effective_with
 
 #: command-line name → (module, class). One module per algorithm family.
 REGISTRY: dict[str, tuple[str, str]] = {
@@ -168,9 +168,9 @@ def check_parameters_take_effect(name: str, params: Mapping[str, Any]) -> None:
         current = (cls.parameters[other].constraint.check(other, params[other]) if other in params
                    else defaults.get(other))
         if current not in values:
-            choices = getattr(cls.parameters[other].constraint, "choices", values)
+            on, _ = effective_with(declared, cls.parameters)
             raise ValueError(f"agent {name!r}: {key} has no effect with {other}={current!r}; it "
-                             f"takes effect with {other} in {[v for v in values if v in choices]}")
+                             f"takes effect with {other} in {on}")
 
 
 def make(name: str, env: Any, n_runs: int = 1, **params: Any) -> Agent:

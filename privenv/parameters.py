@@ -265,15 +265,22 @@ def parameter_docs(cls: type) -> dict[str, str]:
     return docs
 
 
+def effective_with(p: Param, declared: dict[str, Param]) -> tuple[list[Any], list[Any]]:
+    """For ``p`` declared ``only_with=(other, values)``: the values of ``other`` (among those it
+    allows) with which ``p`` takes effect, and those with which it does not."""
+    assert p.only_with is not None
+    other, values = p.only_with
+    choices = getattr(declared[other].constraint, "choices", values)
+    return [v for v in values if v in choices], [c for c in choices if c not in values]
+
+
 def _only_with_text(p: Param, declared: dict[str, Param]) -> str:
     """When ``p`` takes effect, briefly: ``; only with sampling='top-two'``, ``; not with
     protocol='none'`` (empty if always)."""
     if p.only_with is None:
         return ""
-    other, values = p.only_with
-    choices = getattr(declared[other].constraint, "choices", values)
-    on = [v for v in values if v in choices]
-    off = [c for c in choices if c not in values]
+    other = p.only_with[0]
+    on, off = effective_with(p, declared)
     if len(off) == 1 and len(on) > 1:
         return f"; not with {other}={off[0]!r}"
     return f"; only with {other}={on[0]!r}" if len(on) == 1 else f"; only with {other} in {on}"
