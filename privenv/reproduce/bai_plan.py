@@ -408,8 +408,9 @@ class Plan:
             "estimated cost (measured factors × the lower bound or the paper's rate, not a "
             f"promise): "
             f"{duration_text(self.total_seconds)} CPU, "
-            f"≈ {duration_text(self.total_seconds / workers)} on {workers} worker(s); most "
-            "expensive points:",
+            f"{about(self.total_seconds / workers)} on {workers} worker(s), plus a "
+            "first run's kernel compile (tens of seconds, once per machine); most expensive "
+            "points:",
         ]
         for p in top:
             steps = estimated_steps(self.spec, p, self.horizon)
@@ -422,7 +423,9 @@ class Plan:
 
 
 def duration_text(seconds: float) -> str:
-    """A duration for people: seconds, minutes, hours or days."""
+    """A duration for people: seconds, minutes, hours or days ("< 1 s" below half a second)."""
+    if seconds < 0.5:
+        return "< 1 s"
     if seconds < 120:
         return f"{seconds:.0f} s"
     if seconds < 7200:
@@ -430,6 +433,12 @@ def duration_text(seconds: float) -> str:
     if seconds < 172800:
         return f"{seconds / 3600:.1f} h"
     return f"{seconds / 86400:.1f} days"
+
+
+def about(seconds: float) -> str:
+    """An estimated duration: "≈ 3 min", or "< 1 s" as it is."""
+    text = duration_text(seconds)
+    return text if text.startswith("<") else f"≈ {text}"
 
 
 def plan(spec: FigureSpec, *, quick: bool = False, instances: Sequence[str] | None = None,
@@ -455,6 +464,6 @@ def plan(spec: FigureSpec, *, quick: bool = False, instances: Sequence[str] | No
 __all__ = ["CONFIDENCE", "DELTA", "ENV_ID", "FIGURES", "GLOBAL", "GLOBAL_EPSILONS", "COST_FACTORS",
            "INSTANCES", "LOCAL", "LOCAL_EPSILONS", "PULL_SECONDS", "THRESHOLDS",
            "THRESHOLD_CHOICES", "FigureSpec", "Plan", "Point", "Scale", "characteristic_times",
-           "default_chunk", "duration_text", "estimated_seconds", "estimated_steps", "is_private",
-           "lower_bounds_at", "lower_constants", "make_points", "model_steps", "plan",
+           "about", "default_chunk", "duration_text", "estimated_seconds", "estimated_steps",
+           "is_private", "lower_bounds_at", "lower_constants", "make_points", "model_steps", "plan",
            "upper_bound", "upper_constant"]

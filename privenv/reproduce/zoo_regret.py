@@ -48,7 +48,7 @@ import numpy as np
 
 from privenv._stats import sample_sd
 from privenv._validation import check_choice, check_epsilon, check_int
-from privenv.reproduce.bai_plan import duration_text
+from privenv.reproduce.bai_plan import about, duration_text
 from privenv.reproduce.cells import (
     Execution,
     add_common_arguments,
@@ -517,8 +517,8 @@ def reproduce(
     if log is not None:
         cpu = estimated_seconds(points, runs, horizon)
         log(f"{spec.id}: {len(points)} points × {runs} runs, T = {horizon:,}; estimated cost "
-            f"(measured CPU per run-step, STEP_SECONDS) {duration_text(cpu)} CPU, ≈ "
-            f"{duration_text(cpu / (ex.workers or default_workers()))} on "
+            f"(measured CPU per run-step, STEP_SECONDS) {duration_text(cpu)} CPU, "
+            f"{about(cpu / (ex.workers or default_workers()))} on "
             f"{ex.workers or default_workers()} worker(s)")
     configs = tuple(p.configuration(horizon) for p in points)
     config = SweepConfig(configs, runs=runs, chunk=runs, seed=seed,
