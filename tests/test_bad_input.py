@@ -16,7 +16,7 @@ import pytest
 import privenv  # noqa: F401
 from privenv import agents
 from privenv.envs import ENV_IDS, env_family
-from privenv.parameters import Options, constructor_defaults
+from privenv.parameters import Options, constructor_defaults, effective_with
 from privenv.problems.base import FAMILIES
 from privenv.rl.ids import RL_IDS
 from privenv.simulation import simulate
@@ -316,9 +316,8 @@ NO_EFFECT_CASES = [
     for name in sorted(agents.REGISTRY)
     for param, declared in agents.agent_class(name).parameters.items()
     if declared.only_with is not None
-    for other, values in [declared.only_with]
-    for off in agents.agent_class(name).parameters[other].constraint.choices
-    if off not in values
+    for other in [declared.only_with[0]]
+    for off in effective_with(declared, agents.agent_class(name).parameters)[1]
 ]
 
 
@@ -333,8 +332,7 @@ def test_a_parameter_without_effect_is_refused_not_ignored(name, param, other, o
     with pytest.raises(ValueError, match=rf"^agent '{name}': {param} has no effect with "
                                          rf"{other}={off!r}; it takes effect with {other} in "):
         agents.make(name, env, 1, **{other: off, param: value})
-    on = next(v for v in cls.parameters[other].constraint.choices
-              if v in cls.parameters[param].only_with[1])
+    on = effective_with(cls.parameters[param], cls.parameters)[0][0]
     try:
         agents.make(name, env, 1, **{other: on, param: value})
     except ValueError as error:  # another requirement of that setting, not this check
