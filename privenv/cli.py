@@ -394,7 +394,8 @@ def run_summary(args: argparse.Namespace) -> dict[str, Any]:
     _env_class(args.env)
     _check_env_kwargs(args.env, env_kwargs)
     _check_agent_kwargs(args.agent, agent_kwargs)
-    check_int("runs", args.runs)  # named as the option is (simulate's is n_runs)
+    check_int("runs", args.runs)  # named as the options are (simulate's n_runs, first_run)
+    check_int("first-run", args.first_run, low=0)
     try:
         result = simulate(
             args.agent, args.env, n_runs=args.runs, horizon=args.horizon, seed=args.seed,

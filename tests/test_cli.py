@@ -115,7 +115,7 @@ def error(capsys, *args: str) -> str:
         (["--agent", "ucb1", "--set", "env.horizon=5"], "--horizon"),
         (["--agent", "ucb1", "--horizon", "0"], "horizon must be an integer in [1, "),
         (["--agent", "ucb1", "--seed", "-1"], "seed"),
-        (["--agent", "ucb1", "--first-run", "-1"], "first_run"),
+        (["--agent", "ucb1", "--first-run", "-1"], "error: first-run must be an integer in [0, "),
         (["--agent", "ucb1", "--runs", "1000000000000"], "memory"),
         (["--agent", "prae-c", "--set", "env.means=[1e308,0,0,0,0]"], "env.means"),
         (["--agent", "ucb1", "--set", "env.means=\"abc\""], "means"),
