@@ -66,6 +66,8 @@ def test_a_point_that_differs_at_the_same_run_count_writes_nothing(tmp_path: Pat
     other = tmp_path / "other.csv"
     other.write_text("figure,instance\nbai-local,mu3\n")
     assert script.main([str(grid), str(other)]) == 1  # lacks the CSV's columns
+    assert script.main([str(grid), str(tmp_path / "missing.csv")]) == 2
+    assert "no such file" in capsys.readouterr().err
     assert grid.read_bytes() == before
 
 

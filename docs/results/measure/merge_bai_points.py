@@ -76,6 +76,10 @@ def main(argv: list[str]) -> int:
         print("usage: merge_bai_points.py GRID_CSV STORE_POINTS_CSV", file=sys.stderr)
         return 2
     grid_path, store_path = Path(argv[0]), Path(argv[1])
+    for path in (grid_path, store_path):
+        if not path.is_file():
+            print(f"merge_bai_points.py: no such file: {path}", file=sys.stderr)
+            return 2
     fields, grid = read(grid_path)
     store_fields, store = read(store_path)
     missing = [c for c in fields if c not in store_fields]
