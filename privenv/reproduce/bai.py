@@ -27,7 +27,6 @@ minutes on two cores.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -61,7 +60,7 @@ from privenv.reproduce.bai_plan import (
     make_points,
     plan,
 )
-from privenv.reproduce.bai_results import PointResult, Reproduction, write_csvs
+from privenv.reproduce.bai_results import PointResult, Reproduction, runs_to_show, write_csvs
 from privenv.reproduce.cells import (
     Execution,
     add_common_arguments,
@@ -280,17 +279,16 @@ def main(args: argparse.Namespace, spec: FigureSpec) -> int:
           f"lower bound × log(1/(2.4δ)), wrong recommendations with their one-sided "
           f"{100 * CONFIDENCE:g} % Clopper–Pearson upper bound:")
     print(rep.table())
-    bad = [r for r in rep.results if r.error_bounds()[0] > r.point.delta]
+    verdicts = [r.error_verdict() for r in rep.results]  # (shown, consistent) per point
+    bad = [r for r, (_, consistent) in zip(rep.results, verdicts, strict=True) if not consistent]
     below = [r for r in rep.results if r.tau_mean < r.lower_bound]
 
     def where(r: PointResult) -> str:
         return f"{r.point.instance} {r.point.label} ε={r.point.epsilon} δ={r.point.delta:g}"
 
-    # consistent = the lower bound is ≤ δ, which few runs always are; shown = the upper bound is
-    # ≤ δ, which with no error needs n ≥ log(1 − CONFIDENCE)/log(1 − δ) runs (299 at δ = 0.01)
-    shown = sum(r.error_bounds()[1] <= r.point.delta for r in rep.results)
-    smallest = min(r.point.delta for r in rep.results)
-    need = math.ceil(math.log(1.0 - CONFIDENCE) / math.log1p(-smallest))
+    # few runs are always consistent with error ≤ δ; showing it takes runs_to_show(δ) runs
+    shown = sum(s for s, _ in verdicts)
+    need = runs_to_show(min(r.point.delta for r in rep.results))
     print(f"error ≤ δ consistent at every point: {'yes' if not bad else 'NO'}"
           + "".join(f"\n  rejected: {where(r)}" for r in bad)
           + f"\nerror ≤ δ shown (upper bound ≤ δ) at {shown} of {len(rep.results)} points"

@@ -9,14 +9,15 @@ and it is not an error (it recommended nothing).
 **Errors.** ``errors`` counts runs that stopped with a wrong arm; ``error_ucb`` is the one-sided
 Clopper–Pearson upper confidence bound on the error probability at level :data:`CONFIDENCE`
 (95 %); ``error_le_delta_shown`` says whether it is ≤ δ (the runs *demonstrate* δ-correctness;
-needs ≥ 300 runs at δ = 0.01), ``error_le_delta_consistent`` whether error ≤ δ is *consistent*
-with the runs (the one-sided 95 % lower bound is ≤ δ, i.e. the binomial test of p ≤ δ does not
-reject at 5 %).
+with no error that needs :func:`runs_to_show` runs, 299 at δ = 0.01),
+``error_le_delta_consistent`` whether error ≤ δ is *consistent* with the runs (the one-sided
+95 % lower bound is ≤ δ, i.e. the binomial test of p ≤ δ does not reject at 5 %).
 """
 
 from __future__ import annotations
 
 import csv
+import math
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,12 @@ from privenv.sweep import SweepReport
 if TYPE_CHECKING:  # the plan calls this module's writers lazily: no import back at run time
     from privenv.reproduce.bai_plan import FigureSpec, Plan, Point
 
+
+
+def runs_to_show(delta: float) -> int:
+    """The fewest runs that, with no wrong recommendation, put the one-sided Clopper–Pearson
+    upper bound at level :data:`CONFIDENCE` at or below δ: 1 − (1 − CONFIDENCE)^{1/n} ≤ δ."""
+    return math.ceil(math.log(1.0 - CONFIDENCE) / math.log1p(-delta))
 
 @dataclass
 class PointResult:
@@ -104,10 +111,17 @@ class PointResult:
         return (float(clopper_pearson_lower(self.errors, self.runs, a)),
                 float(clopper_pearson_upper(self.errors, self.runs, a)))
 
+    def error_verdict(self) -> tuple[bool, bool]:
+        """(shown, consistent): error ≤ δ is shown by the runs (the upper bound of
+        :meth:`error_bounds` is ≤ δ) and consistent with them (the lower bound is ≤ δ)."""
+        lo, hi = self.error_bounds()
+        return hi <= self.point.delta, lo <= self.point.delta
+
     def row(self, spec: FigureSpec) -> dict[str, Any]:
         """The summary row of ``points.csv``."""
         p = self.point
         lo, hi = self.error_bounds()
+        shown, consistent = self.error_verdict()
         lbs = list(self.lower_bounds.values())
         row = {
             "figure": spec.id, "instance": p.instance, "agent": p.agent,
@@ -119,7 +133,7 @@ class PointResult:
             "tau_min": int(self.stopping_time.min()), "tau_max": int(self.stopping_time.max()),
             "errors": self.errors, "error_rate": self.errors / self.runs,
             "error_ucb": hi, "error_lcb": lo, "confidence": CONFIDENCE,
-            "error_le_delta_shown": hi <= p.delta, "error_le_delta_consistent": lo <= p.delta,
+            "error_le_delta_shown": shown, "error_le_delta_consistent": consistent,
             "lower_bound": lbs[0], "lower_bound_relaxed": lbs[1] if len(lbs) > 1 else "",
             "tau_over_lower_bound": self.tau_mean / lbs[0],
             "above_lower_bound": self.tau_mean >= lbs[0],
@@ -298,4 +312,4 @@ def draw(spec: FigureSpec, results: Sequence[PointResult], output: Path,
 
 
 __all__ = ["N_CURVE_POINTS", "THRESHOLD_STYLES", "PointResult", "Reproduction", "draw",
-           "ttucb_ratios", "write_csvs"]
+           "runs_to_show", "ttucb_ratios", "write_csvs"]

@@ -138,6 +138,15 @@ def test_error_bounds_clopper_pearson_one_sided_95():
     assert not row["error_le_delta_consistent"]
 
 
+def test_runs_to_show_is_where_no_error_first_shows_error_le_delta():
+    from privenv.reproduce.bai_results import runs_to_show
+
+    n = runs_to_show(0.01)
+    assert n == 299  # 1 − 0.05^(1/299) ≈ 0.00997 ≤ 0.01 < 1 − 0.05^(1/298)
+    assert _result(0, runs=n).error_verdict() == (True, True)
+    assert _result(0, runs=n - 1).error_verdict() == (False, True)
+
+
 def test_non_stopping_runs_are_counted_not_errors_and_enter_the_mean_at_the_budget():
     r = _result(2, runs=10, non_stopping=3)
     assert (r.errors, r.non_stopping, r.runs) == (2, 3, 10)

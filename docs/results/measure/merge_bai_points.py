@@ -57,17 +57,17 @@ def merge(fields: list[str], grid: list[dict[str, str]], store: list[dict[str, s
         name = " ".join(x for x, shown in zip(k, named, strict=True) if x and shown)
         if old is None:
             lines.append(f"added    {name}: {full['runs']} runs, mean τ {full['tau_mean']}")
+            rows[k] = new
         elif int(new["runs"]) > int(old["runs"]):
             lines.append(f"replaced {name}: {old['runs']} -> {full['runs']} runs, mean τ "
                          f"{old.get('tau_mean')} -> {full['tau_mean']}, at the budget "
                          f"{old.get('non_stopping')} -> {full['non_stopping']}")
-        else:
+            rows[k] = new
+        elif int(new["runs"]) == int(old["runs"]):
             diff = [c for c in new if c not in TIMES and new[c] != old[c]]
-            if int(new["runs"]) == int(old["runs"]) and diff:
+            if diff:
                 lines.append(f"differs  {name}: " + ", ".join(
                     f"{c} {old[c]!r} (CSV) against {new[c]!r} (store)" for c in diff))
-            continue
-        rows[k] = new
     return list(rows.values()), lines
 
 
