@@ -74,10 +74,10 @@ PULL_SECONDS: dict[str, float] = {
 #: E[τ] ≈ max{a × the lower bound, b × the paper's δ → 0 rate × log(1/δ)} per (agent, threshold),
 #: as (a, b) (:func:`estimated_steps`; the rate: TTUCB's and CTB-TT's T*_{KL,β}, Theorems 22 and
 #: 24, :func:`~privenv.reproduce.bai_rates.upper_bound`). Fitted by
-#: ``docs/results/measure/fit_bai_cost.py`` to the 629 points of docs/results whose runs all
+#: ``docs/results/measure/fit_bai_cost.py`` to the 628 points of docs/results whose runs all
 #: stopped (bai-local and bai-global on μ1…μ6, 1000 runs, 25 at the costliest;
 #: 2026-12-07): the smallest factors that put the estimate at or above every measured mean, so
-#: the estimate is an upper value wherever it was measured (summed over each group 1.02–1.04×
+#: the estimate is an upper value wherever it was measured (summed over each group 1.02–1.03×
 #: the measured τ for TTUCB and CTB-TT, 4.0× and 6.8× for AdaP-TT* with the empirical and the
 #: theory thresholds, 6.8–7.9× for AdaP-TT and DP-SE). The rate term carries AdaP-TT*'s rise where
 #: (μ_a − μ_b) crosses ε/2, which the lower bound does not see (μ1, theory thresholds, ε = 0.4 …
