@@ -34,11 +34,11 @@ if TYPE_CHECKING:  # the plan calls this module's writers lazily: no import back
     from privenv.reproduce.bai_plan import FigureSpec, Plan, Point
 
 
-
 def runs_to_show(delta: float) -> int:
     """The fewest runs that, with no wrong recommendation, put the one-sided Clopper–Pearson
     upper bound at level :data:`CONFIDENCE` at or below δ: 1 − (1 − CONFIDENCE)^{1/n} ≤ δ."""
     return math.ceil(math.log(1.0 - CONFIDENCE) / math.log1p(-delta))
+
 
 @dataclass
 class PointResult:
