@@ -298,9 +298,10 @@ def draw(spec: FigureSpec, results: Sequence[PointResult], output: Path,
                                         [("regime switch of the bound", spec.switch(inst))]))
     fig = stopping_time_grid(
         panels, ncols=3, colors=colors,
-        suptitle=f"Paper 3 {spec.paper}\n" + textwrap.fill(  # a long run-count phrase wraps
+        # a long run-count phrase wraps; "mean ± 1 sd" (no-break spaces) stays on one line
+        suptitle=f"Paper 3 {spec.paper}\n" + textwrap.fill(
             f"stopping time vs ε ({spec.model} DP), δ = {DELTA:g}, "
-            f"{runs if isinstance(runs, str) else f'{runs} runs'}, mean ± 1 sd",
+            f"{runs if isinstance(runs, str) else f'{runs} runs'}, mean\u00a0±\u00a01\u00a0sd",
             width=130, break_on_hyphens=False),
         footnote=("grey: lower bounds on E[τ] × log(1/(2.4δ)); shaded vertical line: the ε where "
                   "the (relaxed) bound switches regime;\nhollow markers: some runs hit the "
